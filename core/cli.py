@@ -1,0 +1,220 @@
+"""``python -m core``: make-standin, info and synth. A public interface: keep flags, JSON fields and exit codes.
+
+Exit codes: 0 success; 2 bad input or bad bundle (one-line message on stderr, no traceback); 1 internal error.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+from .audio_io import write_audio
+from .errors import ChatterboxError
+
+EXIT_OK, EXIT_INTERNAL, EXIT_BAD_INPUT = 0, 1, 2
+log = logging.getLogger("core.cli")
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str):  # one line, exit 2, like every other bad input
+        self.exit(EXIT_BAD_INPUT, f"{self.prog}: error: {message}\n")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    from .options import PRECISIONS, PROVIDERS
+    from .standin.spec import PRECISIONS as STANDIN_PRECISIONS
+    from .standin.spec import SIZES, VARIANTS
+
+    parser = _Parser(prog="python -m core", description="Chatterbox TTS ONNX pipeline (no GUI).")
+    parser.add_argument("-v", "--verbose", action="store_true", help="log progress to stderr")
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+
+    p = sub.add_parser("make-standin", help="build a stand-in bundle with the real interface and random weights")
+    p.add_argument("out", type=Path)
+    p.add_argument("--variant", choices=VARIANTS, default="turbo")
+    p.add_argument("--size", choices=SIZES, default="tiny")
+    p.add_argument("--precision", choices=STANDIN_PRECISIONS, default="fp32")
+    p.add_argument("--seed", type=int, default=0)
+
+    p = sub.add_parser("info", help="describe a bundle: variant, graphs, precisions, dims, dtypes")
+    p.add_argument("bundle", type=Path)
+    p.add_argument("--precision", choices=PRECISIONS, default="fp32")
+    p.add_argument("--provider", choices=PROVIDERS, default="cpu")
+
+    p = sub.add_parser("synth", help="synthesize text to an audio file")
+    p.add_argument("--bundle", type=Path, required=True)
+    text = p.add_mutually_exclusive_group(required=True)
+    text.add_argument("--text")
+    text.add_argument("--text-file", type=Path)
+    p.add_argument("--voice", type=Path, help="reference recording (default: the bundle's default_voice.wav)")
+    p.add_argument("--out", type=Path, required=True, help="output file (.wav, .flac or .ogg)")
+    p.add_argument("--language")
+    p.add_argument("--seed", type=int)
+    p.add_argument("--greedy", action="store_true")
+    for name, kind in (
+        ("temperature", float),
+        ("top-k", int),
+        ("top-p", float),
+        ("min-p", float),
+        ("repetition-penalty", float),
+        ("cfg-weight", float),
+        ("exaggeration", float),
+        ("max-new-tokens", int),
+    ):
+        p.add_argument(f"--{name}", type=kind)
+    p.add_argument("--precision", choices=PRECISIONS, default="fp32")
+    p.add_argument("--provider", choices=PROVIDERS, default="auto")
+    p.add_argument("--threads", type=int)
+    p.add_argument("--no-kv-chaining", action="store_true", help="plain loop: copy the KV cache through numpy")
+    p.add_argument("--json", action="store_true", help="print one JSON object with tokens and timings")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    logging.basicConfig(
+        level=logging.INFO if args.verbose else logging.WARNING,
+        stream=sys.stderr,
+        format="%(levelname)s %(name)s: %(message)s",
+    )
+    try:
+        return {"make-standin": _make_standin, "info": _info, "synth": _synth}[args.command](args)
+    except ChatterboxError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return EXIT_INTERNAL
+    except Exception as exc:
+        if args.verbose:
+            log.exception("internal error")
+        print(f"internal error: {type(exc).__name__}: {exc} (run with --verbose for details)", file=sys.stderr)
+        return EXIT_INTERNAL
+
+
+def _make_standin(args) -> int:
+    from .standin import make_standin
+
+    started = time.perf_counter()
+    out = make_standin(args.out, args.variant, args.size, args.precision, args.seed)
+    print(
+        f"built {args.size} {args.variant} stand-in ({args.precision}) in {out} ({time.perf_counter() - started:.1f} s)"
+    )
+    return EXIT_OK
+
+
+def _runtime(args):
+    from .options import RuntimeOptions
+
+    try:
+        return RuntimeOptions(
+            provider=args.provider,
+            precision=args.precision,
+            threads=getattr(args, "threads", None),
+            kv_chaining=not getattr(args, "no_kv_chaining", False),
+        )
+    except ValueError as exc:
+        from .pipeline import InvalidOptions
+
+        raise InvalidOptions(str(exc)) from exc
+
+
+def _info(args) -> int:
+    from .pipeline import Pipeline
+
+    pipe = Pipeline.from_bundle(args.bundle, _runtime(args))
+    info, files = pipe.info, pipe.files
+    report = {
+        "bundle": str(files.root),
+        "variant": info.variant,
+        "graphs": {
+            name: {
+                "file": path.name,
+                "precision": files.precisions[name],
+                "available": list(files.available[name]),
+                "provider": pipe.providers[name],
+            }
+            for name, path in files.graphs.items()
+        },
+        "layers": info.layers,
+        "kv_heads": info.kv_heads,
+        "head_dim": info.head_dim,
+        "hidden": info.hidden,
+        "logits_vocab": info.logits_vocab,
+        "kv_inputs": len(info.past_names),
+        "dtypes": {
+            "kv": np.dtype(info.kv_dtype).name,
+            "inputs_embeds": np.dtype(info.embeds_dtype).name,
+            "logits": np.dtype(info.logits_dtype).name,
+        },
+        "supports_cfg": info.supports_cfg and pipe.embedder.text_table is not None,
+        "languages": list(pipe.tokenizer.languages),
+        "default_voice": files.default_voice is not None,
+    }
+    print(json.dumps(report, indent=2))
+    return EXIT_OK
+
+
+def _synth(args) -> int:
+    from .errors import TextInputError
+    from .options import SynthesisOptions
+    from .pipeline import Pipeline
+
+    if args.text is not None:
+        text = args.text
+    else:
+        try:
+            text = args.text_file.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            raise TextInputError(f"Cannot read {args.text_file}: {exc}. Use a UTF-8 text file.") from exc
+    suffix = args.out.suffix.lower()
+    if suffix not in (".wav", ".flac", ".ogg"):
+        raise TextInputError(f"Cannot write {args.out.name}: use a .wav, .flac or .ogg file name.")
+    options = SynthesisOptions(
+        temperature=args.temperature,
+        top_k=args.top_k,
+        top_p=args.top_p,
+        min_p=args.min_p,
+        repetition_penalty=args.repetition_penalty,
+        cfg_weight=args.cfg_weight,
+        exaggeration=args.exaggeration,
+        max_new_tokens=args.max_new_tokens,
+        seed=args.seed,
+        greedy=args.greedy,
+        language=args.language,
+    )
+    pipe = Pipeline.from_bundle(args.bundle, _runtime(args))
+    pipe.resolve(options)  # reject bad options before any work
+    result = pipe.synthesize(text, voice=args.voice, options=options)
+    write_audio(args.out, result.audio, result.sample_rate)
+    for warning in result.warnings:
+        print(f"warning: {warning}", file=sys.stderr)
+    if pipe.provider_notice:
+        print(f"notice: {pipe.provider_notice}", file=sys.stderr)
+    if args.json:
+        print(
+            json.dumps(
+                {
+                    "variant": pipe.info.variant,
+                    "providers": pipe.providers,
+                    "provider_notice": pipe.provider_notice,
+                    "kv_chaining": pipe.runtime.kv_chaining,
+                    "sample_rate": result.sample_rate,
+                    "audio_seconds": round(result.audio_seconds, 4),
+                    "speech_tokens": result.speech_tokens,
+                    "seed": result.seed,
+                    "stop_reasons": result.stop_reasons,
+                    "warnings": result.warnings,
+                    "out": str(args.out),
+                    "timings": {k: round(v, 3) for k, v in result.timings.items()},
+                }
+            )
+        )
+    return EXIT_OK

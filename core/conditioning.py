@@ -1,0 +1,43 @@
+"""Voice conditioning: the ``speech_encoder`` outputs for one reference recording."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .voice import VoiceReference
+
+
+@dataclass(frozen=True)
+class Conditioning:
+    audio_features: np.ndarray = field(repr=False)
+    """[1, rows, hidden]: conditioning rows that lead the language model's prompt."""
+    audio_tokens: np.ndarray = field(repr=False)
+    """[1, P]: prompt speech tokens that lead the decoder input."""
+    speaker_embeddings: np.ndarray = field(repr=False)
+    speaker_features: np.ndarray = field(repr=False)
+
+    @property
+    def rows(self) -> int:
+        return int(self.audio_features.shape[1])
+
+    def arrays(self) -> dict[str, np.ndarray]:
+        return {
+            "audio_features": self.audio_features,
+            "audio_tokens": self.audio_tokens,
+            "speaker_embeddings": self.speaker_embeddings,
+            "speaker_features": self.speaker_features,
+        }
+
+
+def encode_voice(session, voice: VoiceReference, output_order: tuple[str, ...], audio_dtype) -> Conditioning:
+    """Run ``speech_encoder`` once on the reference (the graph crops internally)."""
+    audio = voice.samples[None, :].astype(audio_dtype, copy=False)
+    outputs = dict(zip(output_order, session.run(None, {"audio_values": audio})))
+    return Conditioning(
+        audio_features=np.ascontiguousarray(outputs["audio_features"]),
+        audio_tokens=np.ascontiguousarray(outputs["audio_tokens"]).astype(np.int64, copy=False),
+        speaker_embeddings=np.ascontiguousarray(outputs["speaker_embeddings"]),
+        speaker_features=np.ascontiguousarray(outputs["speaker_features"]),
+    )

@@ -1,0 +1,173 @@
+"""Running the language model with its KV cache, two ways, so they can be compared.
+
+:class:`ChainedKV` (the default): every ``present.*`` stays an onnxruntime ``OrtValue`` on the session's device and
+is bound as the next step's ``past_key_values.*`` through IOBinding; never converted to numpy. The step's token
+embedding goes from ``embed_tokens`` straight into the language model through one preallocated ``OrtValue``; the
+small per-step inputs (ids, positions, mask) are views of preallocated buffers; only the last position's logits are
+read back, into a preallocated buffer.
+
+:class:`CopiedKV` (``kv_chaining=False``): the plain loop of the model cards, ``session.run`` returning numpy arrays
+that are fed back as the next past.
+
+Both expose ``prefill(embeds)`` (callable more than once: conditioning rows, then text) and ``step(token)``, each
+returning the last position's logits as a [batch, vocab] array, plus ``ort_s``, the seconds spent inside
+onnxruntime, so Python overhead can be measured.
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+import onnxruntime as ort
+
+from .model_info import ModelInfo
+
+
+class _KVBase:
+    def __init__(self, lm, embed, info: ModelInfo, batch: int, exaggeration: float, device: str):
+        self.lm, self.embed, self.info = lm, embed, info
+        self.batch = batch
+        self.device = device
+        self.total = 0
+        """Positions in the cache."""
+        self.generated_fed = 0
+        """Speech tokens fed back so far (original/multilingual step positions are this + 1)."""
+        self.ort_s = 0.0
+        self.exaggeration = np.full(batch, exaggeration, dtype=np.float32)
+        self.ids = np.zeros((batch, 1), dtype=np.int64)
+        self.step_pos = np.zeros((batch, 1), dtype=np.int64)
+        self.lm_pos = np.zeros((batch, 1), dtype=np.int64)
+        self._mask = np.ones(batch * 1024, dtype=np.int64)
+
+    def _mask_view(self, length: int) -> np.ndarray:
+        """``attention_mask`` [batch, length] as a contiguous view of one preallocated buffer of ones."""
+        needed = self.batch * length
+        if needed > self._mask.size:
+            self._mask = np.ones(max(needed, 2 * self._mask.size), dtype=np.int64)
+        return self._mask[:needed].reshape(self.batch, length)
+
+    def _embed_step_feeds(self, token: int) -> dict[str, np.ndarray]:
+        self.ids[:] = token
+        if self.info.variant == "turbo":
+            return {"input_ids": self.ids}
+        self.step_pos[:] = self.generated_fed + 1
+        return {"input_ids": self.ids, "position_ids": self.step_pos, "exaggeration": self.exaggeration}
+
+    def _prefill_positions(self, length: int) -> np.ndarray:
+        row = np.arange(self.total, self.total + length, dtype=np.int64)
+        return np.broadcast_to(row, (self.batch, length)).copy()
+
+
+class ChainedKV(_KVBase):
+    def __init__(self, lm, embed, info: ModelInfo, batch: int, exaggeration: float, device: str = "cpu"):
+        super().__init__(lm, embed, info, batch, exaggeration, device)
+        self._lm_io = lm.io_binding()
+        self._embed_io = embed.io_binding()
+        self._output_names = ["logits", *info.present_names]
+        self.past = [self._empty(name) for name in info.past_names]
+        vocab = info.logits_vocab or lm.get_outputs()[0].shape[-1]
+        self.logits = np.empty((batch, 1, vocab), dtype=info.logits_dtype)
+        self._logits_ov = ort.OrtValue.ortvalue_from_numpy(self.logits)  # read back on the CPU, no allocation
+        self._chain_embeds = info.embed_output_dtype == info.embeds_dtype
+        if self._chain_embeds:
+            self._step_embeds = ort.OrtValue.ortvalue_from_shape_and_type(
+                [batch, 1, info.hidden], info.embeds_dtype, device, 0
+            )
+            self._embed_io.bind_ortvalue_output("inputs_embeds", self._step_embeds)
+
+    def _empty(self, name: str) -> ort.OrtValue:
+        shape = (self.batch, self.info.kv_heads, 0, self.info.head_dim)
+        return ort.OrtValue.ortvalue_from_numpy(np.zeros(shape, dtype=self.info.kv_dtype), self.device, 0)
+
+    def adopt(self, past: list[ort.OrtValue], total: int) -> None:
+        """Start from an existing cache (shared, never mutated: each run allocates new presents)."""
+        self.past, self.total = list(past), total
+
+    def _run(self, length: int, step: bool) -> list[ort.OrtValue]:
+        io = self._lm_io
+        # Bound numpy arrays must outlive the run: keep a reference until the next one.
+        self._bound = [self._mask_view(self.total + length)]
+        io.bind_cpu_input("attention_mask", self._bound[0])
+        if self.info.lm_has_position_ids:
+            if step:
+                self.lm_pos[:] = self.total
+                io.bind_cpu_input("position_ids", self.lm_pos)
+            else:
+                self._bound.append(self._prefill_positions(length))
+                io.bind_cpu_input("position_ids", self._bound[-1])
+        for name, value in zip(self.info.past_names, self.past):
+            io.bind_ortvalue_input(name, value)
+        if step:
+            io.bind_ortvalue_output("logits", self._logits_ov)
+        else:
+            io.bind_output("logits", "cpu")
+        for name in self.info.present_names:
+            io.bind_output(name, self.device, 0)
+        started = time.perf_counter()
+        self.lm.run_with_iobinding(io)
+        self.ort_s += time.perf_counter() - started
+        outputs = io.get_outputs()
+        self.past = [outputs[i] for i in range(1, len(self._output_names))]
+        self.total += length
+        return outputs
+
+    def prefill(self, embeds: np.ndarray) -> np.ndarray:
+        self._prefill_embeds = np.ascontiguousarray(embeds, dtype=self.info.embeds_dtype)
+        self._lm_io.bind_cpu_input("inputs_embeds", self._prefill_embeds)
+        outputs = self._run(embeds.shape[1], step=False)
+        return outputs[0].numpy()[:, -1, :]
+
+    def step(self, token: int) -> np.ndarray:
+        feeds = self._embed_step_feeds(token)
+        started = time.perf_counter()
+        if self._chain_embeds:
+            for name, value in feeds.items():
+                self._embed_io.bind_cpu_input(name, value)
+            self.embed.run_with_iobinding(self._embed_io)
+            self._lm_io.bind_ortvalue_input("inputs_embeds", self._step_embeds)
+        else:
+            self._prefill_embeds = self.embed.run(["inputs_embeds"], feeds)[0].astype(self.info.embeds_dtype)
+            self._lm_io.bind_cpu_input("inputs_embeds", self._prefill_embeds)
+        self.ort_s += time.perf_counter() - started
+        self.generated_fed += 1
+        self._run(1, step=True)
+        return self.logits[:, 0, :]
+
+
+class CopiedKV(_KVBase):
+    def __init__(self, lm, embed, info: ModelInfo, batch: int, exaggeration: float, device: str = "cpu"):
+        super().__init__(lm, embed, info, batch, exaggeration, device)
+        empty = np.zeros((batch, info.kv_heads, 0, info.head_dim), dtype=info.kv_dtype)
+        self.past = {name: empty for name in info.past_names}
+        self._outputs = ["logits", *info.present_names]
+
+    def adopt(self, past: dict[str, np.ndarray], total: int) -> None:
+        self.past, self.total = dict(past), total
+
+    def _run(self, embeds: np.ndarray, positions: np.ndarray | None) -> np.ndarray:
+        length = embeds.shape[1]
+        feeds = {
+            "inputs_embeds": embeds.astype(self.info.embeds_dtype, copy=False),
+            "attention_mask": np.ones((self.batch, self.total + length), dtype=np.int64),
+            **self.past,
+        }
+        if self.info.lm_has_position_ids:
+            feeds["position_ids"] = positions
+        started = time.perf_counter()
+        outputs = self.lm.run(self._outputs, feeds)
+        self.ort_s += time.perf_counter() - started
+        self.past = dict(zip(self.info.past_names, outputs[1:]))
+        self.total += length
+        return outputs[0][:, -1, :]
+
+    def prefill(self, embeds: np.ndarray) -> np.ndarray:
+        return self._run(embeds, self._prefill_positions(embeds.shape[1]))
+
+    def step(self, token: int) -> np.ndarray:
+        feeds = self._embed_step_feeds(token)
+        started = time.perf_counter()
+        embeds = self.embed.run(["inputs_embeds"], feeds)[0]
+        self.ort_s += time.perf_counter() - started
+        self.generated_fed += 1
+        return self._run(embeds, np.full((self.batch, 1), self.total, dtype=np.int64))

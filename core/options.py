@@ -1,0 +1,111 @@
+"""Configuration as frozen dataclasses.
+
+- :class:`SynthesisOptions`: per-request knobs. ``None`` means "the model's upstream default" (contract §5).
+- :class:`RuntimeOptions`: how the pipeline runs (provider, threads, precision, optimisation switches).
+What the model itself declares lives in :class:`core.model_info.ModelInfo`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields, replace
+
+PROVIDERS = ("auto", "cuda", "cpu")
+PRECISIONS = ("fp32", "fp16", "q8", "q4", "q4f16")
+GRAPH_OPTIMIZATION = ("disabled", "basic", "extended", "all")
+
+
+@dataclass(frozen=True)
+class SamplingParams:
+    """Fully resolved sampling settings for one request."""
+
+    temperature: float
+    top_k: int | None
+    top_p: float
+    min_p: float
+    repetition_penalty: float
+    cfg_weight: float
+    exaggeration: float
+    max_new_tokens: int
+    greedy: bool
+
+
+_UPSTREAM_DEFAULTS = {
+    "turbo": SamplingParams(0.8, 1000, 0.95, 0.0, 1.2, 0.0, 0.0, 1000, False),
+    "original": SamplingParams(0.8, None, 1.0, 0.05, 1.2, 0.5, 0.5, 1000, False),
+    "multilingual": SamplingParams(0.8, None, 1.0, 0.05, 2.0, 0.5, 0.5, 1000, False),
+}
+
+
+def upstream_defaults(variant: str) -> SamplingParams:
+    return _UPSTREAM_DEFAULTS[variant]
+
+
+@dataclass(frozen=True)
+class SynthesisOptions:
+    """Per-request options; ``None`` takes the variant's upstream default."""
+
+    temperature: float | None = None
+    top_k: int | None = None
+    top_p: float | None = None
+    min_p: float | None = None
+    repetition_penalty: float | None = None
+    cfg_weight: float | None = None
+    """Classifier-free guidance weight (original/multilingual only); 0 turns CFG off."""
+    exaggeration: float | None = None
+    """Emotion exaggeration (original/multilingual only), upstream 0.5."""
+    max_new_tokens: int | None = None
+    seed: int | None = None
+    """Same seed, same text, same voice and settings → same tokens. ``None`` picks one and reports it."""
+    greedy: bool = False
+    """Argmax decoding (deterministic without a seed)."""
+    language: str | None = None
+    """Multilingual only: a code such as ``en``, ``fr`` (default ``en``)."""
+
+    def resolve(self, variant: str) -> SamplingParams:
+        """Fill in upstream defaults and validate ranges (raises ``ValueError`` with a readable message)."""
+        base = upstream_defaults(variant)
+        values = {f.name: getattr(self, f.name) for f in fields(SamplingParams) if f.name != "greedy"}
+        resolved = replace(base, greedy=self.greedy, **{k: v for k, v in values.items() if v is not None})
+        if variant == "turbo":
+            resolved = replace(resolved, cfg_weight=0.0, exaggeration=0.0)
+        _check_range("temperature", resolved.temperature, 0.01, 5.0)
+        _check_range("top_p", resolved.top_p, 0.0, 1.0, low_open=True)
+        _check_range("min_p", resolved.min_p, 0.0, 1.0)
+        _check_range("repetition_penalty", resolved.repetition_penalty, 0.1, 10.0)
+        _check_range("cfg_weight", resolved.cfg_weight, 0.0, 10.0)
+        _check_range("exaggeration", resolved.exaggeration, 0.0, 3.0)
+        _check_range("max_new_tokens", resolved.max_new_tokens, 1, 4000)
+        if resolved.top_k is not None and resolved.top_k < 1:
+            raise ValueError("top_k must be at least 1 (or unset to disable it)")
+        return resolved
+
+
+def _check_range(name: str, value: float, low: float, high: float, low_open: bool = False) -> None:
+    if value != value or value > high or value < low or (low_open and value == low):  # value != value: NaN
+        bound = f"({low}" if low_open else f"[{low}"
+        raise ValueError(f"{name}={value} is out of range {bound}, {high}]")
+
+
+@dataclass(frozen=True)
+class RuntimeOptions:
+    """How the pipeline runs. Every optimisation is a switch so its effect can be measured."""
+
+    provider: str = "auto"
+    """``auto`` (CUDA when it really loads, else CPU with a logged reason), ``cuda`` or ``cpu``."""
+    threads: int | None = None
+    """Intra-op threads per session; ``None`` lets onnxruntime use one per physical core."""
+    precision: str = "fp32"
+    """Preferred precision per graph; a graph missing in that precision falls back to fp32."""
+    graph_optimization: str = "all"
+    kv_chaining: bool = True
+    """Keep ``present.*`` as OrtValues bound as the next step's ``past_key_values.*`` (IOBinding, no copies)."""
+
+    def __post_init__(self) -> None:
+        if self.provider not in PROVIDERS:
+            raise ValueError(f"provider must be one of {', '.join(PROVIDERS)}, not {self.provider!r}")
+        if self.precision not in PRECISIONS:
+            raise ValueError(f"precision must be one of {', '.join(PRECISIONS)}, not {self.precision!r}")
+        if self.graph_optimization not in GRAPH_OPTIMIZATION:
+            raise ValueError(f"graph_optimization must be one of {', '.join(GRAPH_OPTIMIZATION)}")
+        if self.threads is not None and not 1 <= self.threads <= 256:
+            raise ValueError("threads must be between 1 and 256 (or unset for onnxruntime's default)")

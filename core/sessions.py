@@ -1,0 +1,140 @@
+"""The one place where onnxruntime sessions are created: provider choice, SessionOptions, fallback and reporting."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import logging
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import onnxruntime as ort
+
+from .errors import ModelFilesMissing, ModelLoadError
+from .options import RuntimeOptions
+
+log = logging.getLogger(__name__)
+
+CUDA = "CUDAExecutionProvider"
+CPU = "CPUExecutionProvider"
+_OPT_LEVELS = {
+    "disabled": ort.GraphOptimizationLevel.ORT_DISABLE_ALL,
+    "basic": ort.GraphOptimizationLevel.ORT_ENABLE_BASIC,
+    "extended": ort.GraphOptimizationLevel.ORT_ENABLE_EXTENDED,
+    "all": ort.GraphOptimizationLevel.ORT_ENABLE_ALL,
+}
+_dlls_preloaded = False
+
+
+_preload_error: str | None = None
+
+
+def _preload_cuda_libraries() -> str | None:
+    """Load CUDA/cuDNN from the nvidia-* wheels or the system, once; return why that failed, or ``None``."""
+    global _dlls_preloaded, _preload_error
+    if _dlls_preloaded or not hasattr(ort, "preload_dlls"):
+        return _preload_error
+    _dlls_preloaded = True
+    printed = io.StringIO()  # preload_dlls reports missing libraries with print(); keep stdout clean for --json
+    try:
+        with contextlib.redirect_stdout(printed):
+            ort.preload_dlls()
+    except Exception as exc:  # noqa: BLE001 - any loader failure just means "no CUDA here"
+        _preload_error = str(exc)
+        return _preload_error
+    missing = re.findall(r"Failed to load (\S+?):", printed.getvalue())
+    if missing:
+        _preload_error = f"the CUDA libraries {', '.join(missing)} could not be loaded"
+    return _preload_error
+
+
+@dataclass
+class SessionFactory:
+    runtime: RuntimeOptions
+    providers: dict[str, str] = field(default_factory=dict)
+    """Graph name → the execution provider that session really got."""
+    notice: str | None = None
+    """Why CUDA was not used although it was asked for (``None`` when nothing to say)."""
+    _cuda_ok: bool | None = None
+
+    def _wants_cuda(self) -> bool:
+        if self.runtime.provider == "cpu" or self._cuda_ok is False:
+            return False
+        if CUDA not in ort.get_available_providers():
+            self._give_up_cuda("this onnxruntime build has no CUDA provider (install onnxruntime-gpu)")
+            return False
+        error = _preload_cuda_libraries()
+        if error:
+            self._give_up_cuda(
+                f"{error} (CUDA 13 and cuDNN 9 are needed: install them, or the nvidia-* runtime wheels)"
+            )
+            return False
+        return True
+
+    def _give_up_cuda(self, reason: str) -> None:
+        self._cuda_ok = False
+        if self.runtime.provider == "auto" and self.notice is None:
+            self.notice = f"Running on CPU: {reason}."
+        elif self.notice is None:
+            self.notice = f"CUDA was requested but is not usable, running on CPU instead: {reason}."
+        log.info("%s", self.notice)
+
+    def __post_init__(self) -> None:
+        ort.set_default_logger_severity(3)  # our own log says which provider each session got, and why
+
+    def options(self, dynamic_shapes: bool) -> ort.SessionOptions:
+        so = ort.SessionOptions()
+        so.graph_optimization_level = _OPT_LEVELS[self.runtime.graph_optimization]
+        if self.runtime.threads:
+            so.intra_op_num_threads = self.runtime.threads
+        so.inter_op_num_threads = 1
+        so.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
+        # Shapes change every decode step: a memory pattern planned for one step is wrong for the next.
+        so.enable_mem_pattern = not dynamic_shapes
+        so.log_severity_level = 3
+        return so
+
+    def create(self, name: str, path: Path, dynamic_shapes: bool = False) -> ort.InferenceSession:
+        if not path.is_file():
+            raise ModelFilesMissing(f"{path} is missing. Download the bundle again or choose a complete folder.")
+        want_cuda = self._wants_cuda()
+        providers = [(CUDA, {"device_id": 0}), CPU] if want_cuda else [CPU]
+        try:
+            session = ort.InferenceSession(str(path), sess_options=self.options(dynamic_shapes), providers=providers)
+        except Exception as exc:
+            raise ModelLoadError(_explain_load_failure(path, exc)) from exc
+        got = session.get_providers()
+        if want_cuda and CUDA not in got:
+            self._give_up_cuda(
+                "the CUDA 13 / cuDNN 9 libraries could not be loaded (install them, or the nvidia-* runtime wheels)"
+            )
+        elif want_cuda:
+            self._cuda_ok = True
+        self.providers[name] = "cuda" if CUDA in got else "cpu"
+        log.info("%s: %s on %s", name, path.name, self.providers[name])
+        return session
+
+
+def _explain_load_failure(path: Path, exc: Exception) -> str:
+    text = str(exc)
+    sidecar = path.with_name(path.name + "_data")
+    if "external" in text.lower() or "_data" in text or (not sidecar.exists() and "size" in text.lower()):
+        if not sidecar.exists():
+            return (
+                f"{sidecar.name} is missing: it must stay beside {path.name} in {path.parent}. "
+                "Download the bundle again."
+            )
+        return (
+            f"{sidecar} is truncated or does not belong to {path.name} (onnxruntime: {_first_line(text)}). "
+            "Download the bundle again."
+        )
+    return (
+        f"{path} cannot be read as an ONNX graph ({_first_line(text)}). The file may be corrupt or incomplete, "
+        "or need a newer onnxruntime; download it again."
+    )
+
+
+def _first_line(text: str) -> str:
+    line = text.strip().splitlines()[0] if text.strip() else "unknown error"
+    return line if len(line) < 300 else line[:300] + "…"

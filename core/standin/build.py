@@ -1,0 +1,69 @@
+"""Write a complete stand-in bundle: four graphs with ``.onnx_data`` sidecars, tokenizer.json and a default voice."""
+
+from __future__ import annotations
+
+import json
+import logging
+import math
+import time
+from dataclasses import asdict
+from pathlib import Path
+
+import numpy as np
+import soundfile as sf
+
+from .audio_graphs import SAMPLE_RATE, build_conditional_decoder, build_speech_encoder
+from .embed_graph import build_embed_tokens
+from .lm_graph import build_language_model
+from .spec import PRECISIONS, StandinSpec, spec_for
+from .tokenizer_files import tokenizer_json
+
+log = logging.getLogger(__name__)
+MARKER_FILE = "standin.json"
+
+
+def make_standin(
+    out: Path | str,
+    variant: str = "turbo",
+    size: str = "tiny",
+    precision: str = "fp32",
+    seed: int = 0,
+    spec: StandinSpec | None = None,
+) -> Path:
+    """Build a stand-in bundle in ``out`` and return its path.
+
+    ``precision="q4"`` writes only ``language_model_q4`` (int4 MatMulNBits) beside fp32 graphs for the other three,
+    as the original/multilingual repositories ship them; the runtime's per-graph fallback picks fp32 for the rest.
+    """
+    if precision not in PRECISIONS:
+        raise ValueError(f"unknown stand-in precision {precision!r}; choose one of {', '.join(PRECISIONS)}")
+    spec = spec or spec_for(variant, size)
+    out = Path(out)
+    onnx_dir = out / "onnx"
+    onnx_dir.mkdir(parents=True, exist_ok=True)
+    started = time.perf_counter()
+    lm_suffix = "_q4" if precision == "q4" else ""
+    build_speech_encoder(spec, seed).save(onnx_dir / "speech_encoder.onnx")
+    build_embed_tokens(spec, seed).save(onnx_dir / "embed_tokens.onnx")
+    build_language_model(spec, precision, seed).save(onnx_dir / f"language_model{lm_suffix}.onnx")
+    build_conditional_decoder(spec, seed).save(onnx_dir / "conditional_decoder.onnx")
+    (out / "tokenizer.json").write_text(tokenizer_json(spec), encoding="utf-8")
+    if spec.variant != "turbo":
+        sf.write(out / "default_voice.wav", synthetic_voice(seconds=6.0, seed=seed), SAMPLE_RATE, subtype="PCM_16")
+    meta = {"standin": True, "precision": precision, "seed": seed, **asdict(spec)}
+    (out / MARKER_FILE).write_text(json.dumps(meta, indent=2), encoding="utf-8")
+    log.info("built %s %s stand-in in %s (%.1f s)", spec.variant, precision, out, time.perf_counter() - started)
+    return out
+
+
+def synthetic_voice(seconds: float = 6.0, seed: int = 0, pitch_hz: float = 140.0) -> np.ndarray:
+    """A voice-like test signal: a harmonic glottal tone with vibrato, syllable-rate envelope and breath noise."""
+    rng = np.random.default_rng(seed + 100)
+    n = int(seconds * SAMPLE_RATE)
+    t = np.arange(n) / SAMPLE_RATE
+    f0 = pitch_hz * (1 + 0.03 * np.sin(2 * math.pi * 5.5 * t) + 0.05 * np.sin(2 * math.pi * 0.4 * t))
+    phase = 2 * math.pi * np.cumsum(f0) / SAMPLE_RATE
+    tone = sum(np.sin(k * phase) / k for k in range(1, 12))
+    syllables = 0.55 + 0.45 * np.sin(2 * math.pi * 3.7 * t) ** 2
+    wav = tone * syllables + 0.02 * rng.standard_normal(n)
+    return (0.3 * wav / np.max(np.abs(wav))).astype(np.float32)
