@@ -78,7 +78,10 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
-    args = parser.parse_args(argv)
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:  # --help (0) or a usage error (2): return the code instead of exiting
+        return int(exc.code or 0)
     logging.basicConfig(
         level=logging.INFO if args.verbose else logging.WARNING,
         stream=sys.stderr,

@@ -137,7 +137,7 @@ def normalize_sentence(text: str) -> str:
         text = text[0].upper() + text[1:]
     for old, new in _UPSTREAM_REPLACEMENTS:
         text = text.replace(old, new)
-    text = text.rstrip(" ")
+    text = " ".join(text.split())  # the replacements can leave double spaces (upstream keeps them)
     if not text.endswith(_SENTENCE_ENDERS):
         text += "."
     return text

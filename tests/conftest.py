@@ -12,7 +12,7 @@ import soundfile as sf
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
-from core.standin import make_standin, synthetic_voice  # noqa: E402
+from core.standin import make_standin, synthetic_voice
 
 VARIANTS = ("turbo", "original", "multilingual")
 

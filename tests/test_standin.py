@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import numpy as np
 import onnxruntime as ort
-import pytest
 from tokenizers import Tokenizer
 
 from core.standin import make_standin
@@ -100,5 +99,8 @@ def test_q4_language_model_uses_matmulnbits(tmp_path):
     assert not (bundle / "onnx" / "language_model.onnx").exists()
     import onnx
 
-    ops = {n.op_type for n in onnx.load(str(bundle / "onnx" / "language_model_q4.onnx"), load_external_data=False).graph.node}
+    ops = {
+        n.op_type
+        for n in onnx.load(str(bundle / "onnx" / "language_model_q4.onnx"), load_external_data=False).graph.node
+    }
     assert "MatMulNBits" in ops

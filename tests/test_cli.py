@@ -1,0 +1,231 @@
+"""``python -m core``: JSON fields, exit codes, and a clear one-line message for every bad input."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+import soundfile as sf
+
+from core.cli import main
+from core.standin import make_standin
+
+from .conftest import tone
+
+
+def run_cli(capsys, *args):
+    code = main([str(a) for a in args])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def synth_json(capsys, bundle, tmp_path, *extra):
+    code, out, err = run_cli(capsys, "synth", "--bundle", bundle, "--out", tmp_path / "o.wav", "--json", *extra)
+    assert code == 0, err
+    return json.loads(out)
+
+
+def test_synth_json_reports_the_documented_fields(capsys, bundles, voice_wav, tmp_path):
+    data = synth_json(capsys, bundles["turbo"], tmp_path, "--text", "Hello there.", "--voice", voice_wav, "--seed", 4)
+    for key in ("variant", "providers", "kv_chaining", "sample_rate", "audio_seconds", "speech_tokens", "timings"):
+        assert key in data
+    for key in ("prefill_ms", "first_token_ms", "step_ms_median", "decoder_ms", "total_ms", "rtf"):
+        assert key in data["timings"]
+    assert data["variant"] == "turbo" and data["sample_rate"] == 24000 and data["kv_chaining"] is True
+    assert set(data["providers"]) == {"speech_encoder", "embed_tokens", "language_model", "conditional_decoder"}
+    audio, rate = sf.read(tmp_path / "o.wav")
+    assert rate == 24000 and audio.ndim == 1
+    assert audio.size == 960 * (len(data["speech_tokens"]) + 3)
+    assert abs(data["audio_seconds"] - audio.size / 24000) < 1e-3
+
+
+def test_no_kv_chaining_flag_gives_the_same_tokens(capsys, bundles, tmp_path):
+    args = ("--text", "Testing one two.", "--greedy")
+    chained = synth_json(capsys, bundles["multilingual"], tmp_path, *args, "--language", "en")
+    plain = synth_json(capsys, bundles["multilingual"], tmp_path, *args, "--language", "en", "--no-kv-chaining")
+    assert plain["kv_chaining"] is False
+    assert chained["speech_tokens"] == plain["speech_tokens"]
+
+
+def test_text_file_and_odd_characters_are_spoken(capsys, bundles, tmp_path):
+    text = tmp_path / "in.txt"
+    text.write_text("Hello 👋 world\x07! Ça va? Привет. 你好。 [laugh] ok\n\nNext paragraph.", encoding="utf-8")
+    data = synth_json(capsys, bundles["original"], tmp_path, "--text-file", text, "--seed", 1)
+    assert data["audio_seconds"] > 1
+
+
+def test_info_describes_the_bundle(capsys, bundles):
+    code, out, _ = run_cli(capsys, "info", bundles["original"])
+    info = json.loads(out)
+    assert code == 0
+    assert info["variant"] == "original" and info["layers"] == 2 and info["kv_inputs"] == 4
+    assert info["graphs"]["language_model"]["precision"] == "fp32"
+    assert info["dtypes"]["kv"] == "float32" and info["supports_cfg"] is True
+
+
+def test_make_standin_command(capsys, tmp_path):
+    code, out, _ = run_cli(capsys, "make-standin", tmp_path / "b", "--variant", "multilingual", "--seed", 3)
+    assert code == 0 and "multilingual" in out
+    assert (tmp_path / "b" / "onnx" / "language_model.onnx").is_file()
+
+
+@pytest.fixture(scope="module")
+def broken(tmp_path_factory, bundles):
+    """Damaged copies of the original stand-in, one per way a download or a user can break a bundle."""
+    root = tmp_path_factory.mktemp("broken")
+
+    def copy(name):
+        return shutil.copytree(bundles["original"], root / name)
+
+    cases = {}
+    b = copy("missing_graph")
+    (b / "onnx" / "conditional_decoder.onnx").unlink()
+    cases["missing_graph"] = (b, "conditional_decoder.onnx is missing")
+    b = copy("missing_data")
+    (b / "onnx" / "language_model.onnx_data").unlink()
+    cases["missing_data"] = (b, "language_model.onnx_data is missing")
+    b = copy("truncated_data")
+    data = b / "onnx" / "language_model.onnx_data"
+    data.write_bytes(data.read_bytes()[: data.stat().st_size // 2])
+    cases["truncated_data"] = (b, "language_model.onnx")
+    b = copy("garbled_graph")
+    (b / "onnx" / "embed_tokens.onnx").write_bytes(b"\x00garbage" * 50)
+    cases["garbled_graph"] = (b, "embed_tokens.onnx")
+    b = copy("no_tokenizer")
+    (b / "tokenizer.json").unlink()
+    cases["no_tokenizer"] = (b, "tokenizer.json is missing")
+    b = copy("garbled_tokenizer")
+    (b / "tokenizer.json").write_text('{"version": "1.0", "model": 42', encoding="utf-8")
+    cases["garbled_tokenizer"] = (b, "tokenizer")
+    b = copy("wrong_variant")
+    turbo = make_standin(root / "turbo_src", "turbo")
+    for suffix in (".onnx", ".onnx_data"):
+        shutil.copy(turbo / "onnx" / f"language_model{suffix}", b / "onnx" / f"language_model{suffix}")
+    cases["wrong_variant"] = (b, "different Chatterbox variants")
+    cases["not_a_folder"] = (root / "nope", "does not exist")
+    return cases
+
+
+@pytest.mark.parametrize(
+    "case",
+    [
+        "missing_graph",
+        "missing_data",
+        "truncated_data",
+        "garbled_graph",
+        "no_tokenizer",
+        "garbled_tokenizer",
+        "wrong_variant",
+        "not_a_folder",
+    ],
+)
+def test_bad_bundles_exit_2_with_a_message_naming_the_file(capsys, broken, tmp_path, case):
+    bundle, expected = broken[case]
+    code, out, err = run_cli(capsys, "synth", "--bundle", bundle, "--text", "Hi there.", "--out", tmp_path / "o.wav")
+    assert code == 2, err
+    assert expected in err
+    assert err.count("\n") == 1 and "Traceback" not in err
+    assert not (tmp_path / "o.wav").exists()
+
+
+def _voice(tmp_path, name, data=None, rate=24000, subtype=None, raw=None):
+    path = tmp_path / name
+    if raw is not None:
+        path.write_bytes(raw)
+    else:
+        sf.write(path, data, rate, subtype=subtype)
+    return path
+
+
+@pytest.mark.parametrize(
+    ("name", "make", "expected"),
+    [
+        ("corrupt.wav", lambda p: _voice(p, "corrupt.wav", raw=b"RIFF\x00\x00garbage" * 10), "not a readable audio"),
+        ("empty.wav", lambda p: _voice(p, "empty.wav", np.zeros((0, 1), np.float32)), "contains no audio"),
+        ("silent.wav", lambda p: _voice(p, "silent.wav", np.zeros(24000 * 3, np.float32)), "is silent"),
+        ("short.wav", lambda p: _voice(p, "short.wav", tone(0.3)), "only 0.3 s long"),
+        ("text.wav", lambda p: _voice(p, "text.wav", raw=b"just some text, not audio\n"), "not a readable audio"),
+        ("missing.wav", lambda p: p / "missing.wav", "no longer exists"),
+        ("folder", lambda p: p, "is a folder"),
+    ],
+)
+def test_bad_reference_audio_exits_2(capsys, bundles, tmp_path, name, make, expected):
+    voice = make(tmp_path)
+    code, _, err = run_cli(
+        capsys, "synth", "--bundle", bundles["turbo"], "--text", "Hi.", "--voice", voice, "--out", tmp_path / "o.wav"
+    )
+    assert code == 2 and expected in err and "Traceback" not in err
+
+
+@pytest.mark.parametrize(
+    ("args", "expected"),
+    [
+        (("--text", ""), "nothing to say"),
+        (("--text", "   \n\t "), "nothing to say"),
+        (("--text", "?!... --- !!!"), "nothing to say"),
+        (("--text", "Hi.", "--temperature", "0"), "temperature"),
+        (("--text", "Hi.", "--top-p", "1.5"), "top_p"),
+        (("--text", "Hi.", "--language", "xx"), "not supported"),
+        (("--text", "Hi.", "--threads", "0"), "threads"),
+        (("--text", "Hi.", "--out", "/nonexistent-dir/o.wav"), "does not exist"),
+        (("--text", "Hi.", "--out", "o.mp4"), ".wav, .flac or .ogg"),
+        (("--text-file", "/nonexistent.txt"), "Cannot read"),
+        (("--text", "Hi.", "--precision", "q9"), "invalid choice"),
+    ],
+)
+def test_bad_text_and_options_exit_2(capsys, bundles, tmp_path, args, expected):
+    base = ["synth", "--bundle", bundles["multilingual"], "--out", tmp_path / "o.wav"]
+    if "--out" in args:
+        base = base[:3]
+    code, _, err = run_cli(capsys, *base, *args)
+    assert code == 2 and expected in err, err
+
+
+def test_turbo_without_voice_and_english_only_models(capsys, bundles, tmp_path):
+    out = tmp_path / "o.wav"
+    code, _, err = run_cli(capsys, "synth", "--bundle", bundles["turbo"], "--text", "Hi.", "--out", out)
+    assert code == 2 and "no default voice" in err
+    code, _, err = run_cli(
+        capsys, "synth", "--bundle", bundles["original"], "--text", "Hi.", "--language", "fr", "--out", out
+    )
+    assert code == 2 and "English only" in err
+
+
+def test_internal_errors_exit_1(capsys, bundles, tmp_path, monkeypatch):
+    from core.pipeline import Pipeline
+
+    def boom(*_a, **_k):
+        raise RuntimeError("kaboom")
+
+    monkeypatch.setattr(Pipeline, "synthesize", boom)
+    code, _, err = run_cli(
+        capsys, "synth", "--bundle", bundles["original"], "--text", "Hi.", "--out", tmp_path / "o.wav"
+    )
+    assert code == 1 and "internal error" in err and "kaboom" in err
+
+
+def test_real_process_exit_code_and_no_traceback(bundles, tmp_path):
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "core",
+            "synth",
+            "--bundle",
+            str(bundles["turbo"]),
+            "--text",
+            "Hi.",
+            "--out",
+            str(tmp_path / "o.wav"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert proc.returncode == 2
+    assert proc.stderr.strip().splitlines()[-1].startswith("error: This model has no default voice")
+    assert "Traceback" not in proc.stderr and proc.stdout == ""

@@ -1,0 +1,60 @@
+from __future__ import annotations
+
+import os
+
+import numpy as np
+import pytest
+import soundfile as sf
+
+from core.errors import VoiceReferenceError
+from core.voice import load_voice
+
+from .conftest import tone
+
+
+def write(tmp_path, name, data, rate=24000, **kw):
+    path = tmp_path / name
+    sf.write(path, data, rate, **kw)
+    return path
+
+
+def test_stereo_48k_is_mixed_and_resampled(tmp_path):
+    voice = load_voice(write(tmp_path, "s.flac", tone(6, 48000, channels=2), 48000))
+    assert voice.channels == 2 and voice.source_rate == 48000
+    assert abs(voice.samples.size - 6 * 24000) <= 2 and voice.samples.dtype == np.float32
+    assert voice.warnings == ()
+
+
+def test_8khz_8bit_is_accepted_with_a_warning(tmp_path):
+    voice = load_voice(write(tmp_path, "n.wav", tone(6, 8000), 8000, subtype="PCM_U8"))
+    assert abs(voice.samples.size - 6 * 24000) <= 3
+    assert any("8000 Hz" in w for w in voice.warnings)
+
+
+def test_short_clipped_and_long_recordings_warn(tmp_path):
+    assert any("short" in w for w in load_voice(write(tmp_path, "a.wav", tone(2))).warnings)
+    assert any("clipped" in w for w in load_voice(write(tmp_path, "b.wav", np.clip(tone(6) * 10, -1, 1))).warnings)
+    long = load_voice(write(tmp_path, "c.ogg", tone(40, 16000), 16000))
+    assert any("first 30 s" in w for w in long.warnings) and long.samples.size == 30 * 24000
+
+
+def test_same_audio_same_digest_whatever_the_name(tmp_path):
+    a = load_voice(write(tmp_path, "a.wav", tone(3)))
+    b = load_voice(write(tmp_path, "b.wav", tone(3)))
+    c = load_voice(write(tmp_path, "c.wav", tone(3, amplitude=0.2)))
+    assert a.digest == b.digest != c.digest
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root reads any file")
+def test_unreadable_file(tmp_path):
+    path = write(tmp_path, "locked.wav", tone(3))
+    path.chmod(0)
+    with pytest.raises(VoiceReferenceError, match="permission"):
+        load_voice(path)
+
+
+def test_nan_samples_are_refused(tmp_path):
+    data = tone(3)
+    data[100] = np.nan
+    with pytest.raises(VoiceReferenceError, match="invalid samples"):
+        load_voice(write(tmp_path, "nan.wav", data, subtype="FLOAT"))
