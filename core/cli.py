@@ -72,6 +72,18 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--provider", choices=PROVIDERS, default="auto")
     p.add_argument("--threads", type=int)
     p.add_argument("--no-kv-chaining", action="store_true", help="plain loop: copy the KV cache through numpy")
+    p.add_argument("--no-conditioning-cache", action="store_true", help="run the speech encoder every time")
+    p.add_argument("--no-prefix-cache", action="store_true", help="prefill the voice's conditioning rows every time")
+    p.add_argument(
+        "--stream",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="decode in chunks while the language model generates (default on)",
+    )
+    p.add_argument("--first-chunk-tokens", type=int, default=10)
+    p.add_argument("--chunk-tokens", type=int, default=25)
+    p.add_argument("--no-trim-silence", action="store_true", help="keep trailing silence after each sentence")
+    p.add_argument("--cache-dir", type=Path, help="conditioning cache folder (default: the user cache dir)")
     p.add_argument("--json", action="store_true", help="print one JSON object with tokens and timings")
     return parser
 
@@ -192,6 +204,7 @@ def _synth(args) -> int:
         seed=args.seed,
         greedy=args.greedy,
         language=args.language,
+        trim_silence=not args.no_trim_silence,
     )
     pipe = Pipeline.from_bundle(args.bundle, _runtime(args))
     pipe.resolve(options)  # reject bad options before any work
@@ -209,6 +222,9 @@ def _synth(args) -> int:
                     "providers": pipe.providers,
                     "provider_notice": pipe.provider_notice,
                     "kv_chaining": pipe.runtime.kv_chaining,
+                    "stream": pipe.runtime.stream,
+                    "conditioning_cache": pipe.runtime.conditioning_cache,
+                    "prefix_cache": pipe.runtime.prefix_cache,
                     "sample_rate": result.sample_rate,
                     "audio_seconds": round(result.audio_seconds, 4),
                     "speech_tokens": result.speech_tokens,
@@ -217,6 +233,8 @@ def _synth(args) -> int:
                     "warnings": result.warnings,
                     "out": str(args.out),
                     "timings": {k: round(v, 3) for k, v in result.timings.items()},
+                    "chunks": result.report.chunks,
+                    "cache": result.report.cache,
                 }
             )
         )

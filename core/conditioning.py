@@ -11,6 +11,8 @@ from .voice import VoiceReference
 
 @dataclass(frozen=True)
 class Conditioning:
+    FIELDS = ("audio_features", "audio_tokens", "speaker_embeddings", "speaker_features")
+
     audio_features: np.ndarray = field(repr=False)
     """[1, rows, hidden]: conditioning rows that lead the language model's prompt."""
     audio_tokens: np.ndarray = field(repr=False)
@@ -23,12 +25,7 @@ class Conditioning:
         return int(self.audio_features.shape[1])
 
     def arrays(self) -> dict[str, np.ndarray]:
-        return {
-            "audio_features": self.audio_features,
-            "audio_tokens": self.audio_tokens,
-            "speaker_embeddings": self.speaker_embeddings,
-            "speaker_features": self.speaker_features,
-        }
+        return {name: getattr(self, name) for name in self.FIELDS}
 
 
 def encode_voice(session, voice: VoiceReference, output_order: tuple[str, ...], audio_dtype) -> Conditioning:

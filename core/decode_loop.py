@@ -26,6 +26,10 @@ class DecodeStats:
     """Time spent inside onnxruntime during the loop."""
     stop_reason: str = ""
     tokens: int = 0
+    started_at: float = 0.0
+    """``perf_counter()`` when the prefill started."""
+    prefix_build_ms: float = 0.0
+    """Time spent computing the voice prefix for this sentence (0 on a prefix-cache hit)."""
 
 
 def combine_cfg(logits: np.ndarray, cfg_weight: float) -> np.ndarray:
@@ -51,7 +55,7 @@ def generate(
     ``prompt`` is one or more embedding blocks prefilled in order (with a cached voice prefix, only the text).
     """
     guard = guard or RunawayGuard()
-    started = time.perf_counter()
+    started = stats.started_at = time.perf_counter()
     ort_before = kv.ort_s
     try:
         logits = None

@@ -8,6 +8,7 @@ What the model itself declares lives in :class:`core.model_info.ModelInfo`.
 from __future__ import annotations
 
 from dataclasses import dataclass, fields, replace
+from pathlib import Path
 
 PROVIDERS = ("auto", "cuda", "cpu")
 PRECISIONS = ("fp32", "fp16", "q8", "q4", "q4f16")
@@ -60,6 +61,8 @@ class SynthesisOptions:
     """Argmax decoding (deterministic without a seed)."""
     language: str | None = None
     """Multilingual only: a code such as ``en``, ``fr`` (default ``en``)."""
+    trim_silence: bool = True
+    """Cut trailing silence and stray end noise from each sentence (pauses and sentence gaps stay exact)."""
 
     def resolve(self, variant: str) -> SamplingParams:
         """Fill in upstream defaults and validate ranges (raises ``ValueError`` with a readable message)."""
@@ -99,6 +102,20 @@ class RuntimeOptions:
     graph_optimization: str = "all"
     kv_chaining: bool = True
     """Keep ``present.*`` as OrtValues bound as the next step's ``past_key_values.*`` (IOBinding, no copies)."""
+    conditioning_cache: bool = True
+    """Reuse the speech-encoder result per voice (memory LRU + disk), so a known voice skips the encoder."""
+    prefix_cache: bool = True
+    """Reuse the language model's KV of the conditioning rows per voice: each request prefills only its text."""
+    stream: bool = True
+    """Decode while the language model generates, in chunks; off: one decode per sentence."""
+    first_chunk_tokens: int = 10
+    """Speech tokens (25 per second) before the first chunk is decoded: small, so audio starts early."""
+    chunk_tokens: int = 25
+    """Speech tokens per following chunk."""
+    decoder_context_tokens: int = 20
+    """Already-decoded tokens each streaming decode sees again, so chunk seams sound continuous."""
+    cache_dir: Path | None = None
+    """Where the conditioning cache lives on disk; ``None``: the user cache directory."""
 
     def __post_init__(self) -> None:
         if self.provider not in PROVIDERS:
@@ -109,3 +126,7 @@ class RuntimeOptions:
             raise ValueError(f"graph_optimization must be one of {', '.join(GRAPH_OPTIMIZATION)}")
         if self.threads is not None and not 1 <= self.threads <= 256:
             raise ValueError("threads must be between 1 and 256 (or unset for onnxruntime's default)")
+        if not 1 <= self.first_chunk_tokens <= 1000 or not 1 <= self.chunk_tokens <= 1000:
+            raise ValueError("first_chunk_tokens and chunk_tokens must be between 1 and 1000")
+        if not 0 <= self.decoder_context_tokens <= 500:
+            raise ValueError("decoder_context_tokens must be between 0 and 500")

@@ -1,4 +1,11 @@
-"""``conditional_decoder``: speech tokens → 24 kHz waveform."""
+"""``conditional_decoder``: speech tokens → 24 kHz waveform, one-shot or in streaming windows.
+
+Streaming: each decoder call sees up to ``context`` already-decoded tokens plus the new ones and keeps only the new
+tokens' samples, so the cost stays linear in the utterance length. The last :data:`CROSSFADE` samples of what has
+been decoded are always held back and blended with the same stretch of the next call's output, so seams do not
+click. Trailing silence is held back too (and dropped at the end of the sentence, with stray end noise), so a
+streamed sentence and a one-shot sentence come out the same. Only the final call gets Turbo's end padding.
+"""
 
 from __future__ import annotations
 
@@ -7,20 +14,29 @@ from collections.abc import Sequence
 import numpy as np
 
 from .conditioning import Conditioning
-from .constants import SILENCE_TOKEN, SPEECH_VOCAB, TURBO_TAIL_SILENCE
+from .constants import SAMPLE_RATE, SILENCE_TOKEN, SPEECH_VOCAB, TURBO_TAIL_SILENCE
 from .model_info import ModelInfo
+
+CROSSFADE = SAMPLE_RATE // 50  # 20 ms
+FADE_OUT = SAMPLE_RATE // 100  # 10 ms
+FRAME = SAMPLE_RATE // 100  # 10 ms analysis frames for silence trimming
+SILENCE_RMS = 10 ** (-50 / 20)
+STRAY_MAX_FRAMES = 8  # a burst shorter than 80 ms ...
+STRAY_GAP_FRAMES = 15  # ... after 150 ms of silence, at the very end, is noise, not speech
 
 
 class SpeechDecoder:
     def __init__(self, session, info: ModelInfo):
         self.session = session
         self.info = info
+        self.calls = 0
+
+    def end_padding(self, final: bool) -> int:
+        return TURBO_TAIL_SILENCE if final and self.info.variant == "turbo" else 0
 
     def decoder_tokens(self, cond: Conditioning, tokens: Sequence[int], final: bool = True) -> np.ndarray:
         """Prompt tokens + audio codes (only ids 0..6560 may reach the decoder); Turbo ends with 3 silences."""
-        codes = [t for t in tokens if 0 <= t < SPEECH_VOCAB]
-        if final and self.info.variant == "turbo":
-            codes += [SILENCE_TOKEN] * TURBO_TAIL_SILENCE
+        codes = [t for t in tokens if 0 <= t < SPEECH_VOCAB] + [SILENCE_TOKEN] * self.end_padding(final)
         return np.concatenate([cond.audio_tokens[:1], np.asarray([codes], dtype=np.int64)], axis=1)
 
     def decode(self, cond: Conditioning, tokens: Sequence[int], final: bool = True) -> np.ndarray:
@@ -30,5 +46,69 @@ class SpeechDecoder:
             "speaker_embeddings": cond.speaker_embeddings.astype(specs["speaker_embeddings"].dtype, copy=False),
             "speaker_features": cond.speaker_features.astype(specs["speaker_features"].dtype, copy=False),
         }
+        self.calls += 1
         wav = self.session.run(["waveform"], feeds)[0]
         return np.ascontiguousarray(wav.reshape(-1), dtype=np.float32)
+
+
+class SentenceAudio:
+    """Decodes one sentence's tokens chunk by chunk and returns the samples ready to play."""
+
+    def __init__(self, decoder: SpeechDecoder, cond: Conditioning, context: int, trim: bool):
+        self.decoder, self.cond, self.context, self.trim = decoder, cond, context, trim
+        self.decoded: list[int] = []
+        self.pending = np.zeros(0, dtype=np.float32)
+
+    def add(self, tokens: Sequence[int], final: bool) -> np.ndarray:
+        tokens = [t for t in tokens if 0 <= t < SPEECH_VOCAB]
+        context = self.decoded[-self.context :] if self.context else []
+        window = context + tokens
+        padded = len(window) + self.decoder.end_padding(final)
+        if tokens or (padded > len(context)):
+            out = self.decoder.decode(self.cond, window, final)
+            ctx_samples = round(out.size * len(context) / padded) if padded else 0
+            overlap = min(CROSSFADE, ctx_samples, self.pending.size)
+            if overlap:
+                ramp = np.linspace(0.0, 1.0, overlap, dtype=np.float32)
+                tail = self.pending[-overlap:]
+                self.pending[-overlap:] = tail + (out[ctx_samples - overlap : ctx_samples] - tail) * ramp
+            self.pending = np.concatenate([self.pending, out[ctx_samples:]])
+            self.decoded += tokens
+        end = speech_end(self.pending) if self.trim else self.pending.size
+        if not final:
+            end = max(0, min(end, self.pending.size - CROSSFADE))
+        ready, self.pending = self.pending[:end].copy(), self.pending[end:]
+        if final:
+            self.pending = np.zeros(0, dtype=np.float32)
+            if self.trim and ready.size:
+                n = min(FADE_OUT, ready.size)
+                ready[-n:] *= np.linspace(1.0, 0.0, n, dtype=np.float32)
+        return ready
+
+
+def speech_end(audio: np.ndarray) -> int:
+    """Index just after the last real sound: trailing silence and a short stray burst after it are excluded."""
+    if audio.size == 0:
+        return 0
+    frames = -(-audio.size // FRAME)
+    padded = np.zeros(frames * FRAME, dtype=np.float32)
+    padded[: audio.size] = audio
+    active = np.sqrt(np.mean(padded.reshape(frames, FRAME) ** 2, axis=1)) > SILENCE_RMS
+    end = frames
+    for _ in range(2):
+        idx = np.flatnonzero(active[:end])
+        if idx.size == 0:
+            return 0
+        last = idx[-1] + 1
+        run_start = last
+        while run_start > 0 and active[run_start - 1]:
+            run_start -= 1
+        before = np.flatnonzero(active[:run_start])
+        is_stray = (
+            last - run_start < STRAY_MAX_FRAMES and before.size and run_start - (before[-1] + 1) >= STRAY_GAP_FRAMES
+        )
+        if not is_stray:
+            return min(last * FRAME, audio.size)
+        end = run_start
+    idx = np.flatnonzero(active[:end])
+    return min((idx[-1] + 1) * FRAME, audio.size) if idx.size else 0

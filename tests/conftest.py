@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import tempfile
 import threading
 import time
 
@@ -11,6 +12,10 @@ import pytest
 import soundfile as sf
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+# Caches, settings and data of the code under test go to a throw-away home, never the developer's.
+_HOME = tempfile.mkdtemp(prefix="chatterbox-desk-tests-")
+for _var in ("XDG_CACHE_HOME", "XDG_DATA_HOME", "XDG_CONFIG_HOME", "XDG_STATE_HOME"):
+    os.environ[_var] = os.path.join(_HOME, _var.lower())
 
 from core.standin import make_standin, synthetic_voice
 

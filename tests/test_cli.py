@@ -30,7 +30,18 @@ def synth_json(capsys, bundle, tmp_path, *extra):
 
 
 def test_synth_json_reports_the_documented_fields(capsys, bundles, voice_wav, tmp_path):
-    data = synth_json(capsys, bundles["turbo"], tmp_path, "--text", "Hello there.", "--voice", voice_wav, "--seed", 4)
+    data = synth_json(
+        capsys,
+        bundles["turbo"],
+        tmp_path,
+        "--text",
+        "Hello there.",
+        "--voice",
+        voice_wav,
+        "--seed",
+        4,
+        "--no-trim-silence",
+    )
     for key in ("variant", "providers", "kv_chaining", "sample_rate", "audio_seconds", "speech_tokens", "timings"):
         assert key in data
     for key in ("prefill_ms", "first_token_ms", "step_ms_median", "decoder_ms", "total_ms", "rtf"):

@@ -29,7 +29,7 @@ def _voice_for(variant, voice_wav):
 def test_each_variant_synthesizes_24khz_mono_of_960_samples_per_token(variant_bundle, voice_wav):
     variant, bundle = variant_bundle
     pipe = _pipe(bundle)
-    result = pipe.synthesize(TEXT, _voice_for(variant, voice_wav), SynthesisOptions(seed=1))
+    result = pipe.synthesize(TEXT, _voice_for(variant, voice_wav), SynthesisOptions(seed=1, trim_silence=False))
     assert result.sample_rate == 24000
     assert result.audio.ndim == 1 and result.audio.dtype == np.float32
     decoded = len(result.speech_tokens) + (3 if variant == "turbo" else 0)  # Turbo decodes 3 silence tokens too
@@ -67,11 +67,12 @@ def test_cfg_runs_as_batch_two_and_matches_across_loops(bundles, monkeypatch):
     chained = _pipe(bundle, kv_chaining=True)
     assert chained.embedder.text_table is not None
     tokens_cfg = chained.synthesize(TEXT, None, options).speech_tokens
-    assert batches == [2]
+    assert set(batches) == {2}
+    batches.clear()
     assert tokens_cfg == _pipe(bundle, kv_chaining=False).synthesize(TEXT, None, options).speech_tokens
     # With CFG off the unconditional row is absent; the stand-in's tokens then follow row 0 alone.
     no_cfg = chained.synthesize(TEXT, None, replace(options, cfg_weight=0.0)).speech_tokens
-    assert batches == [2, 1]
+    assert set(batches) == {1}
     assert len(no_cfg) == len(tokens_cfg)
 
 
@@ -137,7 +138,7 @@ def test_precision_falls_back_to_fp32_per_graph(tmp_path):
     }
     # Asking for fp32 where only the q4 language model exists still finds a usable graph.
     assert _pipe(bundle).files.precisions["language_model"] == "q4"
-    result = pipe.synthesize(TEXT, None, SynthesisOptions(greedy=True))
+    result = pipe.synthesize(TEXT, None, SynthesisOptions(greedy=True, trim_silence=False))
     assert result.audio.size == SAMPLES_PER_TOKEN * len(result.speech_tokens) > 0
 
 

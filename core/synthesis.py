@@ -1,0 +1,237 @@
+"""One request, as a stream of :class:`AudioChunk`: sentence by sentence, chunk by chunk, with its report.
+
+Streaming playback, non-streaming synthesis and file export all consume this generator.
+"""
+
+from __future__ import annotations
+
+import statistics
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from .constants import SAMPLE_RATE
+from .decode_loop import DecodeStats, generate
+from .options import SynthesisOptions
+from .sampler import Sampler
+from .speech_decoder import SentenceAudio
+from .stop_guards import RunawayGuard, token_cap
+from .text import SENTENCE_GAP_S, Pause, clean_text, split_text
+from .voice import VoiceReference
+
+if TYPE_CHECKING:
+    from .pipeline import Pipeline
+
+
+@dataclass(frozen=True)
+class SynthesisRequest:
+    text: str
+    voice: VoiceReference | Path | str | None = None
+    """A loaded reference, a file, or ``None`` for the bundle's default voice."""
+    options: SynthesisOptions = field(default_factory=SynthesisOptions)
+    request_id: int = 0
+
+
+@dataclass(frozen=True)
+class AudioChunk:
+    samples: np.ndarray = field(repr=False)
+    """Mono float32 samples, ready to play."""
+    sample_rate: int
+    index: int
+    sentence: int
+    """Index of the sentence (or pause) this chunk belongs to."""
+    text_span: tuple[int, int]
+    """Characters of the cleaned request text this chunk speaks."""
+    tokens: int
+    """Speech tokens decoded into this chunk (0 for pauses and gaps)."""
+    kind: str
+    """``speech``, ``pause`` or ``gap``."""
+    lm_ms: float = 0.0
+    decode_ms: float = 0.0
+    at_ms: float = 0.0
+    """When the chunk was ready, from the start of the request."""
+    last_in_sentence: bool = True
+    request_id: int = 0
+
+    @property
+    def seconds(self) -> float:
+        return self.samples.size / self.sample_rate
+
+
+@dataclass
+class RequestReport:
+    seed: int = 0
+    text: str = ""
+    speech_tokens: list[int] = field(default_factory=list)
+    stop_reasons: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    cache: dict = field(default_factory=dict)
+    chunks: list[dict] = field(default_factory=list)
+    timings: dict[str, float] = field(default_factory=dict)
+    samples: int = 0
+
+
+class SynthesisStream:
+    """Iterate to get the chunks; :attr:`report` is complete once iteration ends."""
+
+    def __init__(self, pipeline: Pipeline, request: SynthesisRequest, cancelled: Callable[[], bool] | None = None):
+        self.pipeline = pipeline
+        self.request = request
+        self.cancelled = cancelled or (lambda: False)
+        self.report = RequestReport()
+
+    def __iter__(self) -> Iterator[AudioChunk]:
+        return self._run()
+
+    def _run(self) -> Iterator[AudioChunk]:
+        pipe, request, report = self.pipeline, self.request, self.report
+        runtime = pipe.runtime
+        started = time.perf_counter()
+        options = request.options
+        params = pipe.resolve(options)
+        report.text = clean_text(request.text)
+        pieces = split_text(request.text)
+        reference = pipe.voice(request.voice)
+        report.warnings += reference.warnings
+        cond, cond_key = pipe.conditioning_for(reference, report.cache)
+        report.seed = options.seed if options.seed is not None else pipe.new_seed()
+        cfg = pipe.cfg_enabled(params)
+        if pipe.info.supports_cfg and params.cfg_weight > 0 and not cfg:
+            report.warnings.append("Classifier-free guidance is unavailable for this bundle; generating without it.")
+
+        stats: list[DecodeStats] = []
+        ttfa = None
+        index = 0
+        decoder_ms = 0.0
+        previous_was_sentence = False
+        for number, piece in enumerate(pieces):
+            if isinstance(piece, Pause) or previous_was_sentence:
+                seconds, kind = (piece.seconds, "pause") if isinstance(piece, Pause) else (SENTENCE_GAP_S, "gap")
+                span = (piece.start, piece.end) if kind == "pause" else (piece.start, piece.start)
+                yield self._chunk(
+                    np.zeros(round(seconds * SAMPLE_RATE), np.float32), index, number, span, 0, kind, started
+                )
+                index += 1
+            if isinstance(piece, Pause):
+                previous_was_sentence = False
+                continue
+            previous_was_sentence = True
+            sentence, dropped = pipe.tokenizer.prepare(piece.text)
+            report.warnings += [f"Unknown tag {tag} was skipped." for tag in dropped]
+            ids = pipe.tokenizer.encode(sentence, options.language)
+            st = DecodeStats()
+            stats.append(st)
+            kv, prompt = pipe.start_kv(cond, cond_key, ids, params, cfg, st, report.cache)
+            guard = RunawayGuard()
+            tokens = generate(
+                kv,
+                prompt,
+                Sampler(params, report.seed + number, pipe.info.logits_vocab or 6563),
+                token_cap(pipe.info.variant, ids.shape[1], params.max_new_tokens),
+                params.cfg_weight if cfg else 0.0,
+                st,
+                self.cancelled,
+                guard,
+            )
+            audio = SentenceAudio(pipe.decoder, cond, runtime.decoder_context_tokens, options.trim_silence)
+            threshold = runtime.first_chunk_tokens if runtime.stream else None
+            pending: list[int] = []
+            lm_started = time.perf_counter()
+            for token in tokens:
+                pending.append(token)
+                report.speech_tokens.append(token)
+                if threshold is not None and len(pending) >= threshold:
+                    lm_ms = (time.perf_counter() - lm_started) * 1000
+                    chunk = self._decode(audio, pending, False, index, number, piece, lm_ms, started)
+                    decoder_ms += chunk.decode_ms
+                    if ttfa is None and chunk.samples.size:
+                        ttfa = chunk.at_ms
+                    yield chunk
+                    index += 1
+                    pending, threshold = [], runtime.chunk_tokens
+                    lm_started = time.perf_counter()
+            if st.stop_reason.startswith("runaway") and guard.repeated_tail:
+                drop = min(guard.repeated_tail, len(pending))
+                del pending[len(pending) - drop :]
+                del report.speech_tokens[len(report.speech_tokens) - drop :]
+            lm_ms = (time.perf_counter() - lm_started) * 1000
+            chunk = self._decode(audio, pending, True, index, number, piece, lm_ms, started)
+            decoder_ms += chunk.decode_ms
+            if ttfa is None and chunk.samples.size:
+                ttfa = chunk.at_ms
+            yield chunk
+            index += 1
+            report.stop_reasons.append(st.stop_reason)
+
+        total_ms = (time.perf_counter() - started) * 1000
+        steps = [s for st in stats for s in st.step_ms]
+        loop_s, ort_s = sum(st.loop_s for st in stats), sum(st.ort_s for st in stats)
+        audio_s = report.samples / SAMPLE_RATE
+        report.timings = {
+            "ttfa_ms": ttfa if ttfa is not None else total_ms,
+            "prefill_ms": stats[0].prefill_ms if stats else 0.0,
+            "prefix_build_ms": sum(st.prefix_build_ms for st in stats),
+            "first_token_ms": (stats[0].started_at - started) * 1000 + stats[0].first_token_ms if stats else 0.0,
+            "step_ms_median": statistics.median(steps) if steps else 0.0,
+            "decoder_ms": decoder_ms,
+            "total_ms": total_ms,
+            "rtf": (total_ms / 1000) / audio_s if audio_s else 0.0,
+            "python_overhead_share": max(0.0, 1 - ort_s / loop_s) if loop_s else 0.0,
+        }
+        report.cache["encoder_runs"] = pipe.encoder_runs
+
+    def _decode(
+        self,
+        audio: SentenceAudio,
+        tokens: list[int],
+        final: bool,
+        index: int,
+        number: int,
+        piece,
+        lm_ms: float,
+        started: float,
+    ) -> AudioChunk:
+        t0 = time.perf_counter()
+        samples = audio.add(tokens, final)
+        decode_ms = (time.perf_counter() - t0) * 1000
+        return self._chunk(
+            samples,
+            index,
+            number,
+            (piece.start, piece.end),
+            len(tokens),
+            "speech",
+            started,
+            lm_ms=lm_ms,
+            decode_ms=decode_ms,
+            last=final,
+        )
+
+    def _chunk(self, samples, index, number, span, tokens, kind, started, lm_ms=0.0, decode_ms=0.0, last=True):
+        at_ms = (time.perf_counter() - started) * 1000
+        chunk = AudioChunk(
+            samples,
+            SAMPLE_RATE,
+            index,
+            number,
+            span,
+            tokens,
+            kind,
+            lm_ms,
+            decode_ms,
+            at_ms,
+            last,
+            self.request.request_id,
+        )
+        self.report.samples += samples.size
+        audio_ms = samples.size / SAMPLE_RATE * 1000
+        self.report.chunks.append({
+            "index": index, "sentence": number, "kind": kind, "tokens": tokens, "samples": int(samples.size),
+            "lm_ms": round(lm_ms, 3), "decode_ms": round(decode_ms, 3), "at_ms": round(at_ms, 3),
+            "rtf": round((lm_ms + decode_ms) / audio_ms, 4) if audio_ms and kind == "speech" else 0.0,
+        })  # fmt: skip
+        return chunk
