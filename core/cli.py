@@ -129,11 +129,19 @@ def _runtime(args):
     from .options import RuntimeOptions
 
     try:
+        if args.command != "synth":
+            return RuntimeOptions(provider=args.provider, precision=args.precision)
         return RuntimeOptions(
             provider=args.provider,
             precision=args.precision,
-            threads=getattr(args, "threads", None),
-            kv_chaining=not getattr(args, "no_kv_chaining", False),
+            threads=args.threads,
+            kv_chaining=not args.no_kv_chaining,
+            conditioning_cache=not args.no_conditioning_cache,
+            prefix_cache=not args.no_prefix_cache,
+            stream=args.stream,
+            first_chunk_tokens=args.first_chunk_tokens,
+            chunk_tokens=args.chunk_tokens,
+            cache_dir=args.cache_dir,
         )
     except ValueError as exc:
         from .pipeline import InvalidOptions

@@ -17,7 +17,7 @@ _HOME = tempfile.mkdtemp(prefix="chatterbox-desk-tests-")
 for _var in ("XDG_CACHE_HOME", "XDG_DATA_HOME", "XDG_CONFIG_HOME", "XDG_STATE_HOME"):
     os.environ[_var] = os.path.join(_HOME, _var.lower())
 
-from core.standin import make_standin, synthetic_voice
+from core.standin import make_standin, synthetic_voice  # noqa: E402 - after the environment is set
 
 VARIANTS = ("turbo", "original", "multilingual")
 
