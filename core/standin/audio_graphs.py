@@ -99,15 +99,29 @@ def build_conditional_decoder(spec: StandinSpec, seed: int) -> GraphBuilder:
     p = b.op("Div", b.dim(features, 1), b.const([2], np.int64))
     new = b.op("Slice", tokens, p, b.dim(tokens, 1), b.const([1], np.int64))  # [B, N]
 
-    # Work proportional to the audio, like the real flow-matching decoder and vocoder (sized for full stand-ins).
+    # Work proportional to the audio, like the real flow-matching decoder and vocoder: each token becomes
+    # `decoder_frames` frames that pass `decoder_steps` times through shared layers (sized for full stand-ins).
     table = rng.standard_normal((6561, spec.decoder_dim), dtype=np.float32)
-    hidden = b.op("Gather", b.init("decoder.embed", table), new)
-    for i in range(spec.decoder_layers):
-        w = rng.standard_normal((spec.decoder_dim, spec.decoder_dim), dtype=np.float32) / np.float32(
-            math.sqrt(spec.decoder_dim)
+    frames = rng.standard_normal((spec.decoder_frames, spec.decoder_dim), dtype=np.float32)
+    hidden = b.add(
+        b.op("Unsqueeze", b.op("Gather", b.init("decoder.embed", table), new), b.const([2], np.int64)),
+        b.init("decoder.frames", frames),
+    )  # [B, N, F, D]
+    hidden = b.op("Reshape", hidden, b.const([0, -1, spec.decoder_dim], np.int64))
+    weights = [
+        b.init(
+            f"decoder.layers.{i}.weight",
+            rng.standard_normal((spec.decoder_dim, spec.decoder_dim), dtype=np.float32)
+            / np.float32(math.sqrt(spec.decoder_dim)),
         )
-        hidden = b.op("Tanh", b.matmul(hidden, b.init(f"decoder.layers.{i}.weight", w)))
-    texture = b.op("Sigmoid", b.op("ReduceMean", hidden, b.const([2], np.int64), keepdims=1))  # [B, N, 1]
+        for i in range(spec.decoder_layers)
+    ]
+    for _ in range(spec.decoder_steps):
+        for w in weights:
+            hidden = b.op("Tanh", b.matmul(hidden, w))
+    per_frame = b.op("ReduceMean", hidden, b.const([2], np.int64), keepdims=0)  # [B, N*F]
+    per_frame = b.op("Reshape", per_frame, b.const([0, -1, spec.decoder_frames], np.int64))
+    texture = b.op("Sigmoid", b.op("ReduceMean", per_frame, b.const([2], np.int64), keepdims=1))  # [B, N, 1]
 
     semitone = b.op("Cast", b.op("Mod", new, b.const(36, np.int64)), to=F32)
     freq = b.mul(b.op("Pow", b.const(2.0), b.op("Div", semitone, b.const(12.0))), b.const(110.0))

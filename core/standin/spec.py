@@ -34,6 +34,10 @@ class StandinSpec:
     max_text_positions: int
     decoder_dim: int
     decoder_layers: int
+    decoder_steps: int
+    """The decoder's layers run this many times with shared weights, like the flow-matching steps of S3Gen."""
+    decoder_frames: int
+    """Frames per speech token the decoder works on (the real one upsamples to mel frames and samples)."""
     speech_tokens_per_text_token: int
     """How many speech tokens the stand-in LM emits per prompt text token before it says STOP."""
 
@@ -60,7 +64,9 @@ _FULL = {
         max_positions=8196,
         max_text_positions=0,
         decoder_dim=1024,
-        decoder_layers=6,
+        decoder_layers=4,
+        decoder_steps=46,
+        decoder_frames=32,
         speech_tokens_per_text_token=5,
     ),
     "original": StandinSpec(
@@ -76,7 +82,9 @@ _FULL = {
         max_positions=4100,
         max_text_positions=2050,
         decoder_dim=1024,
-        decoder_layers=6,
+        decoder_layers=4,
+        decoder_steps=65,
+        decoder_frames=32,
         speech_tokens_per_text_token=2,
     ),
 }
@@ -91,4 +99,14 @@ def spec_for(variant: str, size: str = "tiny") -> StandinSpec:
     full = _FULL[variant]
     if size == "full":
         return full
-    return replace(full, layers=2, heads=2, head_dim=8, mlp_dim=32, decoder_dim=16, decoder_layers=1)
+    return replace(
+        full,
+        layers=2,
+        heads=2,
+        head_dim=8,
+        mlp_dim=32,
+        decoder_dim=16,
+        decoder_layers=1,
+        decoder_steps=1,
+        decoder_frames=1,
+    )
