@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 
 from .audio_io import write_audio
-from .errors import ChatterboxError
+from .errors import ChatterboxError, InvalidOptions
 
 EXIT_OK, EXIT_INTERNAL, EXIT_BAD_INPUT = 0, 1, 2
 log = logging.getLogger("core.cli")
@@ -46,6 +46,20 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("bundle", type=Path)
     p.add_argument("--precision", choices=PRECISIONS, default="fp32")
     p.add_argument("--provider", choices=PROVIDERS, default="cpu")
+
+    p = sub.add_parser("bench", help="measure every optimisation against its baseline (A/B interleaved)")
+    source = p.add_mutually_exclusive_group()
+    source.add_argument("--bundle", type=Path, help="a real or stand-in bundle")
+    source.add_argument("--standin", choices=VARIANTS, default="turbo", help="build/reuse a stand-in (default)")
+    p.add_argument("--size", choices=SIZES, default="full")
+    p.add_argument("--precision", choices=PRECISIONS, default="fp32")
+    p.add_argument("--provider", choices=PROVIDERS, default="auto")
+    p.add_argument("--threads", type=int)
+    p.add_argument("--quick", action="store_true", help="fewer repetitions and a 5 s utterance")
+    p.add_argument(
+        "--only", help="comma-separated subset: kv,overhead,floor,cfg,prefix,conditioning,streaming,spinning"
+    )
+    p.add_argument("--json", type=Path, help="also write the full report as JSON")
 
     p = sub.add_parser("synth", help="synthesize text to an audio file")
     p.add_argument("--bundle", type=Path, required=True)
@@ -100,7 +114,7 @@ def main(argv: list[str] | None = None) -> int:
         format="%(levelname)s %(name)s: %(message)s",
     )
     try:
-        return {"make-standin": _make_standin, "info": _info, "synth": _synth}[args.command](args)
+        return {"make-standin": _make_standin, "info": _info, "synth": _synth, "bench": _bench}[args.command](args)
     except ChatterboxError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT
@@ -112,6 +126,15 @@ def main(argv: list[str] | None = None) -> int:
             log.exception("internal error")
         print(f"internal error: {type(exc).__name__}: {exc} (run with --verbose for details)", file=sys.stderr)
         return EXIT_INTERNAL
+
+
+def _bench(args) -> int:
+    from .bench import bench_main
+    from .standin.spec import PRECISIONS as STANDIN_PRECISIONS
+
+    if not args.bundle and args.precision not in STANDIN_PRECISIONS:
+        raise InvalidOptions(f"stand-ins are built in {' or '.join(STANDIN_PRECISIONS)}, not {args.precision}")
+    return bench_main(args)
 
 
 def _make_standin(args) -> int:
@@ -144,8 +167,6 @@ def _runtime(args):
             cache_dir=args.cache_dir,
         )
     except ValueError as exc:
-        from .pipeline import InvalidOptions
-
         raise InvalidOptions(str(exc)) from exc
 
 

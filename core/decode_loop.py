@@ -16,6 +16,8 @@ from .stop_guards import RunawayGuard
 
 @dataclass
 class DecodeStats:
+    """Timings of one utterance's loop. Python overhead = loop wall time not spent inside onnxruntime."""
+
     prefill_ms: float = 0.0
     first_token_ms: float = 0.0
     """From the start of the prefill to the first sampled token."""
@@ -24,12 +26,20 @@ class DecodeStats:
     """Wall time of the whole loop (prefill included)."""
     ort_s: float = 0.0
     """Time spent inside onnxruntime during the loop."""
+    prefill_ort_s: float = 0.0
     stop_reason: str = ""
     tokens: int = 0
     started_at: float = 0.0
     """``perf_counter()`` when the prefill started."""
     prefix_build_ms: float = 0.0
     """Time spent computing the voice prefix for this sentence (0 on a prefix-cache hit)."""
+
+
+def step_overhead_share(stats: DecodeStats) -> float:
+    """Share of the decode steps' wall time (prefill excluded) spent outside onnxruntime."""
+    loop = stats.loop_s - stats.prefill_ms / 1000
+    inside = stats.ort_s - stats.prefill_ort_s
+    return max(0.0, 1 - inside / loop) if loop > 0 else 0.0
 
 
 def combine_cfg(logits: np.ndarray, cfg_weight: float) -> np.ndarray:
@@ -62,6 +72,7 @@ def generate(
         for block in prompt:
             logits = kv.prefill(block)
         stats.prefill_ms = (time.perf_counter() - started) * 1000
+        stats.prefill_ort_s = kv.ort_s - ort_before
         stats.stop_reason = "token_cap"
         for i in range(cap):
             token = sampler(combine_cfg(logits, cfg_weight))

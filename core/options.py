@@ -100,6 +100,8 @@ class RuntimeOptions:
     precision: str = "fp32"
     """Preferred precision per graph; a graph missing in that precision falls back to fp32."""
     graph_optimization: str = "all"
+    spinning: bool = True
+    """Let onnxruntime's idle intra-op threads spin (fastest steps) or sleep (kinder to a GUI on few cores)."""
     kv_chaining: bool = True
     """Keep ``present.*`` as OrtValues bound as the next step's ``past_key_values.*`` (IOBinding, no copies)."""
     conditioning_cache: bool = True

@@ -23,7 +23,7 @@ from .conditioning_cache import ConditioningCache, bundle_identity
 from .constants import SAMPLE_RATE
 from .decode_loop import DecodeStats
 from .embedding import PromptEmbedder, load_text_table
-from .errors import ChatterboxError, ModelSignatureError, VoiceReferenceError
+from .errors import InvalidOptions, ModelSignatureError, VoiceReferenceError
 from .kv_cache import ChainedKV, CopiedKV
 from .model_info import ModelInfo, read_model_info
 from .options import RuntimeOptions, SamplingParams, SynthesisOptions
@@ -36,12 +36,8 @@ from .voice import VoiceReference, load_voice
 
 log = logging.getLogger(__name__)
 APP_NAME = "ChatterboxDesk"
-SESSION_FIELDS = ("provider", "threads", "precision", "graph_optimization")
+SESSION_FIELDS = ("provider", "threads", "precision", "graph_optimization", "spinning")
 """RuntimeOptions fields that need new sessions (a new Pipeline); the others apply to the next request."""
-
-
-class InvalidOptions(ChatterboxError):
-    """A synthesis option is out of range."""
 
 
 def default_cache_dir() -> Path:

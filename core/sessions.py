@@ -93,6 +93,9 @@ class SessionFactory:
         # Shapes change every decode step: a memory pattern planned for one step is wrong for the next.
         so.enable_mem_pattern = not dynamic_shapes
         so.log_severity_level = 3
+        if not self.runtime.spinning:
+            # Idle intra-op threads sleep instead of spinning: leaves the cores to the GUI and the audio callback.
+            so.add_session_config_entry("session.intra_op.allow_spinning", "0")
         return so
 
     def create(self, name: str, path: Path, dynamic_shapes: bool = False) -> ort.InferenceSession:

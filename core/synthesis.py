@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from .constants import SAMPLE_RATE
-from .decode_loop import DecodeStats, generate
+from .decode_loop import DecodeStats, generate, step_overhead_share
 from .options import SynthesisOptions
 from .sampler import Sampler
 from .speech_decoder import SentenceAudio
@@ -169,7 +169,6 @@ class SynthesisStream:
 
         total_ms = (time.perf_counter() - started) * 1000
         steps = [s for st in stats for s in st.step_ms]
-        loop_s, ort_s = sum(st.loop_s for st in stats), sum(st.ort_s for st in stats)
         audio_s = report.samples / SAMPLE_RATE
         report.timings = {
             "ttfa_ms": ttfa if ttfa is not None else total_ms,
@@ -180,7 +179,7 @@ class SynthesisStream:
             "decoder_ms": decoder_ms,
             "total_ms": total_ms,
             "rtf": (total_ms / 1000) / audio_s if audio_s else 0.0,
-            "python_overhead_share": max(0.0, 1 - ort_s / loop_s) if loop_s else 0.0,
+            "python_overhead_share": statistics.median(step_overhead_share(st) for st in stats) if stats else 0.0,
         }
         report.cache["encoder_runs"] = pipe.encoder_runs
 
