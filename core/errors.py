@@ -31,5 +31,9 @@ class TextInputError(ChatterboxError):
     """The text cannot be spoken (empty, nothing pronounceable, unsupported language)."""
 
 
+class InvalidOptions(ChatterboxError):
+    """A synthesis or runtime option is out of range."""
+
+
 class SynthesisCancelled(ChatterboxError):
     """The request was cancelled between decode steps."""

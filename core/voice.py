@@ -23,6 +23,8 @@ MAX_SECONDS = 30.0
 SILENCE_PEAK = 1e-3
 CLIP_LEVEL = 0.999
 CLIP_SHARE = 0.001
+NOISY_SNR_DB = 6.0
+NOISE_FLOOR = 10 ** (-40 / 20)
 
 
 @dataclass(frozen=True)
@@ -89,6 +91,8 @@ def voice_from_array(data: np.ndarray, rate: int, source: str = "<array>") -> Vo
         warnings.append(f"Only the first {MAX_SECONDS:.0f} s of the {duration:.0f} s recording are used.")
     if np.mean(np.abs(mono) >= CLIP_LEVEL) > CLIP_SHARE:
         warnings.append("The reference is clipped (too loud); the cloned voice may sound distorted.")
+    if _is_noisy(mono, rate):
+        warnings.append("The reference sounds noisy; a recording without background noise clones the voice better.")
     if rate < 16000:
         warnings.append(f"The reference is sampled at {rate} Hz; a 16 kHz or better recording sounds clearer.")
     if channels > 1:
@@ -103,6 +107,17 @@ def voice_from_array(data: np.ndarray, rate: int, source: str = "<array>") -> Vo
         duration_s=float(duration),
         warnings=tuple(warnings),
     )
+
+
+def _is_noisy(mono: np.ndarray, rate: int) -> bool:
+    """Speech has quiet gaps: when even the quietest frames are loud and close to the loudest, it is noise."""
+    frame = max(1, rate // 50)
+    n = mono.size // frame
+    if n < 10:
+        return False
+    rms = np.sqrt(np.mean(mono[: n * frame].reshape(n, frame) ** 2, axis=1)) + 1e-9
+    floor, loud = np.percentile(rms, 10), np.percentile(rms, 95)
+    return bool(floor > NOISE_FLOOR and 20 * np.log10(loud / floor) < NOISY_SNR_DB)
 
 
 def _short(exc: Exception) -> str:

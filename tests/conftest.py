@@ -53,7 +53,7 @@ def no_leaked_threads():
     yield
     deadline = time.monotonic() + 2.0
     while time.monotonic() < deadline:
-        leaked = [t for t in threading.enumerate() if t not in before and t.is_alive() and not t.daemon]
+        leaked = [t for t in threading.enumerate() if t not in before and t.is_alive()]
         if not leaked:
             return
         time.sleep(0.02)

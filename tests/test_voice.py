@@ -58,3 +58,12 @@ def test_nan_samples_are_refused(tmp_path):
     data[100] = np.nan
     with pytest.raises(VoiceReferenceError, match="invalid samples"):
         load_voice(write(tmp_path, "nan.wav", data, subtype="FLOAT"))
+
+
+def test_noise_is_flagged_but_speech_with_gaps_is_not(tmp_path):
+    from core.standin import synthetic_voice
+
+    rng = np.random.default_rng(0)
+    noisy = (tone(6)[:, 0] + 0.2 * rng.standard_normal(6 * 24000)).astype(np.float32) * 0.5
+    assert any("noisy" in w for w in load_voice(write(tmp_path, "n.wav", noisy)).warnings)
+    assert load_voice(write(tmp_path, "v.wav", synthetic_voice(6.0))).warnings == ()

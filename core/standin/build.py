@@ -64,6 +64,6 @@ def synthetic_voice(seconds: float = 6.0, seed: int = 0, pitch_hz: float = 140.0
     f0 = pitch_hz * (1 + 0.03 * np.sin(2 * math.pi * 5.5 * t) + 0.05 * np.sin(2 * math.pi * 0.4 * t))
     phase = 2 * math.pi * np.cumsum(f0) / SAMPLE_RATE
     tone = sum(np.sin(k * phase) / k for k in range(1, 12))
-    syllables = 0.55 + 0.45 * np.sin(2 * math.pi * 3.7 * t) ** 2
-    wav = tone * syllables + 0.02 * rng.standard_normal(n)
+    syllables = np.clip(1.6 * np.sin(2 * math.pi * 1.9 * t), 0.0, 1.0)  # words with short gaps between them
+    wav = tone * syllables + 0.004 * rng.standard_normal(n)
     return (0.3 * wav / np.max(np.abs(wav))).astype(np.float32)

@@ -1,0 +1,49 @@
+"""Application start-up: logging (rotating file in the user log dir), the Qt application, the main window."""
+
+from __future__ import annotations
+
+import logging
+import logging.handlers
+import sys
+
+from PySide6.QtWidgets import QApplication
+
+from .paths import AppPaths
+
+
+def configure_logging(paths: AppPaths) -> None:
+    root = logging.getLogger()
+    root.setLevel(logging.INFO)
+    try:
+        paths.logs.mkdir(parents=True, exist_ok=True)
+        handler = logging.handlers.RotatingFileHandler(paths.logs / "chatterbox-desk.log", maxBytes=2_000_000,
+                                                       backupCount=3, encoding="utf-8")  # fmt: skip
+        handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+        root.addHandler(handler)
+    except OSError:
+        pass
+    if sys.stderr is not None:  # a frozen app without a console has no stderr
+        console = logging.StreamHandler(sys.stderr)
+        console.setLevel(logging.WARNING)
+        root.addHandler(console)
+
+
+def make_application(argv: list[str] | None = None) -> QApplication:
+    app = QApplication.instance() or QApplication(argv or sys.argv[:1])
+    app.setApplicationName("Chatterbox Desk")
+    app.setOrganizationName("ChatterboxDesk")
+    app.setStyle("Fusion")  # Fusion follows the system's light/dark colour scheme on every platform
+    return app
+
+
+def run(argv: list[str]) -> int:
+    from .main_window import MainWindow
+    from .settings import Settings
+
+    paths = AppPaths.default()
+    configure_logging(paths)
+    app = make_application(argv)
+    window = MainWindow(Settings(), paths)
+    window.show()
+    window.start()
+    return app.exec()

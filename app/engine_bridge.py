@@ -1,0 +1,97 @@
+"""The only object that touches both Qt and the inference worker's queues.
+
+A QTimer on the GUI thread drains the worker's event queue and re-emits each event as a Qt signal; events of
+requests that are no longer current (cancelled or superseded) are dropped, so no stale audio reaches playback.
+"""
+
+from __future__ import annotations
+
+import queue
+from pathlib import Path
+
+from PySide6.QtCore import QObject, QTimer, Signal, Slot
+
+from core import inference_worker as w
+from core.options import RuntimeOptions
+from core.synthesis import SynthesisRequest
+
+
+class EngineBridge(QObject):
+    model_loaded = Signal(object)  # w.ModelLoaded
+    model_failed = Signal(str)
+    request_started = Signal(int)
+    chunk_ready = Signal(object)  # core.synthesis.AudioChunk
+    request_finished = Signal(int, object)  # id, RequestReport
+    request_failed = Signal(int, str)
+    request_cancelled = Signal(int)
+
+    def __init__(self, worker: w.InferenceWorker | None = None, parent=None, poll_ms: int = 10):
+        super().__init__(parent)
+        self.worker = worker or w.InferenceWorker()
+        self.current: int | None = None
+        self.model: w.ModelLoaded | None = None
+        self.loading = False
+        self._timer = QTimer(self)
+        self._timer.setInterval(poll_ms)
+        self._timer.timeout.connect(self._drain)
+        self.worker.start()
+        self._timer.start()
+
+    def load(self, bundle: Path, runtime: RuntimeOptions) -> None:
+        self.loading = True
+        self.worker.load(bundle, runtime)
+
+    def speak(self, text: str, voice, options, runtime: RuntimeOptions | None = None) -> int:
+        """Start a request; a running one is cancelled first (its remaining events are dropped)."""
+        self.cancel()
+        rid = self.worker.new_request_id()
+        self.current = rid
+        self.worker.speak(SynthesisRequest(text, voice, options, rid), runtime)
+        return rid
+
+    def cancel(self) -> None:
+        if self.current is not None:
+            self.worker.cancel(self.current)
+            self.request_cancelled.emit(self.current)
+            self.current = None
+
+    @property
+    def busy(self) -> bool:
+        return self.current is not None
+
+    def shutdown(self, timeout: float = 5.0) -> bool:
+        self._timer.stop()
+        self.current = None
+        return self.worker.shutdown(timeout)
+
+    @Slot()
+    def _drain(self) -> None:
+        for _ in range(200):  # bounded per tick so a flood of events cannot stall the GUI
+            try:
+                event = self.worker.events.get_nowait()
+            except queue.Empty:
+                return
+            self._dispatch(event)
+
+    def _dispatch(self, event) -> None:
+        if isinstance(event, w.ModelLoaded):
+            self.loading = False
+            self.model = event
+            self.model_loaded.emit(event)
+        elif isinstance(event, w.ModelFailed):
+            self.loading = False
+            self.model_failed.emit(event.message)
+        elif getattr(event, "request_id", None) != self.current:
+            return  # a cancelled or superseded request
+        elif isinstance(event, w.Started):
+            self.request_started.emit(event.request_id)
+        elif isinstance(event, w.Chunk):
+            self.chunk_ready.emit(event.chunk)
+        elif isinstance(event, w.Finished):
+            self.current = None
+            self.request_finished.emit(event.request_id, event.report)
+        elif isinstance(event, w.Failed):
+            self.current = None
+            self.request_failed.emit(event.request_id, event.message)
+        elif isinstance(event, w.Cancelled):
+            self.current = None

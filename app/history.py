@@ -1,0 +1,79 @@
+"""A history of generations (text, voice, settings, seed, timings and the audio), kept across restarts."""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+import numpy as np
+import soundfile as sf
+
+from core.audio_io import write_audio
+
+MAX_ENTRIES = 200
+
+
+@dataclass
+class HistoryEntry:
+    id: str
+    created: float
+    text: str
+    voice: str
+    variant: str
+    seed: int
+    settings: dict = field(default_factory=dict)
+    timings: dict = field(default_factory=dict)
+    audio_file: str = ""
+    seconds: float = 0.0
+
+    @property
+    def title(self) -> str:
+        stamp = time.strftime("%H:%M:%S", time.localtime(self.created))
+        snippet = " ".join(self.text.split())[:48]
+        return f"{stamp} · {self.seconds:.1f} s · {snippet}"
+
+
+class History:
+    def __init__(self, directory: Path):
+        self.directory = Path(directory)
+        self.entries: list[HistoryEntry] = self._load()
+
+    def _index(self) -> Path:
+        return self.directory / "history.json"
+
+    def _load(self) -> list[HistoryEntry]:
+        try:
+            raw = json.loads(self._index().read_text(encoding="utf-8"))
+            entries = [HistoryEntry(**item) for item in raw]
+        except (OSError, ValueError, TypeError):
+            return []
+        return [e for e in entries if (self.directory / e.audio_file).is_file()]
+
+    def _save(self) -> None:
+        self.directory.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=self.directory, suffix=".json")
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            json.dump([asdict(e) for e in self.entries], fh, indent=1)
+        os.replace(tmp, self._index())
+
+    def add(self, audio: np.ndarray, sample_rate: int, **fields) -> HistoryEntry:
+        entry_id = time.strftime("%Y%m%d-%H%M%S") + f"-{int(time.time() * 1000) % 1000:03d}"
+        audio_file = f"{entry_id}.flac"
+        self.directory.mkdir(parents=True, exist_ok=True)
+        write_audio(self.directory / audio_file, audio, sample_rate)
+        entry = HistoryEntry(id=entry_id, created=time.time(), audio_file=audio_file,
+                             seconds=audio.size / sample_rate, **fields)  # fmt: skip
+        self.entries.insert(0, entry)
+        for old in self.entries[MAX_ENTRIES:]:
+            (self.directory / old.audio_file).unlink(missing_ok=True)
+        del self.entries[MAX_ENTRIES:]
+        self._save()
+        return entry
+
+    def audio(self, entry: HistoryEntry) -> tuple[np.ndarray, int]:
+        data, rate = sf.read(self.directory / entry.audio_file, dtype="float32")
+        return data, rate

@@ -1,0 +1,133 @@
+"""The one QSettings wrapper: a key enum, typed access, and conversion to the core's option dataclasses."""
+
+from __future__ import annotations
+
+from enum import Enum
+from pathlib import Path
+
+from PySide6.QtCore import QSettings
+
+from core.options import RuntimeOptions, SynthesisOptions
+
+ORGANIZATION, APPLICATION = "ChatterboxDesk", "ChatterboxDesk"
+
+
+class Key(str, Enum):
+    BUNDLE = "model/bundle"
+    PROVIDER = "runtime/provider"
+    THREADS = "runtime/threads"  # 0: onnxruntime's default
+    PRECISION = "runtime/precision"
+    KV_CHAINING = "runtime/kv_chaining"
+    CONDITIONING_CACHE = "runtime/conditioning_cache"
+    PREFIX_CACHE = "runtime/prefix_cache"
+    STREAM = "runtime/stream"
+    FIRST_CHUNK_TOKENS = "runtime/first_chunk_tokens"
+    CHUNK_TOKENS = "runtime/chunk_tokens"
+    TEMPERATURE = "sampling/temperature"
+    TOP_P = "sampling/top_p"
+    TOP_K = "sampling/top_k"  # 0: off
+    MIN_P = "sampling/min_p"
+    REPETITION_PENALTY = "sampling/repetition_penalty"
+    CFG_WEIGHT = "sampling/cfg_weight"
+    EXAGGERATION = "sampling/exaggeration"
+    SEED = "sampling/seed"
+    RANDOM_SEED = "sampling/random_seed"
+    LANGUAGE = "sampling/language"
+    VOICE = "voice/current"  # a voice-library name or a file path; empty: the bundle's default voice
+    GEOMETRY = "window/geometry"
+    SPLITTER = "window/splitter"
+
+
+_DEFAULTS = {
+    Key.PROVIDER: "auto",
+    Key.THREADS: 0,
+    Key.PRECISION: "fp32",
+    Key.KV_CHAINING: True,
+    Key.CONDITIONING_CACHE: True,
+    Key.PREFIX_CACHE: True,
+    Key.STREAM: True,
+    Key.FIRST_CHUNK_TOKENS: 10,
+    Key.CHUNK_TOKENS: 25,
+    Key.SEED: 0,
+    Key.RANDOM_SEED: True,
+    Key.LANGUAGE: "en",
+    Key.VOICE: "",
+    Key.BUNDLE: "",
+}
+_SAMPLING = {
+    Key.TEMPERATURE: "temperature",
+    Key.TOP_P: "top_p",
+    Key.TOP_K: "top_k",
+    Key.MIN_P: "min_p",
+    Key.REPETITION_PENALTY: "repetition_penalty",
+    Key.CFG_WEIGHT: "cfg_weight",
+    Key.EXAGGERATION: "exaggeration",
+}
+
+
+class Settings:
+    """Typed access to QSettings. Sampling keys that were never set mean "the model's default" (``None``)."""
+
+    def __init__(self, qsettings: QSettings | None = None):
+        self.q = qsettings or QSettings(ORGANIZATION, APPLICATION)
+
+    def get(self, key: Key):
+        default = _DEFAULTS.get(key)
+        value = self.q.value(key.value, default)
+        if value is None:
+            return None
+        if isinstance(default, bool):
+            return value if isinstance(value, bool) else str(value).lower() in ("1", "true", "yes")
+        if isinstance(default, int):
+            try:
+                return int(value)
+            except (TypeError, ValueError):
+                return default
+        if key in _SAMPLING:
+            try:
+                return float(value)
+            except (TypeError, ValueError):
+                return None
+        return value
+
+    def set(self, key: Key, value) -> None:
+        if value is None:
+            self.q.remove(key.value)
+        else:
+            self.q.setValue(key.value, value)
+
+    def reset_sampling(self) -> None:
+        for key in _SAMPLING:
+            self.q.remove(key.value)
+
+    def sync(self) -> None:
+        self.q.sync()
+
+    # --- conversions -------------------------------------------------------------------------------------------
+    def runtime_options(self) -> RuntimeOptions:
+        threads = self.get(Key.THREADS)
+        return RuntimeOptions(
+            provider=self.get(Key.PROVIDER),
+            threads=threads or None,
+            precision=self.get(Key.PRECISION),
+            kv_chaining=self.get(Key.KV_CHAINING),
+            conditioning_cache=self.get(Key.CONDITIONING_CACHE),
+            prefix_cache=self.get(Key.PREFIX_CACHE),
+            stream=self.get(Key.STREAM),
+            first_chunk_tokens=self.get(Key.FIRST_CHUNK_TOKENS),
+            chunk_tokens=self.get(Key.CHUNK_TOKENS),
+            spinning=False,  # a desktop app shares its few cores with the GUI and the audio callback
+        )
+
+    def synthesis_options(self, variant: str | None = None) -> SynthesisOptions:
+        values = {field: self.get(key) for key, field in _SAMPLING.items()}
+        if values["top_k"] is not None:
+            values["top_k"] = int(values["top_k"]) or None
+        seed = None if self.get(Key.RANDOM_SEED) else self.get(Key.SEED)
+        language = self.get(Key.LANGUAGE) if variant == "multilingual" else None
+        return SynthesisOptions(**values, seed=seed, language=language)
+
+    @property
+    def bundle(self) -> Path | None:
+        value = self.get(Key.BUNDLE)
+        return Path(value) if value else None

@@ -1,0 +1,87 @@
+"""Named voices kept in the user data directory (a copy of each reference recording plus a small JSON file).
+
+Their conditioning is cached by the core (keyed by the audio itself), so switching voices costs no encoder run after
+the first use, across restarts too.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from core.voice import VoiceReference, load_voice
+
+AUDIO_SUFFIXES = {".wav", ".flac", ".ogg", ".mp3", ".aiff", ".aif"}
+
+
+@dataclass(frozen=True)
+class LibraryVoice:
+    name: str
+    path: Path
+    seconds: float
+
+
+class VoiceLibrary:
+    def __init__(self, directory: Path):
+        self.directory = Path(directory)
+
+    def _index_path(self) -> Path:
+        return self.directory / "voices.json"
+
+    def _index(self) -> dict:
+        try:
+            data = json.loads(self._index_path().read_text(encoding="utf-8"))
+            return data if isinstance(data, dict) else {}
+        except (OSError, ValueError):
+            return {}
+
+    def _save_index(self, index: dict) -> None:
+        self.directory.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=self.directory, suffix=".json")
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            json.dump(index, fh, indent=2)
+        os.replace(tmp, self._index_path())
+
+    def voices(self) -> list[LibraryVoice]:
+        out = []
+        for name, entry in sorted(self._index().items(), key=lambda kv: kv[0].lower()):
+            path = self.directory / entry.get("file", "")
+            if path.is_file():
+                out.append(LibraryVoice(name, path, float(entry.get("seconds", 0.0))))
+        return out
+
+    def get(self, name: str) -> LibraryVoice | None:
+        return next((v for v in self.voices() if v.name == name), None)
+
+    def add(self, name: str, source: Path) -> tuple[LibraryVoice, VoiceReference]:
+        """Check the recording (raises VoiceReferenceError) and keep a copy under ``name``."""
+        name = " ".join(name.split())[:60] or Path(source).stem
+        reference = load_voice(source)
+        stem = re.sub(r"[^A-Za-z0-9_-]+", "_", name).strip("_") or "voice"
+        target = self.directory / f"{stem}{Path(source).suffix.lower()}"
+        counter = 1
+        index = self._index()
+        taken = {entry.get("file") for key, entry in index.items() if key != name}
+        while target.name in taken:
+            counter += 1
+            target = self.directory / f"{stem}_{counter}{Path(source).suffix.lower()}"
+        self.directory.mkdir(parents=True, exist_ok=True)
+        if Path(source).resolve() != target.resolve():
+            shutil.copyfile(source, target)
+        index[name] = {"file": target.name, "seconds": reference.duration_s, "source": str(source)}
+        self._save_index(index)
+        return LibraryVoice(name, target, reference.duration_s), reference
+
+    def remove(self, name: str) -> None:
+        index = self._index()
+        entry = index.pop(name, None)
+        if entry is None:
+            return
+        self._save_index(index)
+        if all(e.get("file") != entry.get("file") for e in index.values()):
+            (self.directory / entry.get("file", "")).unlink(missing_ok=True)

@@ -1,0 +1,1 @@
+"""The main window's parts, one file each."""

@@ -1,0 +1,215 @@
+"""The one long-lived inference thread: it owns the pipeline; requests go in over a queue, events come out.
+
+No Qt here: the app's bridge drains :attr:`InferenceWorker.events` on a timer and turns events into signals.
+Every request has an id; ``cancel(id)`` marks it and the decode loop stops between steps; events of cancelled
+requests are not emitted. A failed request becomes a :class:`Failed` event and the worker lives on.
+"""
+
+from __future__ import annotations
+
+import logging
+import queue
+import threading
+import traceback
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .errors import ChatterboxError, SynthesisCancelled
+from .options import RuntimeOptions
+from .pipeline import SESSION_FIELDS, Pipeline
+from .synthesis import AudioChunk, RequestReport, SynthesisRequest
+
+log = logging.getLogger(__name__)
+
+
+# --- commands ----------------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class LoadModel:
+    bundle: Path
+    runtime: RuntimeOptions
+
+
+@dataclass(frozen=True)
+class Speak:
+    request: SynthesisRequest
+    runtime: RuntimeOptions | None = None
+    """Switches for this request (applied without a reload when only non-session fields changed)."""
+
+
+@dataclass(frozen=True)
+class _Stop:
+    pass
+
+
+# --- events ------------------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class ModelLoaded:
+    bundle: Path
+    variant: str
+    providers: dict
+    notice: str | None
+    precisions: dict
+    languages: tuple
+    supports_cfg: bool
+    has_default_voice: bool
+
+
+@dataclass(frozen=True)
+class ModelFailed:
+    bundle: Path
+    message: str
+
+
+@dataclass(frozen=True)
+class Started:
+    request_id: int
+
+
+@dataclass(frozen=True)
+class Chunk:
+    request_id: int
+    chunk: AudioChunk
+
+
+@dataclass(frozen=True)
+class Finished:
+    request_id: int
+    report: RequestReport
+
+
+@dataclass(frozen=True)
+class Failed:
+    request_id: int
+    message: str
+    internal: bool = False
+
+
+@dataclass(frozen=True)
+class Cancelled:
+    request_id: int
+
+
+@dataclass
+class InferenceWorker:
+    """Start with :meth:`start`; stop with :meth:`shutdown` (bounded)."""
+
+    pipeline_factory: object = Pipeline.from_bundle
+    commands: queue.Queue = field(default_factory=queue.Queue)
+    events: queue.Queue = field(default_factory=queue.Queue)
+
+    def __post_init__(self) -> None:
+        self._cancelled: set[int] = set()
+        self._lock = threading.Lock()
+        self._thread = threading.Thread(target=self._run, name="inference", daemon=True)
+        self.pipeline: Pipeline | None = None
+        self._next_id = 0
+
+    # --- called from any thread ----------------------------------------------------------------------------------
+    def start(self) -> None:
+        self._thread.start()
+
+    def new_request_id(self) -> int:
+        with self._lock:
+            self._next_id += 1
+            return self._next_id
+
+    def load(self, bundle: Path, runtime: RuntimeOptions) -> None:
+        self.commands.put(LoadModel(Path(bundle), runtime))
+
+    def speak(self, request: SynthesisRequest, runtime: RuntimeOptions | None = None) -> int:
+        self.commands.put(Speak(request, runtime))
+        return request.request_id
+
+    def cancel(self, request_id: int) -> None:
+        with self._lock:
+            self._cancelled.add(request_id)
+
+    def is_cancelled(self, request_id: int) -> bool:
+        with self._lock:
+            return request_id in self._cancelled
+
+    def shutdown(self, timeout: float = 5.0) -> bool:
+        """Cancel everything queued or running, stop the thread; ``False`` if it did not end within ``timeout``."""
+        with self._lock:
+            self._cancelled.update(range(self._next_id + 1))
+        self.commands.put(_Stop())
+        if self._thread.is_alive():
+            self._thread.join(timeout)
+        return not self._thread.is_alive()
+
+    @property
+    def alive(self) -> bool:
+        return self._thread.is_alive()
+
+    # --- the inference thread ------------------------------------------------------------------------------------
+    def _run(self) -> None:
+        while True:
+            command = self.commands.get()
+            if isinstance(command, _Stop):
+                self.pipeline = None
+                return
+            try:
+                if isinstance(command, LoadModel):
+                    self._load(command)
+                elif isinstance(command, Speak):
+                    self._speak(command)
+            except Exception:
+                log.exception("unexpected error in the inference thread")
+
+    def _load(self, command: LoadModel) -> None:
+        try:
+            pipe = self.pipeline_factory(command.bundle, command.runtime)
+        except ChatterboxError as exc:
+            self.events.put(ModelFailed(command.bundle, str(exc)))
+            return
+        except Exception as exc:
+            log.exception("loading %s failed", command.bundle)
+            self.events.put(ModelFailed(command.bundle, f"Unexpected error while loading the model: {exc}"))
+            return
+        self.pipeline = pipe
+        self.events.put(
+            ModelLoaded(
+                bundle=command.bundle,
+                variant=pipe.info.variant,
+                providers=dict(pipe.providers),
+                notice=pipe.provider_notice,
+                precisions=dict(pipe.files.precisions),
+                languages=tuple(pipe.tokenizer.languages),
+                supports_cfg=pipe.info.supports_cfg and pipe.embedder.text_table is not None,
+                has_default_voice=pipe.files.default_voice is not None,
+            )
+        )
+
+    def _speak(self, command: Speak) -> None:
+        rid = command.request.request_id
+        if self.is_cancelled(rid):
+            self.events.put(Cancelled(rid))
+            return
+        pipe = self.pipeline
+        if pipe is None:
+            self.events.put(Failed(rid, "No model is loaded: choose one in the Models menu."))
+            return
+        if command.runtime is not None:
+            changed = [f for f in SESSION_FIELDS if getattr(command.runtime, f) != getattr(pipe.runtime, f)]
+            if changed:
+                self._load(LoadModel(pipe.files.root, command.runtime))
+                pipe = self.pipeline
+            pipe.update_runtime(command.runtime)
+        self.events.put(Started(rid))
+        stream = pipe.stream(command.request, cancelled=lambda: self.is_cancelled(rid))
+        try:
+            for chunk in stream:
+                if self.is_cancelled(rid):
+                    raise SynthesisCancelled("cancelled")
+                self.events.put(Chunk(rid, chunk))
+        except SynthesisCancelled:
+            self.events.put(Cancelled(rid))
+            return
+        except ChatterboxError as exc:
+            self.events.put(Failed(rid, str(exc)))
+            return
+        except Exception as exc:  # noqa: BLE001 - one failed request never takes the worker down
+            log.error("request %d failed:\n%s", rid, traceback.format_exc())
+            self.events.put(Failed(rid, f"Internal error: {type(exc).__name__}: {exc}", internal=True))
+            return
+        self.events.put(Finished(rid, stream.report))
