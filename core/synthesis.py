@@ -83,6 +83,8 @@ class SynthesisStream:
         self.request = request
         self.cancelled = cancelled or (lambda: False)
         self.report = RequestReport()
+        self._ttfa_ms: float | None = None
+        self._decoder_ms = 0.0
 
     def __iter__(self) -> Iterator[AudioChunk]:
         return self._run()
@@ -104,9 +106,7 @@ class SynthesisStream:
             report.warnings.append("Classifier-free guidance is unavailable for this bundle; generating without it.")
 
         stats: list[DecodeStats] = []
-        ttfa = None
         index = 0
-        decoder_ms = 0.0
         previous_was_sentence = False
         for number, piece in enumerate(pieces):
             if isinstance(piece, Pause) or previous_was_sentence:
@@ -145,12 +145,7 @@ class SynthesisStream:
                 pending.append(token)
                 report.speech_tokens.append(token)
                 if threshold is not None and len(pending) >= threshold:
-                    lm_ms = (time.perf_counter() - lm_started) * 1000
-                    chunk = self._decode(audio, pending, False, index, number, piece, lm_ms, started)
-                    decoder_ms += chunk.decode_ms
-                    if ttfa is None and chunk.samples.size:
-                        ttfa = chunk.at_ms
-                    yield chunk
+                    yield self._decode(audio, pending, False, index, number, piece, lm_started, started)
                     index += 1
                     pending, threshold = [], runtime.chunk_tokens
                     lm_started = time.perf_counter()
@@ -158,12 +153,7 @@ class SynthesisStream:
                 drop = min(guard.repeated_tail, len(pending))
                 del pending[len(pending) - drop :]
                 del report.speech_tokens[len(report.speech_tokens) - drop :]
-            lm_ms = (time.perf_counter() - lm_started) * 1000
-            chunk = self._decode(audio, pending, True, index, number, piece, lm_ms, started)
-            decoder_ms += chunk.decode_ms
-            if ttfa is None and chunk.samples.size:
-                ttfa = chunk.at_ms
-            yield chunk
+            yield self._decode(audio, pending, True, index, number, piece, lm_started, started)
             index += 1
             report.stop_reasons.append(st.stop_reason)
 
@@ -171,12 +161,12 @@ class SynthesisStream:
         steps = [s for st in stats for s in st.step_ms]
         audio_s = report.samples / SAMPLE_RATE
         report.timings = {
-            "ttfa_ms": ttfa if ttfa is not None else total_ms,
+            "ttfa_ms": self._ttfa_ms if self._ttfa_ms is not None else total_ms,
             "prefill_ms": stats[0].prefill_ms if stats else 0.0,
             "prefix_build_ms": sum(st.prefix_build_ms for st in stats),
             "first_token_ms": (stats[0].started_at - started) * 1000 + stats[0].first_token_ms if stats else 0.0,
             "step_ms_median": statistics.median(steps) if steps else 0.0,
-            "decoder_ms": decoder_ms,
+            "decoder_ms": self._decoder_ms,
             "total_ms": total_ms,
             "rtf": (total_ms / 1000) / audio_s if audio_s else 0.0,
             "python_overhead_share": statistics.median(step_overhead_share(st) for st in stats) if stats else 0.0,
@@ -191,12 +181,15 @@ class SynthesisStream:
         index: int,
         number: int,
         piece,
-        lm_ms: float,
+        lm_started: float,
         started: float,
     ) -> AudioChunk:
+        """Decode the tokens generated since ``lm_started`` into a speech chunk."""
         t0 = time.perf_counter()
+        lm_ms = (t0 - lm_started) * 1000
         samples = audio.add(tokens, final)
         decode_ms = (time.perf_counter() - t0) * 1000
+        self._decoder_ms += decode_ms
         return self._chunk(
             samples,
             index,
@@ -227,6 +220,8 @@ class SynthesisStream:
             self.request.request_id,
         )
         self.report.samples += samples.size
+        if self._ttfa_ms is None and kind == "speech" and samples.size:
+            self._ttfa_ms = at_ms
         audio_ms = samples.size / SAMPLE_RATE * 1000
         self.report.chunks.append({
             "index": index, "sentence": number, "kind": kind, "tokens": tokens, "samples": int(samples.size),

@@ -16,25 +16,24 @@ class LatencyPlot(QWidget):
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(self.view)
-        self.chunks_plot = self.view.addPlot(title="this request, per chunk")
-        self.chunks_plot.setLabel("bottom", "chunk")
-        self.chunks_plot.setLabel("left", "ms")
-        self.chunks_plot.addLegend(offset=(5, 5))
-        self.chunks_plot.setMenuEnabled(False)
+        self.chunks_plot = self._add_plot("this request, per chunk", "chunk")
         self.lm_curve = self.chunks_plot.plot(pen="#4aa3df", symbol="o", symbolSize=5, name="LM")
         self.decode_curve = self.chunks_plot.plot(pen="#5cb85c", symbol="t", symbolSize=5, name="decode")
-        self.requests_plot = self.view.addPlot(title="per request")
-        self.requests_plot.setLabel("bottom", "request")
-        self.requests_plot.setLabel("left", "ms")
-        self.requests_plot.addLegend(offset=(5, 5))
-        self.requests_plot.setMenuEnabled(False)
+        self.requests_plot = self._add_plot("per request", "request")
         self.ttfa_curve = self.requests_plot.plot(pen="#f0ad4e", symbol="o", symbolSize=6, name="first audio")
         self.step_curve = self.requests_plot.plot(pen="#4aa3df", symbol="s", symbolSize=6, name="LM step ×10")
         self.rtf_curve = self.requests_plot.plot(pen="#d9534f", symbol="t", symbolSize=6, name="RTF ×100")
-        for plot in (self.chunks_plot, self.requests_plot):
-            style_plot(plot, self.view)
         self.chunks: list[tuple[float, float, float]] = []
         self.requests: list[tuple[float, float, float]] = []
+
+    def _add_plot(self, title: str, x_label: str):
+        plot = self.view.addPlot(title=title)
+        plot.setLabel("bottom", x_label)
+        plot.setLabel("left", "ms")
+        plot.addLegend(offset=(5, 5))
+        plot.setMenuEnabled(False)
+        style_plot(plot, self.view)
+        return plot
 
     def start_request(self) -> None:
         self.chunks = []
