@@ -1,1 +1,3 @@
-"""The PySide6 desktop application (see the desktop app issue); the pipeline lives in ``core``."""
+"""The PySide6 desktop application; the pipeline lives in ``core``."""
+
+__version__ = "0.1.0"

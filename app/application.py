@@ -6,9 +6,12 @@ import logging
 import logging.handlers
 import sys
 
+from PySide6.QtGui import QIcon
 from PySide6.QtWidgets import QApplication
 
+from . import __version__
 from .paths import AppPaths
+from .resources import resource_path
 
 
 def configure_logging(paths: AppPaths) -> None:
@@ -32,7 +35,11 @@ def make_application(argv: list[str] | None = None) -> QApplication:
     app = QApplication.instance() or QApplication(argv or sys.argv[:1])
     app.setApplicationName("Chatterbox Desk")
     app.setOrganizationName("ChatterboxDesk")
+    app.setApplicationVersion(__version__)
     app.setStyle("Fusion")  # Fusion follows the system's light/dark colour scheme on every platform
+    icon = resource_path("icon.png")
+    if icon.is_file():
+        app.setWindowIcon(QIcon(str(icon)))
     return app
 
 

@@ -32,8 +32,11 @@ def run_self_test(out_dir: Path, bundle: Path | None, timeout: float = 180.0) ->
     try:
         return _run(Path(out_dir), bundle, timeout)
     except Exception as exc:  # noqa: BLE001 - a self-test reports every failure as a message and exit code 1
-        print(f"self-test failed: {type(exc).__name__}: {exc}", file=sys.stderr)
-        traceback.print_exc(file=sys.stderr)
+        _say(f"self-test failed: {type(exc).__name__}: {exc}", sys.stderr)
+        if sys.stderr is not None:
+            traceback.print_exc(file=sys.stderr)
+        (Path(out_dir) / "error.txt").parent.mkdir(parents=True, exist_ok=True)
+        (Path(out_dir) / "error.txt").write_text(traceback.format_exc(), encoding="utf-8")
         return 1
 
 
@@ -132,7 +135,12 @@ def _run(out: Path, bundle: Path | None, timeout: float) -> int:
     if not result["waveform_points"] or not result["latency_points"]:
         problems.append("a plot is empty")
     if problems:
-        print("self-test failed: " + "; ".join(problems), file=sys.stderr)
+        _say("self-test failed: " + "; ".join(problems), sys.stderr)
         return 1
-    print(json.dumps(result))
+    _say(json.dumps(result), sys.stdout)
     return 0
+
+
+def _say(text: str, stream) -> None:
+    if stream is not None:  # a frozen app without a console has neither stdout nor stderr
+        print(text, file=stream)

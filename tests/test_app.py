@@ -303,3 +303,24 @@ def test_qt_binding_keeps_reference_counts(qapp):
     after = sys.getrefcount(None)
     painter.end()
     assert after >= before - 50
+
+
+def test_first_start_without_a_model_offers_the_model_dialog(qtbot, tmp_path, bundles, monkeypatch):
+    from app.widgets import model_dialog
+
+    shown = []
+
+    def fake_exec(dialog):
+        shown.append(dialog.windowTitle())
+        dialog.chosen = "standin"
+        return 1
+
+    monkeypatch.setattr(model_dialog.ModelDialog, "exec", fake_exec)
+    w = make_window(qtbot, tmp_path, bundles["original"], load=False)
+    try:
+        with qtbot.waitSignal(w.bridge.model_loaded, timeout=30000):
+            w.start()
+        assert shown == ["Choose a voice model"]
+        assert w.settings.get(Key.BUNDLE).endswith("test-model")
+    finally:
+        w.close()

@@ -1,0 +1,12 @@
+"""Files shipped with the app (``resources/``), found both in a source checkout and in the frozen build."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+
+def resource_path(name: str) -> Path:
+    frozen_root = getattr(sys, "_MEIPASS", None)  # PyInstaller unpacks data files here
+    base = Path(frozen_root) if frozen_root else Path(__file__).resolve().parents[1]
+    return base / "resources" / name
