@@ -230,7 +230,7 @@ class Bench:
         started = time.perf_counter()
         steps = {"kv": self.kv_chaining, "overhead": self.python_overhead, "floor": self.bandwidth_floor,
                  "cfg": self.cfg_cost, "prefix": self.prefix_cache, "conditioning": self.conditioning_cache,
-                 "streaming": self.streaming, "spinning": self.spinning}  # fmt: skip
+                 "streaming": self.streaming, "spinning": self.spinning, "threads": self.threads}  # fmt: skip
         for name, step in steps.items():
             if not only or name in only:
                 step()
