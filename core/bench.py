@@ -214,17 +214,24 @@ class Bench:
                          lambda: self._time_steps(ChainedKV, two, 2))  # fmt: skip
         self._add(summary("LM step, CFG", "batch 1 (no CFG)", a, "batch 2 (CFG)", b))
 
+    def _session_variant(self, name: str, a_label: str, b_label: str, **changes) -> None:
+        """Per-step time of this pipeline vs one whose sessions differ by ``changes`` (loaded side by side)."""
+        other = Bench(Pipeline.from_bundle(self.pipe.files.root, replace(self.pipe.runtime, **changes)), self.config,
+                      log=lambda *_: None)  # fmt: skip
+        mine = self._prefix(ChainedKV, self.config.short_context)
+        theirs = other._prefix(ChainedKV, self.config.short_context)
+        a, b = alternate(self.config.reps, lambda: self._time_steps(ChainedKV, mine),
+                         lambda: other._time_steps(ChainedKV, theirs))  # fmt: skip
+        self._add(summary(name, a_label, a, b_label, b))
+
     def spinning(self) -> None:
-        """Per-step time with onnxruntime's idle threads spinning (default) vs sleeping (what the app uses)."""
-        other = Pipeline.from_bundle(self.pipe.files.root, replace(self.pipe.runtime, spinning=False))
-        quiet = Bench(other, self.config, log=lambda *_: None)
-        spin_prefix, sleep_prefix = (
-            self._prefix(ChainedKV, self.config.short_context),
-            quiet._prefix(ChainedKV, self.config.short_context),
-        )
-        a, b = alternate(self.config.reps, lambda: self._time_steps(ChainedKV, spin_prefix),
-                         lambda: quiet._time_steps(ChainedKV, sleep_prefix))  # fmt: skip
-        self._add(summary("LM step, idle threads", "spinning", a, "sleeping", b))
+        """Idle intra-op threads spinning (the CLI default) vs sleeping (what the desktop app uses)."""
+        self._session_variant("LM step, idle threads", "spinning", "sleeping", spinning=False)
+
+    def threads(self) -> None:
+        """onnxruntime's default thread count (one per physical core) vs a single thread."""
+        if self.pipe.runtime.threads != 1:
+            self._session_variant("LM step, intra-op threads", "default", "1 thread", threads=1)
 
     def run(self, only: tuple[str, ...] = ()) -> dict:
         started = time.perf_counter()
