@@ -23,7 +23,16 @@ def test_bench_reports_every_comparison(bundles, tmp_path, capsys):
     assert code == 0
     report = json.loads(out.read_text())
     names = " | ".join(c["name"] for c in report["comparisons"])
-    for expected in ("short context", "long context", "CFG", "Prefill", "conditioning cache", "first audio"):
+    for expected in (
+        "short context",
+        "long context",
+        "CFG",
+        "Prefill",
+        "conditioning cache",
+        "first audio",
+        "idle threads",
+        "intra-op threads",
+    ):
         assert expected in names
     assert all(c["a_median"] > 0 and c["b_median"] > 0 for c in report["comparisons"])
     for key in ("python_overhead_share", "step_over_floor", "memory_bandwidth_gbs", "ttfa_share_of_total"):
