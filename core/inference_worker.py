@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import logging
 import queue
+import re
 import threading
 import traceback
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from .errors import ChatterboxError, SynthesisCancelled
@@ -103,6 +104,8 @@ class InferenceWorker:
         self._thread = threading.Thread(target=self._run, name="inference", daemon=True)
         self.pipeline: Pipeline | None = None
         self._next_id = 0
+        self._gpu_failed: str | None = None
+        """Why the GPU failed mid-request; until the next explicit load, requests run on the CPU."""
 
     # --- called from any thread ----------------------------------------------------------------------------------
     def start(self) -> None:
@@ -150,13 +153,22 @@ class InferenceWorker:
                 return
             try:
                 if isinstance(command, LoadModel):
+                    self._gpu_failed = None  # an explicit load tries the GPU again
                     self._load(command)
                 elif isinstance(command, Speak):
                     self._speak(command)
-            except Exception:
+            except Exception as exc:  # the thread must outlive any bug
                 log.exception("unexpected error in the inference thread")
+                if isinstance(command, Speak):  # every request ends with an event, or the GUI would wait forever
+                    self.events.put(
+                        Failed(
+                            command.request.request_id, f"Internal error: {type(exc).__name__}: {exc}", internal=True
+                        )
+                    )
 
     def _load(self, command: LoadModel) -> None:
+        if self._gpu_failed and command.runtime.provider != "cpu":
+            command = LoadModel(command.bundle, replace(command.runtime, provider="cpu"))
         try:
             pipe = self.pipeline_factory(command.bundle, command.runtime)
         except ChatterboxError as exc:
@@ -172,7 +184,11 @@ class InferenceWorker:
                 bundle=command.bundle,
                 variant=pipe.info.variant,
                 providers=dict(pipe.providers),
-                notice=pipe.provider_notice,
+                notice=(
+                    f"Running on CPU: the GPU failed during synthesis ({self._gpu_failed}). Press Speak to try again."
+                    if self._gpu_failed
+                    else pipe.provider_notice
+                ),
                 precisions=dict(pipe.files.precisions),
                 languages=tuple(pipe.tokenizer.languages),
                 supports_cfg=pipe.info.supports_cfg and pipe.embedder.text_table is not None,
@@ -190,14 +206,19 @@ class InferenceWorker:
             self.events.put(Failed(rid, "No model is loaded: choose one in the Models menu."))
             return
         if command.runtime is not None:
+            runtime = replace(command.runtime, provider="cpu") if self._gpu_failed else command.runtime
+            command = Speak(command.request, runtime)
             changed = [f for f in SESSION_FIELDS if getattr(command.runtime, f) != getattr(pipe.runtime, f)]
             if changed:
                 self._load(LoadModel(pipe.files.root, command.runtime))
+                if self.pipeline is pipe:  # the reload failed (ModelFailed says why); the old model stays
+                    self.events.put(Failed(rid, f"The model could not be reloaded with the new {', '.join(changed)}."))
+                    return
                 pipe = self.pipeline
             pipe.update_runtime(command.runtime)
         self.events.put(Started(rid))
-        stream = pipe.stream(command.request, cancelled=lambda: self.is_cancelled(rid))
         try:
+            stream = pipe.stream(command.request, cancelled=lambda: self.is_cancelled(rid))
             for chunk in stream:
                 if self.is_cancelled(rid):
                     raise SynthesisCancelled("cancelled")
@@ -210,6 +231,38 @@ class InferenceWorker:
             return
         except Exception as exc:  # noqa: BLE001 - one failed request never takes the worker down
             log.error("request %d failed:\n%s", rid, traceback.format_exc())
-            self.events.put(Failed(rid, f"Internal error: {type(exc).__name__}: {exc}", internal=True))
+            if _on_gpu(pipe) and _is_device_failure(exc):
+                self._fall_back_to_cpu(rid, pipe, exc)
+            else:
+                self.events.put(Failed(rid, f"Internal error: {type(exc).__name__}: {exc}", internal=True))
             return
         self.events.put(Finished(rid, stream.report))
+
+    def _fall_back_to_cpu(self, rid: int, pipe: Pipeline, exc: Exception) -> None:
+        """The GPU failed mid-request: report it, and reload on the CPU so the next request works."""
+        self._gpu_failed = _first_line(str(exc)) or type(exc).__name__
+        self.events.put(
+            Failed(
+                rid,
+                f"The GPU failed during synthesis ({self._gpu_failed}). Switched to the CPU: press Speak to try again.",
+            )
+        )
+        self.pipeline = None  # release the GPU sessions before building the CPU ones
+        self._load(LoadModel(pipe.files.root, pipe.runtime))
+
+
+def _on_gpu(pipe: Pipeline) -> bool:
+    return any(p != "cpu" for p in pipe.providers.values())
+
+
+_DEVICE_ERROR = re.compile(r"cuda|cudnn|cublas|curand|cufft|out of memory|device|gpu", re.IGNORECASE)
+
+
+def _is_device_failure(exc: Exception) -> bool:
+    """An onnxruntime or driver error (not a bug in our own code) while sessions run on the GPU."""
+    return type(exc).__module__.startswith("onnxruntime") or bool(_DEVICE_ERROR.search(str(exc)))
+
+
+def _first_line(text: str) -> str:
+    line = text.strip().splitlines()[0] if text.strip() else ""
+    return line if len(line) <= 200 else line[:200] + "…"
