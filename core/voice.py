@@ -52,18 +52,27 @@ def load_voice(path: Path | str) -> VoiceReference:
     if path.is_dir():
         raise VoiceReferenceError(f"{path} is a folder; choose an audio file (wav, flac, ogg or mp3).")
     try:
-        data, rate = sf.read(str(path), dtype="float32", always_2d=True)
+        # Opened by Python first, so a permission problem is reported as one (libsndfile says "System error").
+        # Only the part that is used is read: a 1-hour recording must not fill the memory.
+        with open(path, "rb") as handle, sf.SoundFile(handle) as f:
+            rate, total = f.samplerate, f.frames
+            data = f.read(min(total, int(MAX_SECONDS * rate) + 1), dtype="float32", always_2d=True)
     except PermissionError as exc:
         raise VoiceReferenceError(f"Cannot read {name}: permission denied. Check the file's permissions.") from exc
     except (sf.LibsndfileError, RuntimeError, OSError, ValueError) as exc:
         raise VoiceReferenceError(
             f"{name} is not a readable audio file ({_short(exc)}). Use a wav, flac, ogg or mp3 recording."
         ) from exc
-    return voice_from_array(data, rate, source=str(path))
+    return voice_from_array(data, rate, source=str(path), total_frames=max(total, data.shape[0]))
 
 
-def voice_from_array(data: np.ndarray, rate: int, source: str = "<array>") -> VoiceReference:
-    """Check and convert raw audio (``[n]`` or ``[n, channels]``) into a :class:`VoiceReference`."""
+def voice_from_array(
+    data: np.ndarray, rate: int, source: str = "<array>", total_frames: int | None = None
+) -> VoiceReference:
+    """Check and convert raw audio (``[n]`` or ``[n, channels]``) into a :class:`VoiceReference`.
+
+    ``total_frames``: the recording's full length when ``data`` holds only its beginning.
+    """
     name = Path(source).name
     data = np.asarray(data, dtype=np.float32)
     if data.ndim == 1:
@@ -71,7 +80,7 @@ def voice_from_array(data: np.ndarray, rate: int, source: str = "<array>") -> Vo
     channels = data.shape[1]
     if data.shape[0] == 0 or rate <= 0:
         raise VoiceReferenceError(f"{name} contains no audio. Record at least {RECOMMENDED_SECONDS:.0f} seconds.")
-    duration = data.shape[0] / rate
+    duration = (total_frames or data.shape[0]) / rate
     keep = int(min(duration, MAX_SECONDS) * rate)
     mono = data[:keep].mean(axis=1)
     if not np.all(np.isfinite(mono)):

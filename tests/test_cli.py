@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import shutil
 import subprocess
 import sys
 
@@ -12,7 +11,6 @@ import pytest
 import soundfile as sf
 
 from core.cli import main
-from core.standin import make_standin
 
 from .conftest import tone
 
@@ -82,43 +80,6 @@ def test_make_standin_command(capsys, tmp_path):
     code, out, _ = run_cli(capsys, "make-standin", tmp_path / "b", "--variant", "multilingual", "--seed", 3)
     assert code == 0 and "multilingual" in out
     assert (tmp_path / "b" / "onnx" / "language_model.onnx").is_file()
-
-
-@pytest.fixture(scope="module")
-def broken(tmp_path_factory, bundles):
-    """Damaged copies of the original stand-in, one per way a download or a user can break a bundle."""
-    root = tmp_path_factory.mktemp("broken")
-
-    def copy(name):
-        return shutil.copytree(bundles["original"], root / name)
-
-    cases = {}
-    b = copy("missing_graph")
-    (b / "onnx" / "conditional_decoder.onnx").unlink()
-    cases["missing_graph"] = (b, "conditional_decoder.onnx is missing")
-    b = copy("missing_data")
-    (b / "onnx" / "language_model.onnx_data").unlink()
-    cases["missing_data"] = (b, "language_model.onnx_data is missing")
-    b = copy("truncated_data")
-    data = b / "onnx" / "language_model.onnx_data"
-    data.write_bytes(data.read_bytes()[: data.stat().st_size // 2])
-    cases["truncated_data"] = (b, "language_model.onnx")
-    b = copy("garbled_graph")
-    (b / "onnx" / "embed_tokens.onnx").write_bytes(b"\x00garbage" * 50)
-    cases["garbled_graph"] = (b, "embed_tokens.onnx")
-    b = copy("no_tokenizer")
-    (b / "tokenizer.json").unlink()
-    cases["no_tokenizer"] = (b, "tokenizer.json is missing")
-    b = copy("garbled_tokenizer")
-    (b / "tokenizer.json").write_text('{"version": "1.0", "model": 42', encoding="utf-8")
-    cases["garbled_tokenizer"] = (b, "tokenizer")
-    b = copy("wrong_variant")
-    turbo = make_standin(root / "turbo_src", "turbo")
-    for suffix in (".onnx", ".onnx_data"):
-        shutil.copy(turbo / "onnx" / f"language_model{suffix}", b / "onnx" / f"language_model{suffix}")
-    cases["wrong_variant"] = (b, "different Chatterbox variants")
-    cases["not_a_folder"] = (root / "nope", "does not exist")
-    return cases
 
 
 @pytest.mark.parametrize(

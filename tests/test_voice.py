@@ -53,6 +53,33 @@ def test_unreadable_file(tmp_path):
         load_voice(path)
 
 
+def test_unreadable_file_for_any_user(tmp_path, monkeypatch):
+    path = write(tmp_path, "locked.wav", tone(3))
+    real_open = open
+
+    def deny(file, *args, **kwargs):
+        if str(file) == str(path):
+            raise PermissionError(13, "Permission denied", str(file))
+        return real_open(file, *args, **kwargs)
+
+    monkeypatch.setattr("core.voice.open", deny, raising=False)
+    with pytest.raises(VoiceReferenceError, match="locked.wav: permission denied"):
+        load_voice(path)
+
+
+def test_a_ten_minute_recording_is_read_only_as_far_as_it_is_used(tmp_path, monkeypatch):
+    path = write(tmp_path, "talk.flac", tone(600, 16000), 16000)
+    read = []
+    real_read = sf.SoundFile.read
+    monkeypatch.setattr(
+        sf.SoundFile, "read", lambda self, frames=-1, **kw: read.append(frames) or real_read(self, frames, **kw)
+    )
+    voice = load_voice(path)
+    assert voice.duration_s == pytest.approx(600) and voice.samples.size == 30 * 24000
+    assert read and max(read) <= 30 * 16000 + 1
+    assert any("first 30 s of the 600 s" in w for w in voice.warnings)
+
+
 def test_nan_samples_are_refused(tmp_path):
     data = tone(3)
     data[100] = np.nan
