@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import logging.handlers
 import sys
@@ -31,6 +32,25 @@ def configure_logging(paths: AppPaths) -> None:
         root.addHandler(console)
 
 
+def install_excepthook(window) -> object:
+    """An exception that escapes a Qt slot is logged with its traceback and shown; the app keeps running."""
+    log = logging.getLogger("app")
+
+    def hook(kind, value, tb) -> None:
+        if issubclass(kind, KeyboardInterrupt):
+            sys.__excepthook__(kind, value, tb)
+            return
+        log.error("unexpected error", exc_info=(kind, value, tb))
+        with contextlib.suppress(Exception):  # the hook itself must never raise
+            window.show_message(
+                f"Something went wrong ({kind.__name__}: {value}). Your text and settings are kept; "
+                "the details are in the log file."
+            )
+
+    sys.excepthook = hook
+    return hook
+
+
 def make_application(argv: list[str] | None = None) -> QApplication:
     app = QApplication.instance() or QApplication(argv or sys.argv[:1])
     app.setApplicationName("Chatterbox Desk")
@@ -51,6 +71,7 @@ def run(argv: list[str]) -> int:
     configure_logging(paths)
     app = make_application(argv)
     window = MainWindow(Settings(), paths)
+    install_excepthook(window)
     window.show()
     window.start()
     return app.exec()

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -12,6 +10,7 @@ from pathlib import Path
 import numpy as np
 import soundfile as sf
 
+from core.atomic import remove_partial_files, write_json_atomic
 from core.audio_io import write_audio
 
 MAX_ENTRIES = 200
@@ -40,6 +39,7 @@ class HistoryEntry:
 class History:
     def __init__(self, directory: Path):
         self.directory = Path(directory)
+        remove_partial_files(self.directory)
         self.entries: list[HistoryEntry] = self._load()
 
     def _index(self) -> Path:
@@ -55,10 +55,7 @@ class History:
 
     def _save(self) -> None:
         self.directory.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=self.directory, suffix=".json")
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            json.dump([asdict(e) for e in self.entries], fh, indent=1)
-        os.replace(tmp, self._index())
+        write_json_atomic(self._index(), [asdict(e) for e in self.entries])
 
     def add(self, audio: np.ndarray, sample_rate: int, **fields) -> HistoryEntry:
         entry_id = time.strftime("%Y%m%d-%H%M%S") + f"-{int(time.time() * 1000) % 1000:03d}"
@@ -68,10 +65,15 @@ class History:
         entry = HistoryEntry(id=entry_id, created=time.time(), audio_file=audio_file,
                              seconds=audio.size / sample_rate, **fields)  # fmt: skip
         self.entries.insert(0, entry)
+        try:
+            self._save()
+        except OSError:  # disk full or read-only: the history stays as it was
+            self.entries.remove(entry)
+            (self.directory / audio_file).unlink(missing_ok=True)
+            raise
         for old in self.entries[MAX_ENTRIES:]:
             (self.directory / old.audio_file).unlink(missing_ok=True)
         del self.entries[MAX_ENTRIES:]
-        self._save()
         return entry
 
     def audio(self, entry: HistoryEntry) -> tuple[np.ndarray, int]:

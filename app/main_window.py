@@ -275,8 +275,11 @@ class MainWindow(QMainWindow):
     @Slot(str)
     def _on_library_selected(self, name: str) -> None:
         entry = self.library.get(name)
-        if entry is not None:
-            self.select_voice_file(entry.path, name=name)
+        if entry is None:
+            self.show_message(f"The voice “{name}” is no longer in the library (its recording was removed).")
+            self._refresh_library()
+            return
+        self.select_voice_file(entry.path, name=name)
 
     @Slot()
     def _on_default_voice_selected(self) -> None:
@@ -389,9 +392,14 @@ class MainWindow(QMainWindow):
     @Slot()
     def _on_play_tick(self) -> None:
         p = self.player
+        lost = p.check()
+        if lost:
+            self.show_message(lost, error=False)
         self.waveform.set_playhead(p.played)
         text = f"played {p.played / SAMPLE_RATE:.1f} s · underruns {p.underruns}"
-        if p.error and p.stream is None:
+        if p.lost:
+            text = "audio output lost"
+        elif p.error and p.stream is None:
             text = "no audio output"
         self.playback_label.setText(text)
         idle = not self.bridge.busy

@@ -95,10 +95,12 @@ class Settings:
             self.q.remove(key.value)
         else:
             self.q.setValue(key.value, value)
+        self.q.sync()  # written at once (Qt replaces the file atomically): a crash loses no setting
 
     def reset_sampling(self) -> None:
         for key in _SAMPLING:
             self.q.remove(key.value)
+        self.q.sync()
 
     def sync(self) -> None:
         self.q.sync()

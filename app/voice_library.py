@@ -7,13 +7,11 @@ the first use, across restarts too.
 from __future__ import annotations
 
 import json
-import os
 import re
-import shutil
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from core.atomic import copy_file_atomic, remove_partial_files, write_json_atomic
 from core.voice import VoiceReference, load_voice
 
 AUDIO_SUFFIXES = {".wav", ".flac", ".ogg", ".mp3", ".aiff", ".aif"}
@@ -29,6 +27,7 @@ class LibraryVoice:
 class VoiceLibrary:
     def __init__(self, directory: Path):
         self.directory = Path(directory)
+        remove_partial_files(self.directory)
 
     def _index_path(self) -> Path:
         return self.directory / "voices.json"
@@ -42,10 +41,7 @@ class VoiceLibrary:
 
     def _save_index(self, index: dict) -> None:
         self.directory.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=self.directory, suffix=".json")
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            json.dump(index, fh, indent=2)
-        os.replace(tmp, self._index_path())
+        write_json_atomic(self._index_path(), index)
 
     def voices(self) -> list[LibraryVoice]:
         out = []
@@ -71,10 +67,16 @@ class VoiceLibrary:
             counter += 1
             target = self.directory / f"{stem}_{counter}{Path(source).suffix.lower()}"
         self.directory.mkdir(parents=True, exist_ok=True)
+        copied = Path(source).resolve() != target.resolve() and not target.exists()
         if Path(source).resolve() != target.resolve():
-            shutil.copyfile(source, target)
+            copy_file_atomic(source, target)
         index[name] = {"file": target.name, "seconds": reference.duration_s, "source": str(source)}
-        self._save_index(index)
+        try:
+            self._save_index(index)
+        except OSError:  # disk full or read-only: no orphan copy is left behind
+            if copied:
+                target.unlink(missing_ok=True)
+            raise
         return LibraryVoice(name, target, reference.duration_s), reference
 
     def remove(self, name: str) -> None:

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import os
-import tempfile
 from pathlib import Path
 
 import numpy as np
 import soundfile as sf
 
+from .atomic import atomic_path
 from .errors import ChatterboxError
 
 
@@ -22,14 +21,10 @@ def write_audio(path: Path, audio: np.ndarray, sample_rate: int) -> None:
     folder = path.parent if str(path.parent) else Path(".")
     if not folder.is_dir():
         raise AudioWriteError(f"Cannot write {path}: the folder {folder} does not exist.")
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.stem}-", suffix=path.suffix, dir=folder)
-    os.close(fd)
     try:
-        sf.write(tmp, audio, sample_rate)
-        os.replace(tmp, path)
+        with atomic_path(path) as tmp:
+            sf.write(tmp, audio, sample_rate)
     except OSError as exc:
-        Path(tmp).unlink(missing_ok=True)
         raise AudioWriteError(f"Cannot write {path}: {exc.strerror or exc}. Check free space and permissions.") from exc
-    except Exception:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    except sf.LibsndfileError as exc:
+        raise AudioWriteError(f"Cannot write {path}: {exc}. Check free space and permissions.") from exc

@@ -2,12 +2,15 @@
 
 Playback starts with the first chunk, Stop silences at once, underruns are counted. The ``sounddevice`` module is
 injectable (tests pass a fake), and a machine without an audio device only loses playback: :attr:`Player.error`
-says why, and everything else keeps working.
+says why, and everything else keeps working. A device that disappears or errors during playback is noticed
+(:meth:`Player.check`): the stream is dropped for the rest of the request, synthesis goes on, and the next request
+tries the (possibly new) default device again.
 """
 
 from __future__ import annotations
 
 import logging
+import time
 
 import numpy as np
 
@@ -27,8 +30,13 @@ def load_sounddevice():
 
 
 class Player:
+    STALL_SECONDS = 2.0
+    """Queued audio that the device has not taken for this long means the device is gone."""
+
     def __init__(self, sd=None, sample_rate: int = 24000, blocksize: int = 1024, device=None):
         self.error: str | None = None
+        self.lost = False
+        """The device failed during this request: no more playback until the next :meth:`begin`."""
         if sd is None:
             sd, self.error = load_sounddevice()
         self.sd = sd
@@ -40,6 +48,9 @@ class Player:
         self.queued = 0
         self._input_done = False
         self._started_playing = False
+        self._stopping = False
+        self._stream_ended = False
+        self._progress = (0, time.monotonic())
 
     # --- GUI thread --------------------------------------------------------------------------------------------
     def begin(self) -> None:
@@ -48,11 +59,15 @@ class Player:
         self.underruns = self.played = self.queued = 0
         self._input_done = False
         self._started_playing = False
+        if self.lost:
+            self.lost, self.error = False, None
 
     def feed(self, samples: np.ndarray) -> bool:
         """Queue samples; opens and starts the stream on the first call. ``False`` if playback is unavailable."""
         if samples.size == 0:
             return self.stream is not None
+        if self.lost:
+            return False
         self.ring.write(samples)
         self.queued += samples.size
         if self.stream is None and not self._open():
@@ -77,11 +92,34 @@ class Player:
         self.ring.clear()
         stream, self.stream = self.stream, None
         if stream is not None:
+            self._stopping = True
             try:
                 stream.abort()
                 stream.close()
             except Exception as exc:  # noqa: BLE001 - a device that vanished must not break Stop
                 log.warning("closing the audio stream failed: %s", exc)
+            finally:
+                self._stopping = False
+
+    def check(self) -> str | None:
+        """Called on a GUI timer: if the device stopped or stalled, drop the stream and return why (once)."""
+        stream = self.stream
+        if stream is None:
+            return None
+        now = time.monotonic()
+        if self.played != self._progress[0] or self.ring.available == 0:
+            self._progress = (self.played, now)
+        stalled = now - self._progress[1] > self.STALL_SECONDS
+        if not (self._stream_ended or not getattr(stream, "active", True) or stalled):
+            return None
+        self.stop()
+        self.lost = True
+        self.error = (
+            "The audio output stopped during playback (was the device unplugged?). Synthesis goes on and the "
+            "result can be exported; the next request tries the audio device again."
+        )
+        log.warning("%s", self.error)
+        return self.error
 
     def _open(self) -> bool:
         if self.sd is None:
@@ -94,8 +132,10 @@ class Player:
                 blocksize=self.blocksize,
                 device=self.device,
                 callback=self._callback,
-                finished_callback=None,
+                finished_callback=self._finished,
             )
+            self._stream_ended = False
+            self._progress = (self.played, time.monotonic())
             stream.start()
         except Exception as exc:  # noqa: BLE001 - PortAudio raises its own error types for every device problem
             self.error = f"Cannot play audio: {exc}. Synthesis and export still work."
@@ -106,6 +146,11 @@ class Player:
         return True
 
     # --- PortAudio thread: no allocation, no logging, no signals ----------------------------------------------
+    def _finished(self) -> None:
+        """The stream became inactive: expected after Stop, a device failure otherwise."""
+        if not self._stopping:
+            self._stream_ended = True
+
     def _callback(self, outdata, frames, time_info, status) -> None:
         out = outdata[:, 0]
         n = self.ring.read_into(out)

@@ -18,17 +18,23 @@ class VirtualSoundDevice:
         self.speed = speed
         self.streams: list[VirtualOutputStream] = []
         self.played = 0
+        self.unplugged = False
 
     def OutputStream(self, **kwargs):
+        if self.unplugged:
+            raise OSError("Error querying device -1 (no default output device)")
         stream = VirtualOutputStream(self, **kwargs)
         self.streams.append(stream)
         return stream
 
 
 class VirtualOutputStream:
-    def __init__(self, owner: VirtualSoundDevice, samplerate, channels, dtype, blocksize, callback, **_ignored):
+    def __init__(self, owner: VirtualSoundDevice, samplerate, channels, dtype, blocksize, callback,
+                 finished_callback=None, **_ignored):  # fmt: skip
         self.owner = owner
         self.samplerate, self.channels, self.blocksize, self.callback = samplerate, channels, blocksize, callback
+        self.finished_callback = finished_callback
+        self._failed = False
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self.active = False
@@ -54,7 +60,23 @@ class VirtualOutputStream:
         self._stop.set()
         if self._thread is not None and self._thread is not threading.current_thread():
             self._thread.join(1.0)
-        self.active = False
+        was_active, self.active = self.active, False
+        if self._failed:
+            raise OSError("Error closing stream: device unavailable [PaErrorCode -9996]")
+        if was_active and self.finished_callback is not None:
+            self.finished_callback()
+
+    def unplug(self, notify: bool = True) -> None:
+        """Simulate the device vanishing: the callback stops; PortAudio may or may not report it."""
+        self.owner.unplugged = True
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(1.0)
+        self._failed = True
+        if notify:
+            self.active = False
+            if self.finished_callback is not None:
+                self.finished_callback()
 
     abort = stop
 

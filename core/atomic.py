@@ -1,0 +1,60 @@
+"""Write-then-rename: a crash, a full disk or a read-only folder never leaves a partial file under the final name.
+
+Every file the project writes for the user (exports, history, voice library, settings-side JSON) goes through
+:func:`atomic_path`: the data is written to a hidden temporary file in the same folder and renamed over the target
+only when complete (``os.replace`` is atomic on one file system). A failure, or an exception of any kind, removes
+the temporary file; a process killed mid-write leaves at most a hidden ``.*.partial.*`` file, which
+:func:`remove_partial_files` clears on the next start.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+PARTIAL = ".partial"
+
+
+@contextmanager
+def atomic_path(path: Path | str) -> Iterator[Path]:
+    """Yield a temporary path beside ``path`` (same suffix); it replaces ``path`` when the block succeeds."""
+    path = Path(path)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.stem}.", suffix=f"{PARTIAL}{path.suffix}", dir=path.parent)
+    os.close(fd)
+    try:
+        yield Path(tmp)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def write_text_atomic(path: Path | str, text: str) -> None:
+    with atomic_path(path) as tmp:
+        tmp.write_text(text, encoding="utf-8")
+
+
+def write_json_atomic(path: Path | str, data) -> None:
+    write_text_atomic(path, json.dumps(data, indent=1, ensure_ascii=False))
+
+
+def copy_file_atomic(source: Path | str, target: Path | str) -> None:
+    with atomic_path(target) as tmp:
+        shutil.copyfile(source, tmp)
+
+
+def remove_partial_files(folder: Path | str) -> int:
+    """Delete temporary files left by a process that was killed while writing; returns how many."""
+    removed = 0
+    try:
+        for leftover in Path(folder).glob(f".*{PARTIAL}*"):
+            leftover.unlink(missing_ok=True)
+            removed += 1
+    except OSError:
+        pass
+    return removed
