@@ -3,7 +3,11 @@
 from __future__ import annotations
 
 import errno
+import signal
+import subprocess
 import sys
+import threading
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -12,6 +16,7 @@ from PySide6.QtCore import Qt
 
 from app.application import install_excepthook
 from app.audio.virtual_device import VirtualSoundDevice
+from app.settings import Key
 
 from .conftest import tone
 from .test_app import drop, make_window, speak_and_wait
@@ -255,3 +260,63 @@ def test_an_unexpected_exception_is_logged_and_shown_and_the_app_goes_on(qtbot, 
     assert "ZeroDivisionError" in window.message.text() and "log file" in window.message.text()
     assert any(r.exc_info and r.exc_info[0] is ZeroDivisionError for r in caplog.records)
     assert_next_request_works(qtbot, window)
+
+
+def test_fifty_rapid_speak_stop_speak_sequences_leave_one_request_and_no_stale_audio(qtbot, window):
+    fed = []
+    window.bridge.chunk_ready.connect(lambda chunk: fed.append((chunk.request_id, window.bridge.current)))
+    real_feed = window.player.feed
+    played_by = []
+    window.player.feed = lambda samples: played_by.append(window.bridge.current) or real_feed(samples)
+    threads_before = {t.name for t in threading.enumerate()}
+    for i in range(50):
+        press_speak(qtbot, window, f"First request {i}, which will be stopped.")
+        qtbot.wait((i % 5) * 15)  # sometimes before, sometimes after its first chunks arrive
+        qtbot.mouseClick(window.stop_button, Qt.MouseButton.LeftButton)
+        press_speak(qtbot, window, f"Second request {i}, which the next round replaces.")
+        qtbot.wait((i % 3) * 15)
+    final_text = "The one request that is left."
+    with qtbot.waitSignal(window.playback_finished, timeout=60000):
+        press_speak(qtbot, window, final_text)
+    final = window.last_report
+    assert final.text.startswith("The one request") and window.last_audio.size == final.samples
+    assert len({rid for rid, _ in fed}) > 10  # many requests got as far as playing before being replaced
+    assert all(rid == current for rid, current in fed), "a chunk of a stopped request reached the window"
+    assert played_by and all(rid is not None for rid in played_by)
+    assert window.player.queued == window.last_audio.size  # only the final request's audio was queued
+    assert not window.bridge.busy and window.bridge.worker.commands.empty()
+    assert {t.name for t in threading.enumerate()} - threads_before <= {"virtual-audio"}
+
+
+@pytest.mark.parametrize("mode", ["speak", "export"])
+def test_settings_library_and_history_survive_kill_9(qtbot, tmp_path, bundles, voice_wav, mode):
+    (tmp_path / "export").mkdir()
+    child = subprocess.Popen(
+        [sys.executable, "-m", "tests.crash_child", str(tmp_path), str(bundles["original"]), str(voice_wav), mode],
+        cwd=Path(__file__).resolve().parent.parent,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+    )
+    try:
+        marker = child.stdout.readline().strip()
+    finally:
+        child.send_signal(signal.SIGKILL)
+        child.wait(30)
+        child.stdout.close()
+    assert marker == ("SPEAKING" if mode == "speak" else "EXPORTING")
+    assert child.returncode == -signal.SIGKILL
+
+    # Nothing half-written under a final name: the interrupted export left no narration.wav.
+    assert not (tmp_path / "export" / "narration.wav").exists()
+    w = make_window(qtbot, tmp_path, bundles["original"])
+    try:
+        assert [v.name for v in w.library.voices()] == ["Narrator"]
+        assert w.voice_name == "Narrator" and w.voice is not None
+        assert w.history_list.count() == 1 and w.history.entries[0].text.startswith("A short sentence")
+        assert w.settings.get(Key.RANDOM_SEED) is False and w.settings.get(Key.SEED) == 4242
+        assert not list((tmp_path / "home").rglob("*.partial*"))  # leftovers of the killed process are gone
+        speak_and_wait(qtbot, w)
+        assert len(w.history.entries) == 2
+    finally:
+        w.close()

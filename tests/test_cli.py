@@ -201,3 +201,56 @@ def test_real_process_exit_code_and_no_traceback(bundles, tmp_path):
     assert proc.returncode == 2
     assert proc.stderr.strip().splitlines()[-1].startswith("error: This model has no default voice")
     assert "Traceback" not in proc.stderr and proc.stdout == ""
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Hello 👋 world! Ça va? Привет, мир. 你好。 مرحبا. 🎉🎉",
+        "Control\x00 characters\x07 and\x1b[31m escapes\u200b inside\ufeff the text.",
+        "Unknown tags [whisper] [sigh:long] <break/> are [laugh] dropped or kept.",
+    ],
+)
+def test_odd_text_is_spoken(capsys, bundles, tmp_path, text):
+    voice = _voice(tmp_path, "v.wav", tone(6))
+    data = synth_json(capsys, bundles["turbo"], tmp_path, "--text", text, "--voice", voice, "--seed", 2)
+    assert data["audio_seconds"] > 0.5 and data["speech_tokens"]
+
+
+def test_a_100000_character_text_is_spoken_sentence_by_sentence(capsys, bundles, tmp_path):
+    text = " ".join(f"This is sentence number {i} of a very long chapter, read aloud." for i in range(1700))[:100_000]
+    path = tmp_path / "chapter.txt"
+    path.write_text(text, encoding="utf-8")
+    data = synth_json(capsys, bundles["original"], tmp_path, "--text-file", path, "--max-new-tokens", 2,
+                      "--no-stream", "--seed", 1)  # fmt: skip
+    assert len(data["chunks"]) > 1500 and data["audio_seconds"] > 200
+    assert sf.info(tmp_path / "o.wav").frames == round(data["audio_seconds"] * 24000)
+
+
+@pytest.mark.parametrize(
+    ("name", "data", "rate", "subtype", "warning"),
+    [
+        ("ten_minutes.flac", tone(600, 16000), 16000, None, "first 30 s of the 600 s"),
+        ("stereo48k.wav", tone(6, 48000, channels=2), 48000, None, None),
+        ("phone.wav", tone(6, 8000), 8000, "PCM_U8", "8000 Hz"),
+    ],
+)
+def test_unusual_references_are_used_with_a_warning(capsys, bundles, tmp_path, name, data, rate, subtype, warning):
+    voice = _voice(tmp_path, name, data, rate, subtype)
+    result = synth_json(capsys, bundles["turbo"], tmp_path, "--text", "Hi there.", "--voice", voice, "--seed", 1)
+    assert result["audio_seconds"] > 0
+    assert (warning is None and not result["warnings"]) or any(warning in w for w in result["warnings"])
+
+
+def test_an_unreadable_reference_exits_2(capsys, bundles, tmp_path, monkeypatch):
+    voice = _voice(tmp_path, "locked.wav", tone(3))
+    real_open = open
+    monkeypatch.setattr(
+        "core.voice.open",
+        lambda f, *a, **k: (_ for _ in ()).throw(PermissionError(13, "Permission denied")) if str(f) == str(voice)
+        else real_open(f, *a, **k),
+        raising=False,
+    )  # fmt: skip
+    code, _, err = run_cli(capsys, "synth", "--bundle", bundles["turbo"], "--text", "Hi.", "--voice", voice,
+                           "--out", tmp_path / "o.wav")  # fmt: skip
+    assert code == 2 and "locked.wav: permission denied" in err and not (tmp_path / "o.wav").exists()
