@@ -85,6 +85,17 @@ def other_voice_wav(tmp_path_factory):
     return path
 
 
+@pytest.fixture
+def window(qtbot, tmp_path, bundles):
+    """A main window with the original stand-in loaded, closed (and its worker stopped) afterwards."""
+    from .app_support import make_window
+
+    w = make_window(qtbot, tmp_path, bundles["original"])
+    yield w
+    w.close()
+    assert not w.bridge.worker.alive
+
+
 @pytest.fixture(autouse=True)
 def no_leaked_threads():
     before = set(threading.enumerate())

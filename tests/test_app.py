@@ -11,51 +11,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 import soundfile as sf
-from PySide6.QtCore import QMimeData, QPointF, QSettings, Qt, QTimer, QUrl
-from PySide6.QtGui import QDropEvent
+from PySide6.QtCore import QPointF, QSettings, Qt, QTimer
 
-from app.audio.playback import Player
-from app.audio.virtual_device import VirtualSoundDevice
-from app.main_window import MainWindow
-from app.paths import AppPaths
 from app.settings import Key, Settings
 
+from .app_support import drop, make_window, speak_and_wait
+
 LONG = " ".join(f"This is sentence number {i} of a long narration." for i in range(1, 9))
-
-
-def make_window(qtbot, tmp_path, bundle, sd=None, load=True):
-    settings = Settings(QSettings(str(tmp_path / "settings.ini"), QSettings.Format.IniFormat))
-    player = Player(sd if sd is not None else VirtualSoundDevice(speed=40))
-    window = MainWindow(settings, AppPaths.under(tmp_path / "home"), player=player)
-    qtbot.addWidget(window)
-    window.resize(1280, 800)
-    window.show()
-    if load:
-        with qtbot.waitSignal(window.bridge.model_loaded, timeout=30000):
-            window.load_model(bundle)
-    return window
-
-
-@pytest.fixture
-def window(qtbot, tmp_path, bundles):
-    w = make_window(qtbot, tmp_path, bundles["original"])
-    yield w
-    w.close()
-    assert not w.bridge.worker.alive
-
-
-def speak_and_wait(qtbot, window, text="Hello there, this is a test."):
-    window.text.set_text(text)
-    with qtbot.waitSignal(window.playback_finished, timeout=60000):
-        qtbot.mouseClick(window.speak_button, Qt.MouseButton.LeftButton)
-
-
-def drop(window, path: Path):
-    mime = QMimeData()
-    mime.setUrls([QUrl.fromLocalFile(str(path))])
-    event = QDropEvent(QPointF(10, 10), Qt.DropAction.CopyAction, mime, Qt.MouseButton.LeftButton,
-                       Qt.KeyboardModifier.NoModifier)  # fmt: skip
-    window.dropEvent(event)
 
 
 def test_speak_reaches_playback_waveform_and_latency_plot(qtbot, window):
@@ -290,7 +252,6 @@ def test_self_test_command(tmp_path):
 
 def test_qt_binding_keeps_reference_counts(qapp):
     """PySide6 6.12.0 dropped a reference to None on every void call, aborting long sessions on Python 3.11."""
-    from PySide6.QtCore import QPointF
     from PySide6.QtGui import QImage, QPainter, QPen
 
     image = QImage(32, 32, QImage.Format.Format_ARGB32)

@@ -18,18 +18,10 @@ from app.application import install_excepthook
 from app.audio.virtual_device import VirtualSoundDevice
 from app.settings import Key
 
+from .app_support import drop, make_window, speak_and_wait
 from .conftest import tone
-from .test_app import drop, make_window, speak_and_wait
 
 BIG_TEXT = " ".join(f"This is sentence number {i} of a very long chapter, read aloud." for i in range(1700))[:100_000]
-
-
-@pytest.fixture
-def window(qtbot, tmp_path, bundles):
-    w = make_window(qtbot, tmp_path, bundles["original"])
-    yield w
-    w.close()
-    assert not w.bridge.worker.alive
 
 
 def press_speak(qtbot, window, text):
