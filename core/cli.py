@@ -1,6 +1,8 @@
-"""``python -m core``: make-standin, info and synth. A public interface: keep flags, JSON fields and exit codes.
+"""``python -m core``: make-standin, info, synth, bench and soak. A public interface: keep flags, JSON fields and
+exit codes.
 
-Exit codes: 0 success; 2 bad input or bad bundle (one-line message on stderr, no traceback); 1 internal error.
+Exit codes: 0 success; 2 bad input or bad bundle (one-line message on stderr, no traceback); 1 internal error;
+3 (``soak`` only) the soak ran but failed its criteria (tokens drifted, a request failed, or memory kept growing).
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ import numpy as np
 from .audio_io import write_audio
 from .errors import ChatterboxError, InvalidOptions
 
-EXIT_OK, EXIT_INTERNAL, EXIT_BAD_INPUT = 0, 1, 2
+EXIT_OK, EXIT_INTERNAL, EXIT_BAD_INPUT, EXIT_SOAK_FAILED = 0, 1, 2, 3
 log = logging.getLogger("core.cli")
 
 
@@ -60,6 +62,30 @@ def build_parser() -> argparse.ArgumentParser:
         "--only", help="comma-separated subset: kv,overhead,floor,cfg,prefix,conditioning,streaming,spinning,threads"
     )
     p.add_argument("--json", type=Path, help="also write the full report as JSON")
+
+    p = sub.add_parser(
+        "soak",
+        help="many syntheses in one process: same tokens every time, no memory growth after warm-up",
+        description="Speak one text --requests times through the app's inference worker with a fixed seed; after "
+        "each request read the process's resident memory (after gc.collect()). Passes when every request gives the "
+        "tokens of the first and resident memory grows at most --max-growth-mb from request --warmup to the last.",
+        epilog="Exit codes: 0 the soak passed; 3 it ran but failed its criteria (tokens differ, a request failed, or "
+        "memory grew more than --max-growth-mb); 2 bad input or bundle; 1 internal error.",
+    )
+    source = p.add_mutually_exclusive_group()
+    source.add_argument("--bundle", type=Path, help="a real or stand-in bundle")
+    source.add_argument("--standin", choices=VARIANTS, default="turbo", help="build/reuse a stand-in (default)")
+    p.add_argument("--size", choices=SIZES, default="full", help="stand-in size (with --standin)")
+    p.add_argument("--requests", type=int, default=50, help="consecutive requests (default 50)")
+    p.add_argument("--warmup", type=int, default=10, help="memory growth is measured from this request (default 10)")
+    p.add_argument("--text", default=None, help="what to say (default: one sentence)")
+    p.add_argument("--voice", type=Path, help="reference recording (default: the bundle's voice, or a synthetic one)")
+    p.add_argument("--seed", type=int, default=1234)
+    p.add_argument("--precision", choices=PRECISIONS, default="fp32")
+    p.add_argument("--provider", choices=PROVIDERS, default="auto")
+    p.add_argument("--threads", type=int)
+    p.add_argument("--max-growth-mb", type=float, default=30.0, help="allowed RSS growth after warm-up (default 30)")
+    p.add_argument("--json", action="store_true", help="print the report as one JSON object")
 
     p = sub.add_parser("synth", help="synthesize text to an audio file")
     p.add_argument("--bundle", type=Path, required=True)
@@ -114,7 +140,8 @@ def main(argv: list[str] | None = None) -> int:
         format="%(levelname)s %(name)s: %(message)s",
     )
     try:
-        return {"make-standin": _make_standin, "info": _info, "synth": _synth, "bench": _bench}[args.command](args)
+        commands = {"make-standin": _make_standin, "info": _info, "synth": _synth, "bench": _bench, "soak": _soak}
+        return commands[args.command](args)
     except ChatterboxError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT
@@ -137,6 +164,88 @@ def _bench(args) -> int:
     return bench_main(args)
 
 
+def _standin_bundle(variant: str, size: str, precision: str) -> Path:
+    """The stand-in that ``bench --standin`` builds and reuses (the same cache folder)."""
+    import platformdirs
+
+    from .standin import make_standin
+    from .standin.spec import PRECISIONS as STANDIN_PRECISIONS
+
+    if precision not in STANDIN_PRECISIONS:
+        raise InvalidOptions(f"stand-ins are built in {' or '.join(STANDIN_PRECISIONS)}, not {precision}")
+    cache = Path(platformdirs.user_cache_dir("ChatterboxDesk", appauthor=False)) / "standins"
+    bundle = cache / f"{variant}-{size}-{precision}"
+    if not (bundle / "standin.json").is_file():
+        print(f"building the {size} {variant} stand-in ({precision}) in {bundle} ...", file=sys.stderr, flush=True)
+        make_standin(bundle, variant, size, precision)
+    return bundle
+
+
+def _soak(args) -> int:
+    import tempfile
+    from dataclasses import replace
+
+    from .soak import DEFAULT_TEXT, curve_rows, run_soak
+
+    if args.requests < 2:
+        raise InvalidOptions(f"--requests must be at least 2, not {args.requests}")
+    if not 1 <= args.warmup < args.requests:
+        raise InvalidOptions(f"--warmup must be between 1 and --requests - 1 ({args.requests - 1}), not {args.warmup}")
+    if args.max_growth_mb != args.max_growth_mb:  # NaN
+        raise InvalidOptions("--max-growth-mb must be a number")
+    runtime = _runtime(args)
+    bundle = args.bundle or _standin_bundle(args.standin, args.size, args.precision)
+    text = DEFAULT_TEXT if args.text is None else args.text
+
+    def progress(number, total, rss, request_ms):
+        if number in rows:
+            rss_text = f"{rss:8.1f} MB" if rss is not None else "       ? MB"
+            print(f"  request {number:>4}  RSS {rss_text}  {request_ms:8.0f} ms", flush=True)
+
+    rows = set(curve_rows(args.requests, args.warmup))
+    if not args.json:
+        print(f"soak: {args.requests} requests, seed {args.seed}, bundle {bundle}", flush=True)
+    with tempfile.TemporaryDirectory(prefix="chatterbox-soak-") as cache_dir:  # a fresh conditioning cache
+        report = run_soak(
+            bundle,
+            replace(runtime, cache_dir=Path(cache_dir)),
+            text,
+            args.voice,
+            requests=args.requests,
+            seed=args.seed,
+            progress=None if args.json else progress,
+            warmup=args.warmup,
+        )
+    problems = report.problems(args.max_growth_mb)
+    if report.provider_notice:
+        print(f"notice: {report.provider_notice}", file=sys.stderr)
+    if args.json:
+        print(json.dumps(report.to_dict(args.max_growth_mb)))
+    else:
+        if report.identical_tokens:
+            tokens = f"identical in all {report.requests} requests ({report.tokens_per_request[0]} tokens each)"
+        else:
+            tokens = (
+                f"{report.distinct_token_sequences} distinct sequences; differ from request 1 in requests "
+                f"{report.mismatched_requests}"
+            )
+        print(f"tokens: {tokens}")
+        if report.growth_mb is None:
+            print(f"memory: cannot be read on this platform ({report.rss_source})")
+        else:
+            start, end = report.rss_mb[report.warmup - 1], report.rss_mb[-1]
+            print(
+                f"memory ({report.rss_source}): {start:.1f} MB at request {report.warmup} -> {end:.1f} MB at request "
+                f"{report.requests}: growth {report.growth_mb:+.1f} MB (limit {args.max_growth_mb:g} MB)"
+            )
+        lm = report.providers.get("language_model")
+        print(f"median request {report.median_request_ms:.0f} ms ({report.variant}, language model on {lm})")
+        for failure in report.failures[:5]:
+            print(f"failed: {failure}")
+        print("verdict: PASS" if not problems else f"verdict: FAIL ({'; '.join(problems)})")
+    return EXIT_OK if not problems else EXIT_SOAK_FAILED
+
+
 def _make_standin(args) -> int:
     from .standin import make_standin
 
@@ -152,6 +261,8 @@ def _runtime(args):
     from .options import RuntimeOptions
 
     try:
+        if args.command == "soak":
+            return RuntimeOptions(provider=args.provider, precision=args.precision, threads=args.threads)
         if args.command != "synth":
             return RuntimeOptions(provider=args.provider, precision=args.precision)
         return RuntimeOptions(

@@ -130,5 +130,6 @@ def _is_noisy(mono: np.ndarray, rate: int) -> bool:
 
 
 def _short(exc: Exception) -> str:
-    text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+    text = getattr(exc, "error_string", None) or str(exc)  # libsndfile's reason, without its "Error opening <…>"
+    text = text.strip().splitlines()[0] if text.strip() else type(exc).__name__
     return text[:200]
