@@ -16,7 +16,8 @@ from pathlib import Path
 
 import numpy as np
 
-from .audio_io import write_audio
+from .audio_io import write_audio_stream
+from .constants import SAMPLE_RATE
 from .errors import ChatterboxError, InvalidOptions
 
 EXIT_OK, EXIT_INTERNAL, EXIT_BAD_INPUT, EXIT_SOAK_FAILED = 0, 1, 2, 3
@@ -321,6 +322,7 @@ def _synth(args) -> int:
     from .errors import TextInputError
     from .options import SynthesisOptions
     from .pipeline import Pipeline
+    from .synthesis import SynthesisRequest
 
     if args.text is not None:
         text = args.text
@@ -348,8 +350,9 @@ def _synth(args) -> int:
     )
     pipe = Pipeline.from_bundle(args.bundle, _runtime(args))
     pipe.resolve(options)  # reject bad options before any work
-    result = pipe.synthesize(text, voice=args.voice, options=options)
-    write_audio(args.out, result.audio, result.sample_rate)
+    stream = pipe.stream(SynthesisRequest(text, args.voice, options))
+    samples = write_audio_stream(args.out, (chunk.samples for chunk in stream), SAMPLE_RATE)  # flat memory
+    result = stream.report
     for warning in result.warnings:
         print(f"warning: {warning}", file=sys.stderr)
     if pipe.provider_notice:
@@ -365,16 +368,16 @@ def _synth(args) -> int:
                     "stream": pipe.runtime.stream,
                     "conditioning_cache": pipe.runtime.conditioning_cache,
                     "prefix_cache": pipe.runtime.prefix_cache,
-                    "sample_rate": result.sample_rate,
-                    "audio_seconds": round(result.audio_seconds, 4),
+                    "sample_rate": SAMPLE_RATE,
+                    "audio_seconds": round(samples / SAMPLE_RATE, 4),
                     "speech_tokens": result.speech_tokens,
                     "seed": result.seed,
                     "stop_reasons": result.stop_reasons,
                     "warnings": result.warnings,
                     "out": str(args.out),
                     "timings": {k: round(v, 3) for k, v in result.timings.items()},
-                    "chunks": result.report.chunks,
-                    "cache": result.report.cache,
+                    "chunks": result.chunks,
+                    "cache": result.cache,
                 }
             )
         )

@@ -46,16 +46,16 @@ def main(root: Path, bundle: Path, voice: Path, mode: str) -> None:
         window.text.set_text(" ".join(f"Sentence {i} of a long narration." for i in range(200)))
         window._on_speak_clicked()
     else:
-        import core.audio_io
+        import soundfile
 
-        real_write = core.audio_io.sf.write
+        real_write = soundfile.SoundFile.write
 
-        def slow_write(file, *args, **kwargs):
-            real_write(file, *args, **kwargs)
+        def slow_write(self, data):
+            real_write(self, data)
             print("EXPORTING", flush=True)  # the temporary file is complete but not yet renamed
             time.sleep(600)
 
-        core.audio_io.sf.write = slow_write
+        soundfile.SoundFile.write = slow_write
         window.export(window.last_audio, path=root / "export" / "narration.wav")
     app.exec()
 

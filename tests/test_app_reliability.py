@@ -207,12 +207,13 @@ def test_export_to_a_full_or_read_only_disk_says_so_and_leaves_no_file(qtbot, wi
     target.parent.mkdir()
     target.write_bytes(b"an earlier export")
 
-    def failing_write(file, data, rate, *args, **kwargs):
-        with open(file, "wb") as fh:
-            fh.write(b"RIFF half a file")
+    real_write = sf.SoundFile.write
+
+    def failing_write(self, data):
+        real_write(self, data[: data.size // 2])  # half the audio reaches the disk, then it is full
         raise OSError(code, "simulated")
 
-    monkeypatch.setattr("core.audio_io.sf.write", failing_write)
+    monkeypatch.setattr(sf.SoundFile, "write", failing_write)
     assert not window.export(window.last_audio, path=target)
     assert "Cannot write" in window.message.text() and "free space and permissions" in window.message.text()
     assert target.read_bytes() == b"an earlier export"

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -170,14 +171,16 @@ def test_turbo_without_voice_and_english_only_models(capsys, bundles, tmp_path):
 def test_internal_errors_exit_1(capsys, bundles, tmp_path, monkeypatch):
     from core.pipeline import Pipeline
 
-    def boom(*_a, **_k):
+    def boom(*_a, **_k):  # fails after the first chunk has been written
+        yield SimpleNamespace(samples=np.full(2400, 0.1, np.float32))
         raise RuntimeError("kaboom")
 
-    monkeypatch.setattr(Pipeline, "synthesize", boom)
+    monkeypatch.setattr(Pipeline, "stream", boom)
     code, _, err = run_cli(
         capsys, "synth", "--bundle", bundles["original"], "--text", "Hi.", "--out", tmp_path / "o.wav"
     )
     assert code == 1 and "internal error" in err and "kaboom" in err
+    assert not (tmp_path / "o.wav").exists() and not list(tmp_path.glob(".*partial*"))
 
 
 def test_real_process_exit_code_and_no_traceback(bundles, tmp_path):
