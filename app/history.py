@@ -36,6 +36,11 @@ class HistoryEntry:
         return f"{stamp} · {self.seconds:.1f} s · {snippet}"
 
 
+def _plain_flac(name) -> bool:
+    """history.json may be edited or copied: only plain ``.flac`` names inside the history folder are used."""
+    return isinstance(name, str) and Path(name).name == name and name.endswith(".flac")
+
+
 class History:
     def __init__(self, directory: Path):
         self.directory = Path(directory)
@@ -51,7 +56,7 @@ class History:
             entries = [HistoryEntry(**item) for item in raw]
         except (OSError, ValueError, TypeError):
             return []
-        return [e for e in entries if (self.directory / e.audio_file).is_file()]
+        return [e for e in entries if _plain_flac(e.audio_file) and (self.directory / e.audio_file).is_file()]
 
     def _save(self) -> None:
         self.directory.mkdir(parents=True, exist_ok=True)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -25,6 +26,7 @@ from PySide6.QtWidgets import (
 from core.audio_io import write_audio
 from core.constants import SAMPLE_RATE
 from core.errors import ChatterboxError
+from core.options import RuntimeOptions
 from core.voice import VoiceReference, load_voice
 
 from .audio.playback import Player
@@ -207,10 +209,14 @@ class MainWindow(QMainWindow):
             make_standin(target, "original", "tiny")
         return target
 
+    def runtime_options(self) -> RuntimeOptions:
+        """The settings' switches, with the conditioning cache in this app's cache folder."""
+        return replace(self.settings.runtime_options(), cache_dir=self.paths.cache / "conditioning")
+
     def load_model(self, bundle: Path) -> None:
         self.model_label.setText(f"Loading {bundle.name}…")
         self.speak_button.setEnabled(False)
-        self.bridge.load(bundle, self.settings.runtime_options())
+        self.bridge.load(bundle, self.runtime_options())
 
     @Slot(object)
     def _on_model_loaded(self, event) -> None:
@@ -331,7 +337,7 @@ class MainWindow(QMainWindow):
         self._awaiting_playback = True
         self._playback_note_shown = False
         self.playback_label.setText("generating…")
-        self.bridge.speak(text, self.voice, self.settings.synthesis_options(variant), self.settings.runtime_options())
+        self.bridge.speak(text, self.voice, self.settings.synthesis_options(variant), self.runtime_options())
         self._play_timer.start()
 
     @Slot()

@@ -1,17 +1,29 @@
 """Downloading a Chatterbox bundle from the model hub into the user data directory, with progress and cancel.
 
 Only the files one precision needs are fetched (graphs with their ``.onnx_data``, ``tokenizer.json`` and the default
-voice), from a pinned revision when one is given; the hub's reported sizes are checked after the download.
-Nothing touches the network unless the user starts a download.
+voice: no code, no pickles), always from the commit each model is pinned to, never from a branch. Every file is
+checked against what the hub reports for that commit — its size, and its SHA-256 (files kept in Git LFS) or its git
+blob id (small files) — in a staging folder, before it is moved to its final name; a file that does not match is
+deleted and the download fails with a message saying so. ``huggingface_hub`` is imported only when a download starts:
+nothing touches the network unless the user starts a download.
 """
 
 from __future__ import annotations
 
+import hashlib
+import os
+import re
+import shutil
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 from core.bundle import GRAPHS, SUFFIXES
+
+COMMIT = re.compile(r"[0-9a-f]{40}")
+"""A full git commit hash: the only kind of revision a model may be pinned to."""
+HASH_CHUNK = 1 << 20
 
 
 @dataclass(frozen=True)
@@ -20,29 +32,92 @@ class HubModel:
     repo: str
     precision: str
     folder: str
-    revision: str = "main"
+    revision: str
+    """The commit the download is pinned to (40 hex digits, never a branch name)."""
 
+
+# Each model is pinned to the commit of its repository that these bundles were published at; the hub's sizes and
+# hashes for that commit are what every download is checked against. Moving to a newer upload means a new commit here.
+TURBO = "ResembleAI/chatterbox-turbo-ONNX", "d21799bd0354adb85e348b8a0442a8405110a2cf"
+MULTILINGUAL = "onnx-community/chatterbox-multilingual-ONNX", "452d3f434aa592098f1eedac9099f33642ab2da5"
+ORIGINAL = "onnx-community/chatterbox-ONNX", "3cab09af388d3f02bba43443fce88c1f4525ac43"
 
 HUB_MODELS = (
-    HubModel("Turbo — English, fastest (q4, ~0.6 GB)", "ResembleAI/chatterbox-turbo-ONNX", "q4", "turbo-q4"),
-    HubModel("Turbo — English (fp32, ~1.6 GB)", "ResembleAI/chatterbox-turbo-ONNX", "fp32", "turbo-fp32"),
+    HubModel("Turbo — English, fastest (q4, ~0.6 GB)", TURBO[0], "q4", "turbo-q4", TURBO[1]),
+    HubModel("Turbo — English (fp32, ~1.6 GB)", TURBO[0], "fp32", "turbo-fp32", TURBO[1]),
+    HubModel("Multilingual — 23 languages (q4 LM, ~1.3 GB)", MULTILINGUAL[0], "q4", "multilingual-q4", MULTILINGUAL[1]),
     HubModel(
-        "Multilingual — 23 languages (q4 LM, ~1.3 GB)",
-        "onnx-community/chatterbox-multilingual-ONNX",
-        "q4",
-        "multilingual-q4",
-    ),  # fmt: skip
-    HubModel(
-        "Original — English, CFG and exaggeration (q4 LM, ~1.2 GB)",
-        "onnx-community/chatterbox-ONNX",
-        "q4",
-        "original-q4",
-    ),  # fmt: skip
+        "Original — English, CFG and exaggeration (q4 LM, ~1.2 GB)", ORIGINAL[0], "q4", "original-q4", ORIGINAL[1]
+    ),
 )
 
 
 class DownloadCancelled(Exception):
     pass
+
+
+class IntegrityError(RuntimeError):
+    """A downloaded file does not match the size or hash the hub reports for the pinned commit."""
+
+
+@dataclass(frozen=True)
+class Expected:
+    """What the hub reports about one file at the pinned commit (``None``: not reported)."""
+
+    size: int | None = None
+    sha256: str | None = None
+    """SHA-256 of the content, for files kept in Git LFS (every graph and ``.onnx_data``)."""
+    git_sha1: str | None = None
+    """The git blob id, for files kept in git itself (``tokenizer.json``); for LFS files it names the pointer."""
+
+    @property
+    def hashed(self) -> bool:
+        return bool(self.sha256 or self.git_sha1)
+
+    @classmethod
+    def of(cls, sibling) -> Expected:
+        """From a ``RepoSibling`` of ``HfApi().model_info(..., files_metadata=True)``."""
+        lfs = getattr(sibling, "lfs", None)
+        if lfs:
+            size = _field(lfs, "size") or getattr(sibling, "size", None)
+            return cls(size=size, sha256=_lower(_field(lfs, "sha256")))
+        return cls(size=getattr(sibling, "size", None), git_sha1=_lower(getattr(sibling, "blob_id", None)))
+
+
+def _field(obj, name: str):
+    return obj.get(name) if isinstance(obj, dict) else getattr(obj, name, None)
+
+
+def _lower(value) -> str | None:
+    return value.lower() if isinstance(value, str) and value else None
+
+
+def file_digests(path: Path, cancelled: Callable[[], bool] = lambda: False) -> tuple[str, str]:
+    """SHA-256 of the content and the git blob id (SHA-1 of ``blob <size>\\0`` + content), in one pass."""
+    sha256 = hashlib.sha256()
+    git = hashlib.sha1(f"blob {path.stat().st_size}\0".encode(), usedforsecurity=False)
+    with path.open("rb") as fh:
+        while chunk := fh.read(HASH_CHUNK):
+            if cancelled():
+                raise DownloadCancelled
+            sha256.update(chunk)
+            git.update(chunk)
+    return sha256.hexdigest(), git.hexdigest()
+
+
+def mismatch(path: Path, expected: Expected, cancelled: Callable[[], bool] = lambda: False) -> str | None:
+    """Why ``path`` is not the file the hub reports, or ``None`` when it matches."""
+    size = path.stat().st_size
+    if expected.size is not None and size != expected.size:
+        return f"it has {size:,} bytes, the hub reports {expected.size:,}"
+    if not expected.hashed:
+        return None
+    sha256, git_sha1 = file_digests(path, cancelled)
+    if expected.sha256 and sha256 != expected.sha256:
+        return f"its SHA-256 is {sha256}, the hub reports {expected.sha256}"
+    if expected.git_sha1 and git_sha1 != expected.git_sha1:
+        return f"its git blob id is {git_sha1}, the hub reports {expected.git_sha1}"
+    return None
 
 
 def wanted_files(model: HubModel, available: list[str]) -> list[str]:
@@ -59,12 +134,19 @@ def wanted_files(model: HubModel, available: list[str]) -> list[str]:
 
 
 class Downloader:
-    """Runs in a background thread; the dialog polls :attr:`done_bytes` / :attr:`total_bytes` on a timer."""
+    """Runs in a background thread; the dialog polls :attr:`done_bytes` / :attr:`total_bytes` on a timer.
+
+    Files arrive in a hidden staging folder beside the bundle (``.<folder>.partial``, kept after a failure so the next
+    attempt resumes) and are moved into the bundle folder only once they match the hub's size and hash.
+    """
 
     def __init__(self, model: HubModel, target_root: Path, hub=None):
         self.model = model
         self.target = Path(target_root) / model.folder
+        self.staging = Path(target_root) / f".{model.folder}.partial"
         self.hub = hub
+        self.revision: str | None = None
+        """The commit the files came from (set once the hub has answered)."""
         self.total_bytes = 0
         self.done_bytes = 0
         self.error: str | None = None
@@ -86,37 +168,76 @@ class Downloader:
         if self.finished and not self.error:
             return self.total_bytes
         try:
-            return min(self.total_bytes, sum(p.stat().st_size for p in self.target.rglob("*") if p.is_file()))
+            on_disk = sum(
+                p.stat().st_size for folder in (self.target, self.staging) if folder.is_dir()
+                for p in folder.rglob("*") if p.is_file()
+            )  # fmt: skip
+            return min(self.total_bytes, max(on_disk, self.done_bytes))
         except OSError:
             return self.done_bytes
 
     def _api(self):
         if self.hub is not None:
             return self.hub
-        import huggingface_hub
+        import huggingface_hub  # only here: the app never touches the network unless a download starts
 
         return huggingface_hub
 
     def _run(self) -> None:
         try:
-            hub = self._api()
-            info = hub.HfApi().model_info(self.model.repo, revision=self.model.revision, files_metadata=True)
-            sizes = {s.rfilename: s.size or 0 for s in info.siblings}
-            files = wanted_files(self.model, list(sizes))
-            if not files:
-                raise RuntimeError(f"{self.model.repo} holds no Chatterbox ONNX files")
-            self.total_bytes = sum(sizes[f] for f in files)
-            revision = getattr(info, "sha", None) or self.model.revision  # pin what we measured
-            for name in files:
-                if self._cancel.is_set():
-                    raise DownloadCancelled
-                path = Path(hub.hf_hub_download(self.model.repo, name, revision=revision, local_dir=self.target))
-                if sizes[name] and path.stat().st_size != sizes[name]:
-                    raise RuntimeError(f"{name} has {path.stat().st_size} bytes, the hub reports {sizes[name]}")
-                self.done_bytes += sizes[name]
+            self._download()
+            shutil.rmtree(self.staging, ignore_errors=True)
         except DownloadCancelled:
             self.error = "cancelled"
         except Exception as exc:  # noqa: BLE001 - shown to the user; a failed download must not crash the app
             self.error = f"Download failed: {exc}"
         finally:
             self.finished = True
+
+    def _download(self) -> None:
+        model = self.model
+        if not COMMIT.fullmatch(model.revision):
+            raise RuntimeError(
+                f"{model.repo} is not pinned to a commit (revision {model.revision!r}); downloads are only made from "
+                "a fixed commit so that the hub's sizes and hashes can be checked."
+            )
+        hub = self._api()
+        info = hub.HfApi().model_info(model.repo, revision=model.revision, files_metadata=True)
+        revision = getattr(info, "sha", None) or model.revision
+        if COMMIT.fullmatch(revision) and revision != model.revision:
+            raise RuntimeError(f"the hub answered with commit {revision} for {model.repo}@{model.revision}")
+        self.revision = revision
+        expected = {s.rfilename: Expected.of(s) for s in info.siblings}
+        files = wanted_files(model, list(expected))
+        if not files:
+            raise RuntimeError(f"{model.repo} holds no Chatterbox ONNX files")
+        self.total_bytes = sum(expected[f].size or 0 for f in files)
+        for name in files:
+            if self._cancel.is_set():
+                raise DownloadCancelled
+            self._fetch(hub, name, expected[name], revision)
+
+    def _fetch(self, hub, name: str, expected: Expected, revision: str) -> None:
+        final = self.target / name
+        if final.is_file():
+            if expected.hashed and mismatch(final, expected, self._cancel.is_set) is None:
+                self.done_bytes += final.stat().st_size  # verified by hash earlier: no need to fetch it again
+                return
+            final.unlink()  # not the pinned file: it must not stay under the bundle's name
+        path = Path(hub.hf_hub_download(self.model.repo, name, revision=revision, local_dir=self.staging))
+        try:
+            problem = mismatch(path, expected, self._cancel.is_set)
+        except BaseException:
+            path.unlink(missing_ok=True)
+            raise
+        if problem is not None:
+            path.unlink(missing_ok=True)
+            raise IntegrityError(
+                f"{name} from {self.model.repo}@{revision[:12]} does not match the hub: {problem}. The file was "
+                "deleted and nothing was installed under its name. Try the download again; if this keeps "
+                "happening, a proxy or mirror on the way is altering the file."
+            )
+        final.parent.mkdir(parents=True, exist_ok=True)
+        size = path.stat().st_size
+        os.replace(path, final)
+        self.done_bytes += size

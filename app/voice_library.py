@@ -35,7 +35,9 @@ class VoiceLibrary:
     def _index(self) -> dict:
         try:
             data = json.loads(self._index_path().read_text(encoding="utf-8"))
-            return data if isinstance(data, dict) else {}
+            if not isinstance(data, dict):
+                return {}
+            return {k: v for k, v in data.items() if isinstance(k, str) and isinstance(v, dict)}
         except (OSError, ValueError):
             return {}
 
@@ -43,12 +45,29 @@ class VoiceLibrary:
         self.directory.mkdir(parents=True, exist_ok=True)
         write_json_atomic(self._index_path(), index)
 
+    def _file(self, entry) -> Path | None:
+        """The recording an index entry names, only if it is a plain audio file name inside the library folder.
+
+        ``voices.json`` may come from elsewhere (a copied profile): an absolute or ``..`` path, or a file that is not
+        audio, is ignored, so the library never reads or deletes anything outside its folder.
+        """
+        name = entry.get("file") if isinstance(entry, dict) else None
+        if not isinstance(name, str) or not name or Path(name).name != name or name in (".", ".."):
+            return None
+        if Path(name).suffix.lower() not in AUDIO_SUFFIXES:
+            return None
+        return self.directory / name
+
     def voices(self) -> list[LibraryVoice]:
         out = []
         for name, entry in sorted(self._index().items(), key=lambda kv: kv[0].lower()):
-            path = self.directory / entry.get("file", "")
-            if path.is_file():
-                out.append(LibraryVoice(name, path, float(entry.get("seconds", 0.0))))
+            path = self._file(entry)
+            if path is not None and path.is_file():
+                try:
+                    seconds = float(entry.get("seconds", 0.0))
+                except (TypeError, ValueError):
+                    seconds = 0.0
+                out.append(LibraryVoice(name, path, seconds))
         return out
 
     def get(self, name: str) -> LibraryVoice | None:
@@ -85,5 +104,6 @@ class VoiceLibrary:
         if entry is None:
             return
         self._save_index(index)
-        if all(e.get("file") != entry.get("file") for e in index.values()):
-            (self.directory / entry.get("file", "")).unlink(missing_ok=True)
+        path = self._file(entry)
+        if path is not None and all(self._file(e) != path for e in index.values()):
+            path.unlink(missing_ok=True)
