@@ -10,13 +10,12 @@ from __future__ import annotations
 
 import hashlib
 import logging
-import os
-import tempfile
 from collections import OrderedDict
 from pathlib import Path
 
 import numpy as np
 
+from .atomic import atomic_path, remove_partial_files
 from .conditioning import Conditioning
 
 log = logging.getLogger(__name__)
@@ -35,12 +34,16 @@ def bundle_identity(encoder_path: Path, variant: str) -> str:
 class ConditioningCache:
     def __init__(self, directory: Path | None, identity: str, hidden: int, capacity: int = 16):
         self.directory = directory
+        if directory is not None:
+            remove_partial_files(directory)  # left by a process killed while writing
         self.identity = identity
         self.hidden = hidden
         self.capacity = capacity
         self._memory: OrderedDict[str, Conditioning] = OrderedDict()
         self.last_lookup = "off"
         """``memory``, ``disk`` or ``miss`` for the last lookup."""
+        self.write_error: str | None = None
+        """Why the last disk write failed (disk full, read-only...); the entry is still kept in memory."""
 
     def key(self, voice_digest: str) -> str:
         return hashlib.sha256(f"v{FORMAT_VERSION}|{self.identity}|{voice_digest}".encode()).hexdigest()[:40]
@@ -98,12 +101,8 @@ class ConditioningCache:
             return
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(prefix=f".{key}-", suffix=".npz", dir=path.parent)
-            try:
-                with os.fdopen(fd, "wb") as fh:
-                    np.savez(fh, **cond.arrays())
-                os.replace(tmp, path)
-            finally:
-                Path(tmp).unlink(missing_ok=True)
+            with atomic_path(path) as tmp, open(tmp, "wb") as fh:
+                np.savez(fh, **cond.arrays())
         except OSError as exc:
+            self.write_error = f"{path.parent}: {exc.strerror or exc}"
             log.warning("cannot write the conditioning cache in %s (%s); continuing without it", path.parent, exc)

@@ -100,6 +100,11 @@ class SynthesisStream:
         reference = pipe.voice(request.voice)
         report.warnings += reference.warnings
         cond, cond_key = pipe.conditioning_for(reference, report.cache)
+        if "write_error" in report.cache:
+            report.warnings.append(
+                f"The voice could not be saved to the cache ({report.cache['write_error']}): free some disk space, "
+                "or it is analysed again after a restart."
+            )
         report.seed = options.seed if options.seed is not None else pipe.new_seed()
         cfg = pipe.cfg_enabled(params)
         if pipe.info.supports_cfg and params.cfg_weight > 0 and not cfg:

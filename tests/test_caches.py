@@ -3,6 +3,7 @@ cache (identical greedy tokens to a full prefill, for every variant, CFG include
 
 from __future__ import annotations
 
+import errno
 import os
 
 import numpy as np
@@ -81,6 +82,21 @@ def test_a_cache_path_that_is_a_file_only_costs_speed(bundles, voice_wav, tmp_pa
     pipe = _pipe(bundles["turbo"], blocker)
     assert pipe.synthesize(TEXT, voice_wav, SynthesisOptions(seed=1)).audio.size > 0
     assert pipe.synthesize(TEXT, voice_wav, SynthesisOptions(seed=1)).report.cache["conditioning"] == "memory"
+
+
+def test_a_full_disk_while_caching_warns_and_leaves_no_file(bundles, voice_wav, tmp_path, monkeypatch):
+    def full(file, **arrays):
+        file.write(b"PK half an archive")
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr("core.conditioning_cache.np.savez", full)
+    pipe = _pipe(bundles["turbo"], tmp_path / "cache")
+    result = pipe.synthesize(TEXT, voice_wav, SynthesisOptions(seed=1))
+    assert result.audio.size > 0 and "No space left on device" in result.report.cache["write_error"]
+    assert any("could not be saved to the cache" in w for w in result.warnings)
+    assert list((tmp_path / "cache").iterdir()) == []  # no partial or corrupt entry
+    again = pipe.synthesize(TEXT, voice_wav, SynthesisOptions(seed=1))
+    assert again.report.cache["conditioning"] == "memory" and not again.warnings
 
 
 def test_conditioning_cache_off_runs_the_encoder_every_time(bundles, voice_wav, tmp_path):
