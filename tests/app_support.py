@@ -14,10 +14,10 @@ from app.paths import AppPaths
 from app.settings import Settings
 
 
-def make_window(qtbot, tmp_path, bundle, sd=None, load=True):
+def make_window(qtbot, tmp_path, bundle, sd=None, load=True, bridge=None):
     settings = Settings(QSettings(str(tmp_path / "settings.ini"), QSettings.Format.IniFormat))
     player = Player(sd if sd is not None else VirtualSoundDevice(speed=40))
-    window = MainWindow(settings, AppPaths.under(tmp_path / "home"), player=player)
+    window = MainWindow(settings, AppPaths.under(tmp_path / "home"), player=player, bridge=bridge)
     qtbot.addWidget(window)
     window.resize(1280, 800)
     window.show()

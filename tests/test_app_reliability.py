@@ -16,10 +16,13 @@ from PySide6.QtCore import Qt
 
 from app.application import install_excepthook
 from app.audio.virtual_device import VirtualSoundDevice
+from app.engine_bridge import EngineBridge
 from app.settings import Key
+from core.inference_worker import InferenceWorker
 
 from .app_support import drop, make_window, speak_and_wait
 from .conftest import tone
+from .test_worker import gpu_that_fails_mid_run
 
 BIG_TEXT = " ".join(f"This is sentence number {i} of a very long chapter, read aloud." for i in range(1700))[:100_000]
 
@@ -311,5 +314,21 @@ def test_settings_library_and_history_survive_kill_9(qtbot, tmp_path, bundles, v
         assert not list((tmp_path / "home").rglob("*.partial*"))  # leftovers of the killed process are gone
         speak_and_wait(qtbot, w)
         assert len(w.history.entries) == 2
+    finally:
+        w.close()
+
+
+def test_a_gpu_failing_mid_request_moves_the_app_to_the_cpu(qtbot, tmp_path, bundles):
+    loads = []
+    worker = InferenceWorker(pipeline_factory=gpu_that_fails_mid_run(loads))
+    w = make_window(qtbot, tmp_path, bundles["original"], bridge=EngineBridge(worker=worker))
+    try:
+        assert "CUDA" in w.provider_label.text()
+        with qtbot.waitSignal(w.bridge.model_loaded, timeout=30000):
+            speak_expect(qtbot, w, "The GPU fails while this is spoken.", ok=False)
+        assert w.provider_label.text() == "on CPU"
+        assert "Running on CPU: the GPU failed during synthesis" in w.message.text()
+        assert_next_request_works(qtbot, w)
+        assert [r.provider for r in loads] == ["auto", "cpu"]
     finally:
         w.close()

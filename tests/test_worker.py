@@ -86,14 +86,14 @@ def test_a_bug_outside_the_stream_still_ends_the_request(bundles, make_worker):
     assert isinstance(failed, w.Failed) and failed.request_id == rid and worker.alive
 
 
-def test_gpu_failing_mid_run_falls_back_to_cpu_for_the_next_request(bundles, make_worker, tmp_path):
-    loads: list[RuntimeOptions] = []
+def gpu_that_fails_mid_run(loads: list):
+    """A pipeline factory whose non-CPU pipelines claim the GPU and then fail with a driver error mid-request."""
 
     def factory(bundle, runtime):
         loads.append(runtime)
         pipe = Pipeline.from_bundle(bundle, replace(runtime, provider="cpu"))
         pipe.runtime = runtime  # as a real pipeline keeps the options it was asked for
-        if runtime.provider != "cpu":  # pretend the sessions landed on the GPU, which then fails mid-request
+        if runtime.provider != "cpu":
             pipe.providers = dict.fromkeys(pipe.providers, "cuda")
 
             def broken(request, cancelled=None):
@@ -103,6 +103,12 @@ def test_gpu_failing_mid_run_falls_back_to_cpu_for_the_next_request(bundles, mak
             pipe.stream = broken
         return pipe
 
+    return factory
+
+
+def test_gpu_failing_mid_run_falls_back_to_cpu_for_the_next_request(bundles, make_worker, tmp_path):
+    loads: list[RuntimeOptions] = []
+    factory = gpu_that_fails_mid_run(loads)
     runtime = RuntimeOptions(provider="auto", cache_dir=tmp_path / "cache")
     worker = make_worker(bundles["original"], factory, runtime)
     rid = speak(worker, runtime=runtime)
