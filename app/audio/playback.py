@@ -109,7 +109,9 @@ class Player:
         now = time.monotonic()
         if self.played != self._progress[0] or self.ring.available == 0:
             self._progress = (self.played, now)
-        stalled = now - self._progress[1] > self.STALL_SECONDS
+        # A device may take a moment to start (Bluetooth): allow it three times longer before its first block.
+        limit = self.STALL_SECONDS if self._started_playing else 3 * self.STALL_SECONDS
+        stalled = now - self._progress[1] > limit
         if not (self._stream_ended or not getattr(stream, "active", True) or stalled):
             return None
         self.stop()
