@@ -86,8 +86,9 @@ class VoiceLibrary:
             counter += 1
             target = self.directory / f"{stem}_{counter}{Path(source).suffix.lower()}"
         self.directory.mkdir(parents=True, exist_ok=True)
-        copied = Path(source).resolve() != target.resolve() and not target.exists()
-        if Path(source).resolve() != target.resolve():
+        copying = Path(source).resolve() != target.resolve()
+        copied = copying and not target.exists()  # a new file, removed again if the index cannot be saved
+        if copying:
             copy_file_atomic(source, target)
         index[name] = {"file": target.name, "seconds": reference.duration_s, "source": str(source)}
         try:

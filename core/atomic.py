@@ -1,6 +1,6 @@
 """Write-then-rename: a crash, a full disk or a read-only folder never leaves a partial file under the final name.
 
-Every file the project writes for the user (exports, history, voice library, settings-side JSON) goes through
+Every file the project writes for the user (exports, history, voice library, the voice cache) goes through
 :func:`atomic_path`: the data is written to a hidden temporary file in the same folder and renamed over the target
 only when complete (``os.replace`` is atomic on one file system). A failure, or an exception of any kind, removes
 the temporary file; a process killed mid-write leaves at most a hidden ``.*.partial.*`` file, which

@@ -306,18 +306,11 @@ def machine_info() -> dict:
 
 
 def bench_main(args) -> int:
-    from .standin import make_standin
+    from .standin import cached_standin
 
-    if args.bundle:
-        bundle = args.bundle
-    else:
-        import platformdirs
-
-        cache = Path(platformdirs.user_cache_dir("ChatterboxDesk", appauthor=False)) / "standins"
-        bundle = cache / f"{args.standin}-{args.size}-{args.precision}"
-        if not (bundle / "standin.json").is_file():
-            print(f"building the {args.size} {args.standin} stand-in ({args.precision}) in {bundle} ...", flush=True)
-            make_standin(bundle, args.standin, args.size, args.precision)
+    bundle = args.bundle or cached_standin(
+        args.standin, args.size, args.precision, announce=lambda message: print(message, flush=True)
+    )
     precision = "q4" if (not args.bundle and args.precision == "q4") else args.precision
     runtime = RuntimeOptions(provider=args.provider, threads=args.threads, precision=precision,
                              cache_dir=Path(os.environ.get("TMPDIR", "/tmp")) / "chatterbox-bench-cache")  # fmt: skip

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .audio_io import write_audio_stream
+from .audio_io import FORMATS, write_audio_stream
 from .constants import SAMPLE_RATE
 from .errors import ChatterboxError, InvalidOptions
 
@@ -158,28 +158,8 @@ def main(argv: list[str] | None = None) -> int:
 
 def _bench(args) -> int:
     from .bench import bench_main
-    from .standin.spec import PRECISIONS as STANDIN_PRECISIONS
 
-    if not args.bundle and args.precision not in STANDIN_PRECISIONS:
-        raise InvalidOptions(f"stand-ins are built in {' or '.join(STANDIN_PRECISIONS)}, not {args.precision}")
-    return bench_main(args)
-
-
-def _standin_bundle(variant: str, size: str, precision: str) -> Path:
-    """The stand-in that ``bench --standin`` builds and reuses (the same cache folder)."""
-    import platformdirs
-
-    from .standin import make_standin
-    from .standin.spec import PRECISIONS as STANDIN_PRECISIONS
-
-    if precision not in STANDIN_PRECISIONS:
-        raise InvalidOptions(f"stand-ins are built in {' or '.join(STANDIN_PRECISIONS)}, not {precision}")
-    cache = Path(platformdirs.user_cache_dir("ChatterboxDesk", appauthor=False)) / "standins"
-    bundle = cache / f"{variant}-{size}-{precision}"
-    if not (bundle / "standin.json").is_file():
-        print(f"building the {size} {variant} stand-in ({precision}) in {bundle} ...", file=sys.stderr, flush=True)
-        make_standin(bundle, variant, size, precision)
-    return bundle
+    return bench_main(args)  # a stand-in precision it cannot build is refused by cached_standin
 
 
 def _soak(args) -> int:
@@ -187,6 +167,7 @@ def _soak(args) -> int:
     from dataclasses import replace
 
     from .soak import DEFAULT_TEXT, curve_rows, run_soak
+    from .standin import cached_standin
 
     if args.requests < 2:
         raise InvalidOptions(f"--requests must be at least 2, not {args.requests}")
@@ -195,7 +176,9 @@ def _soak(args) -> int:
     if args.max_growth_mb != args.max_growth_mb:  # NaN
         raise InvalidOptions("--max-growth-mb must be a number")
     runtime = _runtime(args)
-    bundle = args.bundle or _standin_bundle(args.standin, args.size, args.precision)
+    bundle = args.bundle or cached_standin(
+        args.standin, args.size, args.precision, announce=lambda message: print(message, file=sys.stderr, flush=True)
+    )
     text = DEFAULT_TEXT if args.text is None else args.text
 
     def progress(number, total, rss, request_ms):
@@ -332,7 +315,7 @@ def _synth(args) -> int:
         except (OSError, UnicodeDecodeError) as exc:
             raise TextInputError(f"Cannot read {args.text_file}: {exc}. Use a UTF-8 text file.") from exc
     suffix = args.out.suffix.lower()
-    if suffix not in (".wav", ".flac", ".ogg"):
+    if suffix not in FORMATS:
         raise TextInputError(f"Cannot write {args.out.name}: use a .wav, .flac or .ogg file name.")
     options = SynthesisOptions(
         temperature=args.temperature,

@@ -42,8 +42,6 @@ class ConditioningCache:
         self._memory: OrderedDict[str, Conditioning] = OrderedDict()
         self.last_lookup = "off"
         """``memory``, ``disk`` or ``miss`` for the last lookup."""
-        self.write_error: str | None = None
-        """Why the last disk write failed (disk full, read-only...); the entry is still kept in memory."""
 
     def key(self, voice_digest: str) -> str:
         return hashlib.sha256(f"v{FORMAT_VERSION}|{self.identity}|{voice_digest}".encode()).hexdigest()[:40]
@@ -61,9 +59,10 @@ class ConditioningCache:
         self.last_lookup = "miss"
         return None
 
-    def put(self, key: str, cond: Conditioning) -> None:
+    def put(self, key: str, cond: Conditioning) -> str | None:
+        """Keep ``cond`` in memory and on disk; returns why the disk write failed (the entry stays in memory)."""
         self._remember(key, cond)
-        self._write(key, cond)
+        return self._write(key, cond)
 
     def _remember(self, key: str, cond: Conditioning) -> None:
         self._memory[key] = cond
@@ -95,14 +94,15 @@ class ConditioningCache:
         if t.dtype != np.int64 or not all(np.all(np.isfinite(a)) for a in (f, e, s)):
             raise ValueError("invalid values")
 
-    def _write(self, key: str, cond: Conditioning) -> None:
+    def _write(self, key: str, cond: Conditioning) -> str | None:
         path = self._path(key)
         if path is None:
-            return
+            return None
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
             with atomic_path(path) as tmp, open(tmp, "wb") as fh:
                 np.savez(fh, **cond.arrays())
         except OSError as exc:
-            self.write_error = f"{path.parent}: {exc.strerror or exc}"
             log.warning("cannot write the conditioning cache in %s (%s); continuing without it", path.parent, exc)
+            return f"{path.parent}: {exc.strerror or exc}"
+        return None

@@ -37,3 +37,9 @@ class InvalidOptions(ChatterboxError):
 
 class SynthesisCancelled(ChatterboxError):
     """The request was cancelled between decode steps."""
+
+
+def first_line(text: str, limit: int = 300) -> str:
+    """The first line of an error text, cut to ``limit`` characters (``""`` when there is none)."""
+    line = text.strip().splitlines()[0] if text.strip() else ""
+    return line if len(line) <= limit else line[:limit] + "…"

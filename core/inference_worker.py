@@ -15,7 +15,7 @@ import traceback
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from .errors import ChatterboxError, SynthesisCancelled
+from .errors import ChatterboxError, SynthesisCancelled, first_line
 from .options import RuntimeOptions
 from .pipeline import SESSION_FIELDS, Pipeline
 from .synthesis import AudioChunk, RequestReport, SynthesisRequest
@@ -160,15 +160,9 @@ class InferenceWorker:
             except Exception as exc:  # the thread must outlive any bug
                 log.exception("unexpected error in the inference thread")
                 if isinstance(command, Speak):  # every request ends with an event, or the GUI would wait forever
-                    self.events.put(
-                        Failed(
-                            command.request.request_id, f"Internal error: {type(exc).__name__}: {exc}", internal=True
-                        )
-                    )
+                    self.events.put(_internal_failure(command.request.request_id, exc))
 
     def _load(self, command: LoadModel) -> None:
-        if self._gpu_failed and command.runtime.provider != "cpu":
-            command = LoadModel(command.bundle, replace(command.runtime, provider="cpu"))
         try:
             pipe = self.pipeline_factory(command.bundle, command.runtime)
         except ChatterboxError as exc:
@@ -207,15 +201,14 @@ class InferenceWorker:
             return
         if command.runtime is not None:
             runtime = replace(command.runtime, provider="cpu") if self._gpu_failed else command.runtime
-            command = Speak(command.request, runtime)
-            changed = [f for f in SESSION_FIELDS if getattr(command.runtime, f) != getattr(pipe.runtime, f)]
+            changed = [f for f in SESSION_FIELDS if getattr(runtime, f) != getattr(pipe.runtime, f)]
             if changed:
-                self._load(LoadModel(pipe.files.root, command.runtime))
+                self._load(LoadModel(pipe.files.root, runtime))
                 if self.pipeline is pipe:  # the reload failed (ModelFailed says why); the old model stays
                     self.events.put(Failed(rid, f"The model could not be reloaded with the new {', '.join(changed)}."))
                     return
                 pipe = self.pipeline
-            pipe.update_runtime(command.runtime)
+            pipe.update_runtime(runtime)
         self.events.put(Started(rid))
         try:
             stream = pipe.stream(command.request, cancelled=lambda: self.is_cancelled(rid))
@@ -234,13 +227,13 @@ class InferenceWorker:
             if _on_gpu(pipe) and _is_device_failure(exc):
                 self._fall_back_to_cpu(rid, pipe, exc)
             else:
-                self.events.put(Failed(rid, f"Internal error: {type(exc).__name__}: {exc}", internal=True))
+                self.events.put(_internal_failure(rid, exc))
             return
         self.events.put(Finished(rid, stream.report))
 
     def _fall_back_to_cpu(self, rid: int, pipe: Pipeline, exc: Exception) -> None:
         """The GPU failed mid-request: report it, and reload on the CPU so the next request works."""
-        self._gpu_failed = _first_line(str(exc)) or type(exc).__name__
+        self._gpu_failed = first_line(str(exc), 200) or type(exc).__name__
         self.events.put(
             Failed(
                 rid,
@@ -248,7 +241,7 @@ class InferenceWorker:
             )
         )
         self.pipeline = None  # release the GPU sessions before building the CPU ones
-        self._load(LoadModel(pipe.files.root, pipe.runtime))
+        self._load(LoadModel(pipe.files.root, replace(pipe.runtime, provider="cpu")))
 
 
 def _on_gpu(pipe: Pipeline) -> bool:
@@ -263,6 +256,5 @@ def _is_device_failure(exc: Exception) -> bool:
     return type(exc).__module__.startswith("onnxruntime") or bool(_DEVICE_ERROR.search(str(exc)))
 
 
-def _first_line(text: str) -> str:
-    line = text.strip().splitlines()[0] if text.strip() else ""
-    return line if len(line) <= 200 else line[:200] + "…"
+def _internal_failure(rid: int, exc: Exception) -> Failed:
+    return Failed(rid, f"Internal error: {type(exc).__name__}: {exc}", internal=True)

@@ -166,10 +166,9 @@ class Pipeline:
         if cond is None:
             cond = self.conditioning(voice)
             if self.runtime.conditioning_cache:
-                self.conditioning_cache.write_error = None
-                self.conditioning_cache.put(key, cond)
-                if self.conditioning_cache.write_error and cache_report is not None:
-                    cache_report["write_error"] = self.conditioning_cache.write_error
+                write_error = self.conditioning_cache.put(key, cond)
+                if write_error and cache_report is not None:
+                    cache_report["write_error"] = write_error
         if cache_report is not None:
             cache_report["conditioning"] = (
                 self.conditioning_cache.last_lookup if self.runtime.conditioning_cache else "off"

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import onnxruntime as ort
 
-from .errors import ModelFilesMissing, ModelLoadError
+from .errors import ModelFilesMissing, ModelLoadError, first_line
 from .options import RuntimeOptions
 
 log = logging.getLogger(__name__)
@@ -139,5 +139,4 @@ def _explain_load_failure(path: Path, exc: Exception) -> str:
 
 
 def _first_line(text: str) -> str:
-    line = text.strip().splitlines()[0] if text.strip() else "unknown error"
-    return line if len(line) < 300 else line[:300] + "…"
+    return first_line(text) or "unknown error"

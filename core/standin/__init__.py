@@ -1,6 +1,15 @@
 """Stand-in bundles: the real Chatterbox ONNX interface with random weights, built offline (needs ``onnx``)."""
 
-from .build import make_standin, synthetic_voice
+from .build import cached_standin, make_standin, synthetic_voice
 from .spec import PRECISIONS, SIZES, VARIANTS, StandinSpec, spec_for
 
-__all__ = ["PRECISIONS", "SIZES", "VARIANTS", "StandinSpec", "make_standin", "spec_for", "synthetic_voice"]
+__all__ = [
+    "PRECISIONS",
+    "SIZES",
+    "VARIANTS",
+    "StandinSpec",
+    "cached_standin",
+    "make_standin",
+    "spec_for",
+    "synthetic_voice",
+]

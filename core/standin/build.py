@@ -56,6 +56,26 @@ def make_standin(
     return out
 
 
+def cached_standin(variant: str, size: str, precision: str, announce=None) -> Path:
+    """A stand-in kept in the user cache folder (built on first use), shared by ``bench`` and ``soak``.
+
+    ``announce(message)`` is told before a build (it can take a minute at full size).
+    """
+    import platformdirs
+
+    from ..errors import InvalidOptions
+
+    if precision not in PRECISIONS:
+        raise InvalidOptions(f"stand-ins are built in {' or '.join(PRECISIONS)}, not {precision}")
+    cache = Path(platformdirs.user_cache_dir("ChatterboxDesk", appauthor=False)) / "standins"
+    bundle = cache / f"{variant}-{size}-{precision}"
+    if not (bundle / "standin.json").is_file():
+        if announce is not None:
+            announce(f"building the {size} {variant} stand-in ({precision}) in {bundle} ...")
+        make_standin(bundle, variant, size, precision)
+    return bundle
+
+
 def synthetic_voice(seconds: float = 6.0, seed: int = 0, pitch_hz: float = 140.0) -> np.ndarray:
     """A voice-like test signal: a harmonic glottal tone with vibrato, syllable-rate envelope and breath noise."""
     rng = np.random.default_rng(seed + 100)
