@@ -109,6 +109,18 @@ def no_leaked_threads():
     pytest.fail(f"test left threads running: {[t.name for t in leaked]}")
 
 
+def deny_reading(monkeypatch, path) -> None:
+    """Make ``core.voice`` see ``path`` as unreadable (permissions), also when the tests run as root."""
+    real_open = open
+
+    def guarded(file, *args, **kwargs):
+        if str(file) == str(path):
+            raise PermissionError(13, "Permission denied", str(file))
+        return real_open(file, *args, **kwargs)
+
+    monkeypatch.setattr("core.voice.open", guarded, raising=False)
+
+
 def tone(seconds: float, rate: int = 24000, channels: int = 1, amplitude: float = 0.3) -> np.ndarray:
     t = np.arange(int(seconds * rate)) / rate
     wave = amplitude * np.sin(2 * np.pi * 220 * t) * (0.6 + 0.4 * np.sin(2 * np.pi * 3 * t))

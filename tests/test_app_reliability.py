@@ -21,7 +21,7 @@ from app.settings import Key
 from core.inference_worker import InferenceWorker
 
 from .app_support import drop, make_window, speak_and_wait
-from .conftest import tone
+from .conftest import deny_reading, tone
 from .test_worker import gpu_that_fails_mid_run
 
 BIG_TEXT = " ".join(f"This is sentence number {i} of a very long chapter, read aloud." for i in range(1700))[:100_000]
@@ -111,14 +111,7 @@ def test_a_bad_reference_gets_a_message_and_changes_nothing(qtbot, window, tmp_p
 
 def test_an_unreadable_reference_gets_a_message(qtbot, window, tmp_path, monkeypatch):
     path = _write(tmp_path / "locked.wav", tone(3))
-    real_open = open
-
-    def deny(file, *args, **kwargs):
-        if str(file) == str(path):
-            raise PermissionError(errno.EACCES, "Permission denied", str(file))
-        return real_open(file, *args, **kwargs)
-
-    monkeypatch.setattr("core.voice.open", deny, raising=False)
+    deny_reading(monkeypatch, path)
     drop(window, path)
     assert "permission denied" in window.message.text() and window.voice is None
     assert_next_request_works(qtbot, window)

@@ -13,7 +13,7 @@ import soundfile as sf
 
 from core.cli import main
 
-from .conftest import tone
+from .conftest import deny_reading, tone
 
 
 def run_cli(capsys, *args):
@@ -247,13 +247,7 @@ def test_unusual_references_are_used_with_a_warning(capsys, bundles, tmp_path, n
 
 def test_an_unreadable_reference_exits_2(capsys, bundles, tmp_path, monkeypatch):
     voice = _voice(tmp_path, "locked.wav", tone(3))
-    real_open = open
-    monkeypatch.setattr(
-        "core.voice.open",
-        lambda f, *a, **k: (_ for _ in ()).throw(PermissionError(13, "Permission denied")) if str(f) == str(voice)
-        else real_open(f, *a, **k),
-        raising=False,
-    )  # fmt: skip
+    deny_reading(monkeypatch, voice)
     code, _, err = run_cli(capsys, "synth", "--bundle", bundles["turbo"], "--text", "Hi.", "--voice", voice,
                            "--out", tmp_path / "o.wav")  # fmt: skip
     assert code == 2 and "locked.wav: permission denied" in err and not (tmp_path / "o.wav").exists()

@@ -9,7 +9,7 @@ import soundfile as sf
 from core.errors import VoiceReferenceError
 from core.voice import load_voice
 
-from .conftest import tone
+from .conftest import deny_reading, tone
 
 
 def write(tmp_path, name, data, rate=24000, **kw):
@@ -55,14 +55,7 @@ def test_unreadable_file(tmp_path):
 
 def test_unreadable_file_for_any_user(tmp_path, monkeypatch):
     path = write(tmp_path, "locked.wav", tone(3))
-    real_open = open
-
-    def deny(file, *args, **kwargs):
-        if str(file) == str(path):
-            raise PermissionError(13, "Permission denied", str(file))
-        return real_open(file, *args, **kwargs)
-
-    monkeypatch.setattr("core.voice.open", deny, raising=False)
+    deny_reading(monkeypatch, path)
     with pytest.raises(VoiceReferenceError, match="locked.wav: permission denied"):
         load_voice(path)
 
