@@ -10,6 +10,8 @@ import sys
 from PySide6.QtGui import QIcon
 from PySide6.QtWidgets import QApplication
 
+from core.user_dirs import APP_NAME
+
 from . import __version__
 from .paths import AppPaths
 from .resources import resource_path
@@ -54,7 +56,7 @@ def install_excepthook(window) -> object:
 def make_application(argv: list[str] | None = None) -> QApplication:
     app = QApplication.instance() or QApplication(argv or sys.argv[:1])
     app.setApplicationName("Chatterbox Desk")
-    app.setOrganizationName("ChatterboxDesk")
+    app.setOrganizationName(APP_NAME)
     app.setApplicationVersion(__version__)
     app.setStyle("Fusion")  # Fusion follows the system's light/dark colour scheme on every platform
     icon = resource_path("icon.png")

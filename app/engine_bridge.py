@@ -30,7 +30,6 @@ class EngineBridge(QObject):
         self.worker = worker or w.InferenceWorker()
         self.current: int | None = None
         self.model: w.ModelLoaded | None = None
-        self.loading = False
         self._timer = QTimer(self)
         self._timer.setInterval(poll_ms)
         self._timer.timeout.connect(self._drain)
@@ -38,7 +37,6 @@ class EngineBridge(QObject):
         self._timer.start()
 
     def load(self, bundle: Path, runtime: RuntimeOptions) -> None:
-        self.loading = True
         self.worker.load(bundle, runtime)
 
     def speak(self, text: str, voice, options, runtime: RuntimeOptions | None = None) -> int:
@@ -75,11 +73,9 @@ class EngineBridge(QObject):
 
     def _dispatch(self, event) -> None:
         if isinstance(event, w.ModelLoaded):
-            self.loading = False
             self.model = event
             self.model_loaded.emit(event)
         elif isinstance(event, w.ModelFailed):
-            self.loading = False
             self.model_failed.emit(event.message)
         elif getattr(event, "request_id", None) != self.current:
             return  # a cancelled or superseded request

@@ -15,7 +15,6 @@ from PySide6.QtWidgets import (
     QLabel,
     QListWidget,
     QMainWindow,
-    QMessageBox,
     QPushButton,
     QSplitter,
     QTabWidget,
@@ -33,11 +32,11 @@ from .audio.playback import Player
 from .engine_bridge import EngineBridge
 from .history import History
 from .paths import AppPaths
-from .settings import Key, Settings
+from .settings import SESSION_KEYS, Key, Settings
 from .voice_library import VoiceLibrary
 from .widgets.latency_plot import LatencyPlot
 from .widgets.model_dialog import ModelDialog
-from .widgets.settings_panel import SESSION_KEYS, SettingsPanel
+from .widgets.settings_panel import SettingsPanel
 from .widgets.text_entry import TextEntry
 from .widgets.voice_panel import VoicePanel, dropped_file
 from .widgets.waveform_plot import WaveformPlot
@@ -211,7 +210,7 @@ class MainWindow(QMainWindow):
 
     def runtime_options(self) -> RuntimeOptions:
         """The settings' switches, with the conditioning cache in this app's cache folder."""
-        return replace(self.settings.runtime_options(), cache_dir=self.paths.cache / "conditioning")
+        return replace(self.settings.runtime_options(), cache_dir=self.paths.conditioning)
 
     def load_model(self, bundle: Path) -> None:
         self.model_label.setText(f"Loading {bundle.name}…")
@@ -221,14 +220,13 @@ class MainWindow(QMainWindow):
     @Slot(object)
     def _on_model_loaded(self, event) -> None:
         self.settings.set(Key.BUNDLE, str(event.bundle))
-        precision = event.precisions.get("language_model", "")
-        self.model_label.setText(f"{event.variant.capitalize()} · {event.bundle.name} · LM {precision}")
-        providers = sorted(set(event.providers.values()))
+        caps = event.capabilities
+        self.model_label.setText(f"{caps.variant.capitalize()} · {event.bundle.name} · LM {caps.lm_precision}")
+        providers = sorted(set(caps.providers.values()))
         self.provider_label.setText("on " + " + ".join(p.upper() for p in providers))
-        self.provider_label.setToolTip("\n".join(f"{g}: {p}" for g, p in event.providers.items()))
-        self.settings_panel.set_variant(event.variant, event.languages, event.supports_cfg)
+        self.provider_label.setToolTip("\n".join(f"{g}: {p}" for g, p in caps.providers.items()))
+        self.settings_panel.set_capabilities(caps)
         self.speak_button.setEnabled(True)
-        self.has_default_voice = event.has_default_voice
         self._update_voice_panel()
         if event.notice:
             self.show_message(event.notice, error=False)
@@ -326,7 +324,7 @@ class MainWindow(QMainWindow):
             self.show_message("No model is loaded: choose one in the Models menu.")
             return
         variant = self.bridge.model.variant
-        if self.voice is None and not getattr(self, "has_default_voice", True):
+        if self.voice is None and not self.bridge.model.capabilities.has_default_voice:
             self.show_message("This model has no built-in voice: drop a recording of 5–10 s of speech on the window.")
             return
         self.hide_message()
@@ -359,8 +357,7 @@ class MainWindow(QMainWindow):
             self.show_message(self.player.error or "Audio cannot be played on this computer.", error=False)
         self.waveform.append(chunk.samples)
         if chunk.kind == "speech":
-            audio_ms = max(chunk.seconds * 1000, 1e-6)
-            self.latency.add_chunk(chunk.lm_ms, chunk.decode_ms, (chunk.lm_ms + chunk.decode_ms) / audio_ms)
+            self.latency.add_chunk(chunk.lm_ms, chunk.decode_ms, chunk.rtf)
 
     @Slot(int, object)
     def _on_request_finished(self, _rid: int, report) -> None:
@@ -490,6 +487,3 @@ class MainWindow(QMainWindow):
         if not self.bridge.shutdown(timeout=5.0):
             log.warning("the inference thread did not stop within 5 s")
         super().closeEvent(event)
-
-
-__all__ = ["MainWindow", "QMessageBox"]

@@ -5,9 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-import platformdirs
-
-APP = "ChatterboxDesk"
+from core.user_dirs import conditioning_cache_dir, user_cache, user_data, user_logs
 
 
 @dataclass(frozen=True)
@@ -18,16 +16,16 @@ class AppPaths:
 
     @classmethod
     def default(cls) -> AppPaths:
-        return cls(
-            data=Path(platformdirs.user_data_dir(APP, appauthor=False)),
-            cache=Path(platformdirs.user_cache_dir(APP, appauthor=False)),
-            logs=Path(platformdirs.user_log_dir(APP, appauthor=False)),
-        )
+        return cls(data=user_data(), cache=user_cache(), logs=user_logs())
 
     @classmethod
     def under(cls, root: Path) -> AppPaths:
         root = Path(root)
         return cls(data=root / "data", cache=root / "cache", logs=root / "logs")
+
+    @property
+    def conditioning(self) -> Path:
+        return conditioning_cache_dir(self.cache)
 
     @property
     def models(self) -> Path:

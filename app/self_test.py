@@ -45,6 +45,7 @@ def _run(out: Path, bundle: Path | None, timeout: float) -> int:
     from PySide6.QtCore import QMimeData, QPointF, Qt, QUrl
     from PySide6.QtGui import QDropEvent
 
+    from core.constants import SAMPLE_RATE
     from core.standin import make_standin, synthetic_voice
 
     from .application import make_application
@@ -60,7 +61,7 @@ def _run(out: Path, bundle: Path | None, timeout: float) -> int:
     if bundle is None:
         bundle = make_standin(out / "standin", "original", "tiny")
     voice_file = out / "reference.wav"
-    sf.write(voice_file, synthetic_voice(6.0, seed=4, pitch_hz=160), 24000)
+    sf.write(voice_file, synthetic_voice(6.0, seed=4, pitch_hz=160), SAMPLE_RATE)
 
     sd, reason = load_sounddevice()
     device = "sounddevice"
@@ -113,7 +114,7 @@ def _run(out: Path, bundle: Path | None, timeout: float) -> int:
         "ok": True,
         "bundle": str(bundle),
         "variant": window.bridge.model.variant,
-        "providers": window.bridge.model.providers,
+        "providers": window.bridge.model.capabilities.providers,
         "provider_notice": window.bridge.model.notice,
         "playback_device": device,
         "chunks": len(report.chunks),

@@ -7,9 +7,8 @@ from pathlib import Path
 
 from PySide6.QtCore import QSettings
 
-from core.options import RuntimeOptions, SynthesisOptions
-
-ORGANIZATION, APPLICATION = "ChatterboxDesk", "ChatterboxDesk"
+from core.options import SESSION_FIELDS, RuntimeOptions, SynthesisOptions
+from core.user_dirs import APP_NAME
 
 
 class Key(str, Enum):
@@ -38,16 +37,19 @@ class Key(str, Enum):
     SPLITTER = "window/splitter"
 
 
+SESSION_KEYS = frozenset(k for k in Key if k.value.startswith("runtime/") and k.value[8:] in SESSION_FIELDS)
+"""Settings whose change reloads the model (the core's ``SESSION_FIELDS`` that have a setting)."""
+_RUNTIME = RuntimeOptions()
 _DEFAULTS = {
-    Key.PROVIDER: "auto",
+    Key.PROVIDER: _RUNTIME.provider,
     Key.THREADS: 0,
-    Key.PRECISION: "fp32",
-    Key.KV_CHAINING: True,
-    Key.CONDITIONING_CACHE: True,
-    Key.PREFIX_CACHE: True,
-    Key.STREAM: True,
-    Key.FIRST_CHUNK_TOKENS: 10,
-    Key.CHUNK_TOKENS: 25,
+    Key.PRECISION: _RUNTIME.precision,
+    Key.KV_CHAINING: _RUNTIME.kv_chaining,
+    Key.CONDITIONING_CACHE: _RUNTIME.conditioning_cache,
+    Key.PREFIX_CACHE: _RUNTIME.prefix_cache,
+    Key.STREAM: _RUNTIME.stream,
+    Key.FIRST_CHUNK_TOKENS: _RUNTIME.first_chunk_tokens,
+    Key.CHUNK_TOKENS: _RUNTIME.chunk_tokens,
     Key.SEED: 0,
     Key.RANDOM_SEED: True,
     Key.LANGUAGE: "en",
@@ -69,7 +71,7 @@ class Settings:
     """Typed access to QSettings. Sampling keys that were never set mean "the model's default" (``None``)."""
 
     def __init__(self, qsettings: QSettings | None = None):
-        self.q = qsettings or QSettings(ORGANIZATION, APPLICATION)
+        self.q = qsettings or QSettings(APP_NAME, APP_NAME)
 
     def get(self, key: Key):
         default = _DEFAULTS.get(key)

@@ -18,9 +18,9 @@ from pathlib import Path
 import numpy as np
 import onnxruntime as ort
 
-from .constants import SAMPLE_RATE
+from .constants import LOGITS_VOCAB, SAMPLE_RATE
 from .decode_loop import DecodeStats, generate, step_overhead_share
-from .kv_cache import ChainedKV, CopiedKV
+from .lm_runners import ChainedKV, CopiedKV
 from .options import RuntimeOptions, SynthesisOptions
 from .pipeline import Pipeline
 from .sampler import Sampler
@@ -80,8 +80,9 @@ class Bench:
 
     # --- helpers -----------------------------------------------------------------------------------------------
     def _runner(self, kind, batch: int = 1):
-        return kind(self.pipe.sessions["language_model"], self.pipe.sessions["embed_tokens"], self.info, batch, 0.5,
-                    self.pipe.device)  # fmt: skip
+        parts = self.pipe.parts
+        return kind(parts.sessions["language_model"], parts.sessions["embed_tokens"], self.info, batch, 0.5,
+                    parts.device)  # fmt: skip
 
     def _prefix(self, kind, length: int, batch: int = 1):
         rng = np.random.default_rng(0)
@@ -128,7 +129,7 @@ class Bench:
             runner.adopt(*self._prefix(ChainedKV, self.config.short_context))
             stats = DecodeStats()
             embeds = np.zeros((1, 1, self.info.hidden), np.float32)
-            tokens = generate(runner, [embeds], Sampler(params, 0, self.info.logits_vocab or 6563),
+            tokens = generate(runner, [embeds], Sampler(params, 0, self.info.logits_vocab or LOGITS_VOCAB),
                               self.config.steps * 2, 0.0, stats)  # fmt: skip
             for _ in tokens:
                 pass

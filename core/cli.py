@@ -30,10 +30,11 @@ class _Parser(argparse.ArgumentParser):
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from .options import PRECISIONS, PROVIDERS
+    from .options import PRECISIONS, PROVIDERS, RuntimeOptions
     from .standin.spec import PRECISIONS as STANDIN_PRECISIONS
     from .standin.spec import SIZES, VARIANTS
 
+    defaults = RuntimeOptions()
     parser = _Parser(prog="python -m core", description="Chatterbox TTS ONNX pipeline (no GUI).")
     parser.add_argument("-v", "--verbose", action="store_true", help="log progress to stderr")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
@@ -45,7 +46,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--precision", choices=STANDIN_PRECISIONS, default="fp32")
     p.add_argument("--seed", type=int, default=0)
 
-    p = sub.add_parser("info", help="describe a bundle: variant, graphs, precisions, dims, dtypes")
+    p = sub.add_parser(
+        "info", help="describe a bundle: variant, graphs, precisions, dims, dtypes and the tensor names it uses"
+    )
     p.add_argument("bundle", type=Path)
     p.add_argument("--precision", choices=PRECISIONS, default="fp32")
     p.add_argument("--provider", choices=PROVIDERS, default="cpu")
@@ -121,8 +124,8 @@ def build_parser() -> argparse.ArgumentParser:
         default=True,
         help="decode in chunks while the language model generates (default on)",
     )
-    p.add_argument("--first-chunk-tokens", type=int, default=10)
-    p.add_argument("--chunk-tokens", type=int, default=25)
+    p.add_argument("--first-chunk-tokens", type=int, default=defaults.first_chunk_tokens)
+    p.add_argument("--chunk-tokens", type=int, default=defaults.chunk_tokens)
     p.add_argument("--no-trim-silence", action="store_true", help="keep trailing silence after each sentence")
     p.add_argument("--cache-dir", type=Path, help="conditioning cache folder (default: the user cache dir)")
     p.add_argument("--json", action="store_true", help="print one JSON object with tokens and timings")
@@ -269,7 +272,7 @@ def _info(args) -> int:
     from .pipeline import Pipeline
 
     pipe = Pipeline.from_bundle(args.bundle, _runtime(args))
-    info, files = pipe.info, pipe.files
+    info, files, caps = pipe.info, pipe.files, pipe.capabilities
     report = {
         "bundle": str(files.root),
         "variant": info.variant,
@@ -278,7 +281,7 @@ def _info(args) -> int:
                 "file": path.name,
                 "precision": files.precisions[name],
                 "available": list(files.available[name]),
-                "provider": pipe.providers[name],
+                "provider": caps.providers[name],
             }
             for name, path in files.graphs.items()
         },
@@ -293,9 +296,10 @@ def _info(args) -> int:
             "inputs_embeds": np.dtype(info.embeds_dtype).name,
             "logits": np.dtype(info.logits_dtype).name,
         },
-        "supports_cfg": info.supports_cfg and pipe.embedder.text_table is not None,
-        "languages": list(pipe.tokenizer.languages),
-        "default_voice": files.default_voice is not None,
+        "supports_cfg": caps.supports_cfg,
+        "languages": list(caps.languages),
+        "default_voice": caps.has_default_voice,
+        "tensor_names": info.tensor_names(),
     }
     print(json.dumps(report, indent=2))
     return EXIT_OK

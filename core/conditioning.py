@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from .model_info import GraphNames
 from .voice import VoiceReference
 
 
@@ -28,10 +29,11 @@ class Conditioning:
         return {name: getattr(self, name) for name in self.FIELDS}
 
 
-def encode_voice(session, voice: VoiceReference, output_order: tuple[str, ...], audio_dtype) -> Conditioning:
+def encode_voice(session, voice: VoiceReference, names: GraphNames) -> Conditioning:
     """Run ``speech_encoder`` once on the reference (the graph crops internally)."""
-    audio = voice.samples[None, :].astype(audio_dtype, copy=False)
-    outputs = dict(zip(output_order, session.run(None, {"audio_values": audio})))
+    audio = voice.samples[None, :].astype(names.specs["audio_values"].dtype, copy=False)
+    wanted = [getattr(names, role) for role in Conditioning.FIELDS]
+    outputs = dict(zip(Conditioning.FIELDS, session.run(wanted, {names.audio_values: audio})))
     return Conditioning(
         audio_features=np.ascontiguousarray(outputs["audio_features"]),
         audio_tokens=np.ascontiguousarray(outputs["audio_tokens"]).astype(np.int64, copy=False),

@@ -11,12 +11,15 @@ from __future__ import annotations
 import hashlib
 import logging
 from collections import OrderedDict
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
 from .atomic import atomic_path, remove_partial_files
-from .conditioning import Conditioning
+from .conditioning import Conditioning, encode_voice
+from .model_info import GraphNames
+from .voice import VoiceReference
 
 log = logging.getLogger(__name__)
 FORMAT_VERSION = 1
@@ -40,24 +43,20 @@ class ConditioningCache:
         self.hidden = hidden
         self.capacity = capacity
         self._memory: OrderedDict[str, Conditioning] = OrderedDict()
-        self.last_lookup = "off"
-        """``memory``, ``disk`` or ``miss`` for the last lookup."""
 
     def key(self, voice_digest: str) -> str:
         return hashlib.sha256(f"v{FORMAT_VERSION}|{self.identity}|{voice_digest}".encode()).hexdigest()[:40]
 
-    def get(self, key: str) -> Conditioning | None:
+    def get(self, key: str) -> tuple[Conditioning | None, str]:
+        """The entry and where it came from: ``memory``, ``disk``, or ``(None, "miss")``."""
         if key in self._memory:
             self._memory.move_to_end(key)
-            self.last_lookup = "memory"
-            return self._memory[key]
+            return self._memory[key], "memory"
         cond = self._read(key)
         if cond is not None:
             self._remember(key, cond)
-            self.last_lookup = "disk"
-            return cond
-        self.last_lookup = "miss"
-        return None
+            return cond, "disk"
+        return None, "miss"
 
     def put(self, key: str, cond: Conditioning) -> str | None:
         """Keep ``cond`` in memory and on disk; returns why the disk write failed (the entry stays in memory)."""
@@ -106,3 +105,55 @@ class ConditioningCache:
             log.warning("cannot write the conditioning cache in %s (%s); continuing without it", path.parent, exc)
             return f"{path.parent}: {exc.strerror or exc}"
         return None
+
+
+@dataclass(frozen=True)
+class ConditioningLookup:
+    """The conditioning of one voice and how it was obtained."""
+
+    conditioning: Conditioning
+    key: str
+    """The voice's cache key (also keys the voice-prefix KV cache)."""
+    source: str
+    """``memory``, ``disk``, ``miss`` (the encoder ran and the result was cached) or ``off`` (cache switched off)."""
+    write_error: str | None = None
+    """Why the result could not be written to disk (it stays in memory)."""
+
+
+class VoiceConditioner:
+    """The speech encoder behind the conditioning cache: ``lookup(voice)`` runs the encoder only when it must."""
+
+    def __init__(self, session, names: GraphNames, identity: str, hidden: int):
+        self.session, self.names, self.identity, self.hidden = session, names, identity, hidden
+        self.cache: ConditioningCache | None = None
+        self._key_cache = ConditioningCache(None, identity, hidden)  # keys only: the same key with the cache off
+        self.encoder_runs = 0
+        """How many times ``speech_encoder`` ran (the cache keeps this low)."""
+
+    def configure(self, enabled: bool, directory: Path | None) -> None:
+        """Switch the cache on (memory + ``directory``) or off; a new directory starts a new cache."""
+        current = self.cache.directory if self.cache else None
+        if not enabled:
+            self.cache = None
+        elif self.cache is None or current != directory:
+            self.cache = ConditioningCache(directory, self.identity, self.hidden)
+
+    def encode(self, voice: VoiceReference) -> Conditioning:
+        """Run the speech encoder (uncached)."""
+        self.encoder_runs += 1
+        return encode_voice(self.session, voice, self.names)
+
+    def key(self, voice: VoiceReference) -> str:
+        """The voice's cache key for this bundle (the same whether the cache is on or off)."""
+        return self._key_cache.key(voice.digest)
+
+    def lookup(self, voice: VoiceReference) -> ConditioningLookup:
+        cache = self.cache
+        key = self.key(voice)
+        if cache is None:
+            return ConditioningLookup(self.encode(voice), key, "off")
+        cond, source = cache.get(key)
+        if cond is not None:
+            return ConditioningLookup(cond, key, source)
+        cond = self.encode(voice)
+        return ConditioningLookup(cond, key, "miss", cache.put(key, cond))

@@ -8,6 +8,7 @@ START_SPEECH = 6561
 STOP_SPEECH = 6562
 SILENCE_TOKEN = 4299
 EXAGGERATION_TOKEN = 6563
+LOGITS_VOCAB = STOP_SPEECH + 1  # Turbo's LM head; when a graph does not declare its width, STOP is the last id used
 TEXT_START = 255
 TEXT_STOP = 0
 TURBO_TAIL_SILENCE = 3  # Turbo appends three silence tokens before decoding

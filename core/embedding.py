@@ -9,6 +9,7 @@ import numpy as np
 
 from .constants import START_SPEECH, TEXT_START, TEXT_STOP
 from .errors import ModelSignatureError
+from .model_info import GraphNames
 
 log = logging.getLogger(__name__)
 
@@ -54,24 +55,25 @@ def load_text_table(path: Path, hidden: int) -> np.ndarray:
 class PromptEmbedder:
     """Builds the prompt ``inputs_embeds`` for one sentence (batch 2 with CFG: row 1 is unconditional)."""
 
-    def __init__(self, session, variant: str, text_table: np.ndarray | None, out_dtype):
+    def __init__(self, session, variant: str, names: GraphNames, text_table: np.ndarray | None):
         self.session = session
         self.variant = variant
+        self.names = names
         self.text_table = text_table
-        self.out_dtype = out_dtype
 
     def feeds(self, ids: np.ndarray, positions: np.ndarray | None, exaggeration: float) -> dict[str, np.ndarray]:
+        names = self.names
         if self.variant == "turbo":
-            return {"input_ids": ids}
+            return {names.input_ids: ids}
         batch = ids.shape[0]
         return {
-            "input_ids": ids,
-            "position_ids": llama_positions(ids) if positions is None else positions,
-            "exaggeration": np.full(batch, exaggeration, dtype=np.float32),
+            names.input_ids: ids,
+            names.position_ids: llama_positions(ids) if positions is None else positions,
+            names.exaggeration: np.full(batch, exaggeration, dtype=np.float32),
         }
 
     def text(self, ids: np.ndarray, exaggeration: float, cfg: bool) -> np.ndarray:
-        embeds = self.session.run(["inputs_embeds"], self.feeds(ids, None, exaggeration))[0]
+        embeds = self.session.run([self.names.inputs_embeds], self.feeds(ids, None, exaggeration))[0]
         if not cfg:
             return embeds
         # Unconditional row: the same embeddings minus each text token's text-table row (position kept).

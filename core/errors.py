@@ -31,7 +31,7 @@ class TextInputError(ChatterboxError):
     """The text cannot be spoken (empty, nothing pronounceable, unsupported language)."""
 
 
-class InvalidOptions(ChatterboxError):
+class InvalidOptions(ChatterboxError, ValueError):
     """A synthesis or runtime option is out of range."""
 
 
@@ -39,7 +39,7 @@ class SynthesisCancelled(ChatterboxError):
     """The request was cancelled between decode steps."""
 
 
-def first_line(text: str, limit: int = 300) -> str:
-    """The first line of an error text, cut to ``limit`` characters (``""`` when there is none)."""
-    line = text.strip().splitlines()[0] if text.strip() else ""
+def first_line(text: str, limit: int = 300, default: str = "") -> str:
+    """The first line of an error text, cut to ``limit`` characters (``default`` when there is none)."""
+    line = text.strip().splitlines()[0] if text.strip() else default
     return line if len(line) <= limit else line[:limit] + "…"

@@ -16,8 +16,9 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from .errors import ChatterboxError, SynthesisCancelled, first_line
+from .model_parts import Capabilities
 from .options import RuntimeOptions
-from .pipeline import SESSION_FIELDS, Pipeline
+from .pipeline import Pipeline
 from .synthesis import AudioChunk, RequestReport, SynthesisRequest
 
 log = logging.getLogger(__name__)
@@ -46,13 +47,13 @@ class _Stop:
 @dataclass(frozen=True)
 class ModelLoaded:
     bundle: Path
-    variant: str
-    providers: dict
+    capabilities: Capabilities
     notice: str | None
-    precisions: dict
-    languages: tuple
-    supports_cfg: bool
-    has_default_voice: bool
+    """The provider notice, or why the worker moved to the CPU after a GPU failure."""
+
+    @property
+    def variant(self) -> str:
+        return self.capabilities.variant
 
 
 @dataclass(frozen=True)
@@ -173,22 +174,12 @@ class InferenceWorker:
             self.events.put(ModelFailed(command.bundle, f"Unexpected error while loading the model: {exc}"))
             return
         self.pipeline = pipe
-        self.events.put(
-            ModelLoaded(
-                bundle=command.bundle,
-                variant=pipe.info.variant,
-                providers=dict(pipe.providers),
-                notice=(
-                    f"Running on CPU: the GPU failed during synthesis ({self._gpu_failed}). Press Speak to try again."
-                    if self._gpu_failed
-                    else pipe.provider_notice
-                ),
-                precisions=dict(pipe.files.precisions),
-                languages=tuple(pipe.tokenizer.languages),
-                supports_cfg=pipe.info.supports_cfg and pipe.embedder.text_table is not None,
-                has_default_voice=pipe.files.default_voice is not None,
-            )
+        notice = (
+            f"Running on CPU: the GPU failed during synthesis ({self._gpu_failed}). Press Speak to try again."
+            if self._gpu_failed
+            else pipe.provider_notice
         )
+        self.events.put(ModelLoaded(command.bundle, pipe.capabilities, notice))
 
     def _speak(self, command: Speak) -> None:
         rid = command.request.request_id
@@ -201,7 +192,7 @@ class InferenceWorker:
             return
         if command.runtime is not None:
             runtime = replace(command.runtime, provider="cpu") if self._gpu_failed else command.runtime
-            changed = [f for f in SESSION_FIELDS if getattr(runtime, f) != getattr(pipe.runtime, f)]
+            changed = runtime.session_changes(pipe.runtime)
             if changed:
                 self._load(LoadModel(pipe.files.root, runtime))
                 if self.pipeline is pipe:  # the reload failed (ModelFailed says why); the old model stays
@@ -224,7 +215,7 @@ class InferenceWorker:
             return
         except Exception as exc:  # noqa: BLE001 - one failed request never takes the worker down
             log.error("request %d failed:\n%s", rid, traceback.format_exc())
-            if _on_gpu(pipe) and _is_device_failure(exc):
+            if pipe.capabilities.on_gpu and _is_device_failure(exc):
                 self._fall_back_to_cpu(rid, pipe, exc)
             else:
                 self.events.put(_internal_failure(rid, exc))
@@ -242,10 +233,6 @@ class InferenceWorker:
         )
         self.pipeline = None  # release the GPU sessions before building the CPU ones
         self._load(LoadModel(pipe.files.root, replace(pipe.runtime, provider="cpu")))
-
-
-def _on_gpu(pipe: Pipeline) -> bool:
-    return any(p != "cpu" for p in pipe.providers.values())
 
 
 _DEVICE_ERROR = re.compile(r"cuda|cudnn|cublas|curand|cufft|out of memory|device|gpu", re.IGNORECASE)

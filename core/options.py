@@ -10,9 +10,13 @@ from __future__ import annotations
 from dataclasses import dataclass, fields, replace
 from pathlib import Path
 
+from .errors import InvalidOptions
+
 PROVIDERS = ("auto", "cuda", "cpu")
 PRECISIONS = ("fp32", "fp16", "q8", "q4", "q4f16")
 GRAPH_OPTIMIZATION = ("disabled", "basic", "extended", "all")
+SESSION_FIELDS = ("provider", "threads", "precision", "graph_optimization", "spinning")
+"""RuntimeOptions fields that need new sessions (a model reload); the others apply to the next request."""
 
 
 @dataclass(frozen=True)
@@ -65,7 +69,7 @@ class SynthesisOptions:
     """Cut trailing silence and stray end noise from each sentence (pauses and sentence gaps stay exact)."""
 
     def resolve(self, variant: str) -> SamplingParams:
-        """Fill in upstream defaults and validate ranges (raises ``ValueError`` with a readable message)."""
+        """Fill in upstream defaults and validate ranges (raises :class:`InvalidOptions` with a readable message)."""
         base = upstream_defaults(variant)
         values = {f.name: getattr(self, f.name) for f in fields(SamplingParams) if f.name != "greedy"}
         resolved = replace(base, greedy=self.greedy, **{k: v for k, v in values.items() if v is not None})
@@ -79,14 +83,14 @@ class SynthesisOptions:
         _check_range("exaggeration", resolved.exaggeration, 0.0, 3.0)
         _check_range("max_new_tokens", resolved.max_new_tokens, 1, 4000)
         if resolved.top_k is not None and resolved.top_k < 1:
-            raise ValueError("top_k must be at least 1 (or unset to disable it)")
+            raise InvalidOptions("top_k must be at least 1 (or unset to disable it)")
         return resolved
 
 
 def _check_range(name: str, value: float, low: float, high: float, low_open: bool = False) -> None:
     if value != value or value > high or value < low or (low_open and value == low):  # value != value: NaN
         bound = f"({low}" if low_open else f"[{low}"
-        raise ValueError(f"{name}={value} is out of range {bound}, {high}]")
+        raise InvalidOptions(f"{name}={value} is out of range {bound}, {high}]")
 
 
 @dataclass(frozen=True)
@@ -118,6 +122,10 @@ class RuntimeOptions:
     """Already-decoded tokens each streaming decode sees again, so chunk seams sound continuous."""
     cache_dir: Path | None = None
     """Where the conditioning cache lives on disk; ``None``: the user cache directory."""
+
+    def session_changes(self, other: RuntimeOptions) -> list[str]:
+        """The fields that differ from ``other`` and need new sessions (a model reload)."""
+        return [f for f in SESSION_FIELDS if getattr(self, f) != getattr(other, f)]
 
     def __post_init__(self) -> None:
         if self.provider not in PROVIDERS:

@@ -8,8 +8,12 @@ presents — and prefills only its text, with positions and the attention mask c
 
 from __future__ import annotations
 
+import time
 from collections import OrderedDict
+from collections.abc import Callable
 from dataclasses import dataclass
+
+import numpy as np
 
 
 @dataclass(frozen=True)
@@ -20,6 +24,23 @@ class VoicePrefix:
     """Positions in the prefix (the conditioning rows)."""
 
 
+@dataclass(frozen=True)
+class SentenceStart:
+    """A KV runner ready for one sentence, the embedding blocks it still has to prefill, and the prefix outcome."""
+
+    runner: object
+    prompt: list[np.ndarray]
+    prefix_hit: bool | None
+    """``True``/``False`` for a prefix-cache hit/miss; ``None`` when the prefix cache is off."""
+    prefix_build_ms: float = 0.0
+    """Time spent prefilling the conditioning rows for the cache (0 on a hit)."""
+
+
+def start_uncached(runner, features: np.ndarray, text: np.ndarray) -> SentenceStart:
+    """Without the prefix cache: the runner prefills the conditioning rows and the text together."""
+    return SentenceStart(runner, [np.concatenate([features, text], axis=1)], None)
+
+
 class PrefixCache:
     def __init__(self, capacity: int = 3):
         self.capacity = capacity
@@ -27,17 +48,26 @@ class PrefixCache:
         self.hits = 0
         self.misses = 0
 
-    def get_or_build(self, key: tuple, build) -> VoicePrefix:
-        if key in self._items:
+    def start(self, key: tuple, features: np.ndarray, text: np.ndarray, new_runner: Callable[[], object]):
+        """A runner that starts from the voice's cached prefix (built with ``new_runner`` on a miss)."""
+        build_ms = 0.0
+        prefix = self._items.get(key)
+        hit = prefix is not None
+        if hit:
             self._items.move_to_end(key)
             self.hits += 1
-            return self._items[key]
-        self.misses += 1
-        prefix = build()
-        self._items[key] = prefix
-        while len(self._items) > self.capacity:
-            self._items.popitem(last=False)  # the KV is released with the last reference
-        return prefix
+        else:
+            self.misses += 1
+            started = time.perf_counter()
+            builder = new_runner()
+            builder.prefill(features)
+            build_ms = (time.perf_counter() - started) * 1000
+            prefix = self._items[key] = VoicePrefix(builder.past, builder.total)
+            while len(self._items) > self.capacity:
+                self._items.popitem(last=False)  # the KV is released with the last reference
+        runner = new_runner()
+        runner.adopt(prefix.past, prefix.total)
+        return SentenceStart(runner, [text], hit, build_ms)
 
     def clear(self) -> None:
         self._items.clear()

@@ -121,6 +121,7 @@ class SessionFactory:
 
 def _explain_load_failure(path: Path, exc: Exception) -> str:
     text = str(exc)
+    reason = first_line(text, default="unknown error")
     sidecar = path.with_name(path.name + "_data")
     if "external" in text.lower() or "_data" in text or (not sidecar.exists() and "size" in text.lower()):
         if not sidecar.exists():
@@ -129,14 +130,10 @@ def _explain_load_failure(path: Path, exc: Exception) -> str:
                 "Download the bundle again."
             )
         return (
-            f"{sidecar} is truncated or does not belong to {path.name} (onnxruntime: {_first_line(text)}). "
+            f"{sidecar} is truncated or does not belong to {path.name} (onnxruntime: {reason}). "
             "Download the bundle again."
         )
     return (
-        f"{path} cannot be read as an ONNX graph ({_first_line(text)}). The file may be corrupt or incomplete, "
+        f"{path} cannot be read as an ONNX graph ({reason}). The file may be corrupt or incomplete, "
         "or need a newer onnxruntime; download it again."
     )
-
-
-def _first_line(text: str) -> str:
-    return first_line(text) or "unknown error"

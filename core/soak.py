@@ -219,13 +219,13 @@ def run_soak(
         if not isinstance(loaded, ModelLoaded):
             raise RuntimeError(f"unexpected event while loading: {type(loaded).__name__}")
         report.load_ms = round((time.perf_counter() - started) * 1000, 2)
-        report.variant, report.providers = loaded.variant, dict(loaded.providers)
+        report.variant, report.providers = loaded.variant, dict(loaded.capabilities.providers)
         report.provider_notice = loaded.notice
         try:
             options.resolve(loaded.variant)
         except ValueError as exc:
             raise InvalidOptions(str(exc)) from exc
-        if reference is None and not loaded.has_default_voice:
+        if reference is None and not loaded.capabilities.has_default_voice:
             reference, report.voice = _synthetic_voice(), "synthetic"
         _run_requests(worker, report, text, reference, options, read_rss, progress, timeout_s)
     finally:

@@ -40,14 +40,15 @@ class SpeechDecoder:
         return np.concatenate([cond.audio_tokens[:1], np.asarray([codes], dtype=np.int64)], axis=1)
 
     def decode(self, cond: Conditioning, tokens: Sequence[int], final: bool = True) -> np.ndarray:
-        specs = self.info.decoder_inputs
+        names = self.info.decoder
+        specs = names.specs
         feeds = {
-            "speech_tokens": self.decoder_tokens(cond, tokens, final).astype(specs["speech_tokens"].dtype),
-            "speaker_embeddings": cond.speaker_embeddings.astype(specs["speaker_embeddings"].dtype, copy=False),
-            "speaker_features": cond.speaker_features.astype(specs["speaker_features"].dtype, copy=False),
+            names.speech_tokens: self.decoder_tokens(cond, tokens, final).astype(specs["speech_tokens"].dtype),
+            names.speaker_embeddings: cond.speaker_embeddings.astype(specs["speaker_embeddings"].dtype, copy=False),
+            names.speaker_features: cond.speaker_features.astype(specs["speaker_features"].dtype, copy=False),
         }
         self.calls += 1
-        wav = self.session.run(["waveform"], feeds)[0]
+        wav = self.session.run([names.waveform], feeds)[0]
         return np.ascontiguousarray(wav.reshape(-1), dtype=np.float32)
 
 

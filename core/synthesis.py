@@ -5,26 +5,25 @@ Streaming playback, non-streaming synthesis and file export all consume this gen
 
 from __future__ import annotations
 
+import secrets
 import statistics
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import numpy as np
 
-from .constants import SAMPLE_RATE
+from .constants import LOGITS_VOCAB, SAMPLE_RATE
 from .decode_loop import DecodeStats, generate, step_overhead_share
+from .model_parts import ModelParts
 from .options import SynthesisOptions
+from .prefix_cache import SentenceStart, start_uncached
 from .sampler import Sampler
 from .speech_decoder import SentenceAudio
 from .stop_guards import RunawayGuard, token_cap
 from .text import SENTENCE_GAP_S, Pause, clean_text, split_text
 from .voice import VoiceReference
-
-if TYPE_CHECKING:
-    from .pipeline import Pipeline
 
 
 @dataclass(frozen=True)
@@ -61,6 +60,12 @@ class AudioChunk:
     def seconds(self) -> float:
         return self.samples.size / self.sample_rate
 
+    @property
+    def rtf(self) -> float:
+        """Real-time factor of this speech chunk: (LM + decoder time) ÷ its audio time; 0 for silences."""
+        audio_ms = self.samples.size / self.sample_rate * 1000
+        return (self.lm_ms + self.decode_ms) / audio_ms if audio_ms and self.kind == "speech" else 0.0
+
 
 @dataclass
 class RequestReport:
@@ -75,11 +80,15 @@ class RequestReport:
     samples: int = 0
 
 
+def new_seed() -> int:
+    return secrets.randbelow(2**31)
+
+
 class SynthesisStream:
     """Iterate to get the chunks; :attr:`report` is complete once iteration ends."""
 
-    def __init__(self, pipeline: Pipeline, request: SynthesisRequest, cancelled: Callable[[], bool] | None = None):
-        self.pipeline = pipeline
+    def __init__(self, parts: ModelParts, request: SynthesisRequest, cancelled: Callable[[], bool] | None = None):
+        self.parts = parts
         self.request = request
         self.cancelled = cancelled or (lambda: False)
         self.report = RequestReport()
@@ -90,24 +99,27 @@ class SynthesisStream:
         return self._run()
 
     def _run(self) -> Iterator[AudioChunk]:
-        pipe, request, report = self.pipeline, self.request, self.report
-        runtime = pipe.runtime
+        parts, request, report = self.parts, self.request, self.report
+        runtime, caps = parts.runtime, parts.capabilities
         started = time.perf_counter()
         options = request.options
-        params = pipe.resolve(options)
+        params = options.resolve(caps.variant)
         report.text = clean_text(request.text)
         pieces = split_text(request.text)
-        reference = pipe.voice(request.voice)
+        reference = parts.reference(request.voice)
         report.warnings += reference.warnings
-        cond, cond_key = pipe.conditioning_for(reference, report.cache)
-        if "write_error" in report.cache:
+        voice = parts.voices.lookup(reference)
+        cond = voice.conditioning
+        report.cache["conditioning"] = voice.source
+        if voice.write_error:
+            report.cache["write_error"] = voice.write_error
             report.warnings.append(
-                f"The voice could not be saved to the cache ({report.cache['write_error']}): free some disk space, "
+                f"The voice could not be saved to the cache ({voice.write_error}): free some disk space, "
                 "or it is analysed again after a restart."
             )
-        report.seed = options.seed if options.seed is not None else pipe.new_seed()
-        cfg = pipe.cfg_enabled(params)
-        if pipe.info.supports_cfg and params.cfg_weight > 0 and not cfg:
+        report.seed = options.seed if options.seed is not None else new_seed()
+        cfg = caps.supports_cfg and params.cfg_weight > 0
+        if parts.info.supports_cfg and params.cfg_weight > 0 and not cfg:
             report.warnings.append("Classifier-free guidance is unavailable for this bundle; generating without it.")
 
         stats: list[DecodeStats] = []
@@ -125,24 +137,24 @@ class SynthesisStream:
                 previous_was_sentence = False
                 continue
             previous_was_sentence = True
-            sentence, dropped = pipe.tokenizer.prepare(piece.text)
+            sentence, dropped = parts.tokenizer.prepare(piece.text)
             report.warnings += [f"Unknown tag {tag} was skipped." for tag in dropped]
-            ids = pipe.tokenizer.encode(sentence, options.language)
-            st = DecodeStats()
+            ids = parts.tokenizer.encode(sentence, options.language)
+            start = self._start_sentence(cond, voice.key, ids, params.exaggeration, cfg)
+            st = DecodeStats(prefix_build_ms=start.prefix_build_ms)
             stats.append(st)
-            kv, prompt = pipe.start_kv(cond, cond_key, ids, params, cfg, st, report.cache)
             guard = RunawayGuard()
             tokens = generate(
-                kv,
-                prompt,
-                Sampler(params, report.seed + number, pipe.info.logits_vocab or 6563),
-                token_cap(pipe.info.variant, ids.shape[1], params.max_new_tokens),
+                start.runner,
+                start.prompt,
+                Sampler(params, report.seed + number, parts.info.logits_vocab or LOGITS_VOCAB),
+                token_cap(caps.variant, ids.shape[1], params.max_new_tokens),
                 params.cfg_weight if cfg else 0.0,
                 st,
                 self.cancelled,
                 guard,
             )
-            audio = SentenceAudio(pipe.decoder, cond, runtime.decoder_context_tokens, options.trim_silence)
+            audio = SentenceAudio(parts.decoder, cond, runtime.decoder_context_tokens, options.trim_silence)
             threshold = runtime.first_chunk_tokens if runtime.stream else None
             pending: list[int] = []
             lm_started = time.perf_counter()
@@ -176,7 +188,22 @@ class SynthesisStream:
             "rtf": (total_ms / 1000) / audio_s if audio_s else 0.0,
             "python_overhead_share": statistics.median(step_overhead_share(st) for st in stats) if stats else 0.0,
         }
-        report.cache["encoder_runs"] = pipe.encoder_runs
+        report.cache["encoder_runs"] = parts.voices.encoder_runs
+
+    def _start_sentence(self, cond, key: str, ids: np.ndarray, exaggeration: float, cfg: bool) -> SentenceStart:
+        """The KV runner for one sentence: from the voice's cached prefix, or prefilling the conditioning rows."""
+        parts, cache = self.parts, self.report.cache
+        text = parts.embedder.text(ids, exaggeration, cfg)
+        batch = text.shape[0]
+        features = np.repeat(cond.audio_features.astype(text.dtype, copy=False), batch, axis=0)
+        if not parts.runtime.prefix_cache:
+            cache["prefix"] = "off"
+            return start_uncached(parts.runner(batch, exaggeration), features, text)
+        key = (key, batch, parts.runtime.kv_chaining, parts.device)
+        start = parts.prefixes.start(key, features, text, lambda: parts.runner(batch, exaggeration))
+        cache["prefix_hits"] = cache.get("prefix_hits", 0) + start.prefix_hit
+        cache["prefix_misses"] = cache.get("prefix_misses", 0) + (not start.prefix_hit)
+        return start
 
     def _decode(
         self,
@@ -227,10 +254,9 @@ class SynthesisStream:
         self.report.samples += samples.size
         if self._ttfa_ms is None and kind == "speech" and samples.size:
             self._ttfa_ms = at_ms
-        audio_ms = samples.size / SAMPLE_RATE * 1000
         self.report.chunks.append({
             "index": index, "sentence": number, "kind": kind, "tokens": tokens, "samples": int(samples.size),
             "lm_ms": round(lm_ms, 3), "decode_ms": round(decode_ms, 3), "at_ms": round(at_ms, 3),
-            "rtf": round((lm_ms + decode_ms) / audio_ms, 4) if audio_ms and kind == "speech" else 0.0,
+            "rtf": round(chunk.rtf, 4),
         })  # fmt: skip
         return chunk

@@ -12,7 +12,7 @@ import soundfile as sf
 import soxr
 
 from .constants import SAMPLE_RATE
-from .errors import VoiceReferenceError
+from .errors import VoiceReferenceError, first_line
 
 log = logging.getLogger(__name__)
 
@@ -131,5 +131,4 @@ def _is_noisy(mono: np.ndarray, rate: int) -> bool:
 
 def _short(exc: Exception) -> str:
     text = getattr(exc, "error_string", None) or str(exc)  # libsndfile's reason, without its "Error opening <…>"
-    text = text.strip().splitlines()[0] if text.strip() else type(exc).__name__
-    return text[:200]
+    return first_line(text, 200, default=type(exc).__name__)

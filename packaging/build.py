@@ -16,7 +16,8 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-NAME = "ChatterboxDesk"
+sys.path.insert(0, str(ROOT))
+from core.user_dirs import APP_NAME as NAME  # noqa: E402 - the repository root first
 
 
 def size_of(path: Path) -> int:

@@ -9,7 +9,7 @@ import pytest
 
 from core.constants import SAMPLES_PER_TOKEN
 from core.decode_loop import DecodeStats, generate
-from core.kv_cache import ChainedKV, CopiedKV
+from core.lm_runners import ChainedKV, CopiedKV
 from core.options import RuntimeOptions, SynthesisOptions
 from core.pipeline import Pipeline
 from core.sampler import Sampler
@@ -52,7 +52,7 @@ def test_chained_and_plain_loops_give_identical_tokens(variant_bundle, voice_wav
 
 
 def test_cfg_runs_as_batch_two_and_matches_across_loops(bundles, monkeypatch):
-    import core.pipeline
+    import core.model_parts
 
     batches = []
 
@@ -61,11 +61,11 @@ def test_cfg_runs_as_batch_two_and_matches_across_loops(bundles, monkeypatch):
             super().__init__(*args, **kwargs)
             batches.append(self.batch)
 
-    monkeypatch.setattr(core.pipeline, "ChainedKV", Spy)
+    monkeypatch.setattr(core.model_parts, "ChainedKV", Spy)
     bundle = bundles["original"]
     options = SynthesisOptions(greedy=True, cfg_weight=0.5)
     chained = _pipe(bundle, kv_chaining=True)
-    assert chained.embedder.text_table is not None
+    assert chained.capabilities.supports_cfg
     tokens_cfg = chained.synthesize(TEXT, None, options).speech_tokens
     assert set(batches) == {2}
     batches.clear()
@@ -91,10 +91,11 @@ def test_same_seed_same_tokens_and_output_varies_with_text_voice_and_seed(bundle
 def test_a_stale_past_changes_the_tokens(bundles):
     """Feeding the previous step's past once must derail the stand-in: the KV cache really matters."""
     pipe = _pipe(bundles["original"])
-    cond = pipe.conditioning(pipe.default_voice())
+    parts = pipe.parts
+    cond = parts.voices.encode(pipe.default_voice())
     params = pipe.resolve(SynthesisOptions(greedy=True))
-    ids = pipe.tokenizer.encode(pipe.tokenizer.prepare(TEXT)[0])
-    prompt = [np.concatenate([cond.audio_features, pipe.embedder.text(ids, 0.5, cfg=False)], axis=1)]
+    ids = parts.tokenizer.encode(parts.tokenizer.prepare(TEXT)[0])
+    prompt = [np.concatenate([cond.audio_features, parts.embedder.text(ids, 0.5, cfg=False)], axis=1)]
 
     class StaleOnce(CopiedKV):
         def step(self, token):
@@ -107,7 +108,7 @@ def test_a_stale_past_changes_the_tokens(bundles):
             return super().step(token)
 
     def run(kv_class):
-        kv = kv_class(pipe.sessions["language_model"], pipe.sessions["embed_tokens"], pipe.info, 1, 0.5)
+        kv = kv_class(parts.sessions["language_model"], parts.sessions["embed_tokens"], pipe.info, 1, 0.5)
         return list(generate(kv, prompt, Sampler(params, 0, 8194), 300, 0.0, DecodeStats()))
 
     good = run(CopiedKV)

@@ -89,13 +89,13 @@ def test_crossfade_smooths_seams_and_windows_stay_bounded():
 def test_decoder_windows_are_bounded_in_the_pipeline(bundles, voice_wav, monkeypatch):
     pipe = _pipe(bundles["turbo"], first_chunk_tokens=10, chunk_tokens=25, decoder_context_tokens=20)
     sizes = []
-    original = pipe.decoder.decode
+    original = pipe.parts.decoder.decode
 
     def spy(cond, tokens, final=True):
         sizes.append(len(tokens))
         return original(cond, tokens, final)
 
-    monkeypatch.setattr(pipe.decoder, "decode", spy)
+    monkeypatch.setattr(pipe.parts.decoder, "decode", spy)
     result = pipe.synthesize(TEXT + " " + TEXT, voice_wav, SynthesisOptions(seed=1))
     assert len(result.speech_tokens) > 150
     assert max(sizes) <= 20 + 25

@@ -92,9 +92,10 @@ def gpu_that_fails_mid_run(loads: list):
     def factory(bundle, runtime):
         loads.append(runtime)
         pipe = Pipeline.from_bundle(bundle, replace(runtime, provider="cpu"))
-        pipe.runtime = runtime  # as a real pipeline keeps the options it was asked for
+        pipe.parts.runtime = runtime  # as a real pipeline keeps the options it was asked for
         if runtime.provider != "cpu":
-            pipe.providers = dict.fromkeys(pipe.providers, "cuda")
+            caps = pipe.parts.capabilities
+            pipe.parts.capabilities = replace(caps, providers=dict.fromkeys(caps.providers, "cuda"))
 
             def broken(request, cancelled=None):
                 yield from ()
@@ -117,7 +118,7 @@ def test_gpu_failing_mid_run_falls_back_to_cpu_for_the_next_request(bundles, mak
     assert "GPU failed" in failed.message and "illegal memory access" in failed.message
     reloaded = next_event(worker, (w.ModelLoaded, w.ModelFailed))
     assert isinstance(reloaded, w.ModelLoaded)
-    assert set(reloaded.providers.values()) == {"cpu"} and "GPU failed" in reloaded.notice
+    assert set(reloaded.capabilities.providers.values()) == {"cpu"} and "GPU failed" in reloaded.notice
     assert loads[-1].provider == "cpu"
 
     # The next requests (the app still asks for "auto") run on the CPU without reloading the GPU sessions.

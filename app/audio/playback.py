@@ -14,6 +14,8 @@ import time
 
 import numpy as np
 
+from core.constants import SAMPLE_RATE
+
 from .ring_buffer import RingBuffer
 
 log = logging.getLogger(__name__)
@@ -33,7 +35,7 @@ class Player:
     STALL_SECONDS = 2.0
     """Queued audio that the device has not taken for this long means the device is gone."""
 
-    def __init__(self, sd=None, sample_rate: int = 24000, blocksize: int = 1024, device=None):
+    def __init__(self, sd=None, sample_rate: int = SAMPLE_RATE, blocksize: int = 1024, device=None):
         self.error: str | None = None
         self.lost = False
         """The device failed during this request: no more playback until the next :meth:`begin`."""
@@ -82,10 +84,6 @@ class Player:
     def finished(self) -> bool:
         """All queued audio has been played (or there is nothing to play)."""
         return self._input_done and self.ring.available == 0
-
-    @property
-    def playing(self) -> bool:
-        return self.stream is not None and not self.finished
 
     def stop(self) -> None:
         """Silence now: drop queued audio and abort the stream (no fade, no drain)."""

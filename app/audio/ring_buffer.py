@@ -10,9 +10,11 @@ import threading
 
 import numpy as np
 
+from core.constants import SAMPLE_RATE
+
 
 class RingBuffer:
-    def __init__(self, capacity: int = 24000 * 30):
+    def __init__(self, capacity: int = SAMPLE_RATE * 30):
         self._buf = np.zeros(capacity, dtype=np.float32)
         self._read = 0
         self._size = 0

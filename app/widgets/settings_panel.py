@@ -20,11 +20,10 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from core.model_parts import Capabilities
 from core.options import PRECISIONS, PROVIDERS, upstream_defaults
 
 from ..settings import Key, Settings
-
-SESSION_KEYS = {Key.PROVIDER, Key.THREADS, Key.PRECISION}
 
 
 class SettingsPanel(QWidget):
@@ -33,7 +32,7 @@ class SettingsPanel(QWidget):
     def __init__(self, settings: Settings, parent=None):
         super().__init__(parent)
         self.settings = settings
-        self.variant: str | None = None
+        self.capabilities: Capabilities | None = None
         self.controls: dict[Key, QWidget] = {}
         self._build_ui()
         self.load()
@@ -124,6 +123,10 @@ class SettingsPanel(QWidget):
             control.setValue(float(value))
         control.blockSignals(False)
 
+    @property
+    def variant(self) -> str | None:
+        return self.capabilities.variant if self.capabilities else None
+
     def load(self) -> None:
         """Show the stored settings; unset sampling keys show the loaded variant's defaults."""
         defaults = upstream_defaults(self.variant or "turbo")
@@ -132,22 +135,34 @@ class SettingsPanel(QWidget):
             if value is None:
                 value = getattr(defaults, key.value.split("/")[1])
                 value = 0 if value is None else value
+            if key == Key.PRECISION and self.capabilities and value not in self.capabilities.precisions_present:
+                value = self.capabilities.lm_precision  # the model lacks the stored choice: show what is used
             self._set(key, value)
         self.controls[Key.SEED].setEnabled(not self.value(Key.RANDOM_SEED))
 
-    def set_variant(self, variant: str, languages: tuple[str, ...], supports_cfg: bool) -> None:
-        self.variant = variant
-        combo: QComboBox = self.controls[Key.LANGUAGE]
-        combo.blockSignals(True)
-        combo.clear()
-        combo.addItems(list(languages) or ["en"])
-        combo.blockSignals(False)
+    def set_capabilities(self, caps: Capabilities) -> None:
+        """Offer what the loaded model has: its languages and precisions; disable what it cannot do."""
+        self.capabilities = caps
+        for key, items in ((Key.LANGUAGE, caps.languages or ("en",)), (Key.PRECISION, caps.precisions_present)):
+            combo: QComboBox = self.controls[key]
+            combo.blockSignals(True)
+            combo.clear()
+            combo.addItems(list(items))
+            combo.blockSignals(False)
         self.load()
-        llama = variant != "turbo"
+        wanted = self.settings.get(Key.PRECISION)
+        self.controls[Key.PRECISION].setToolTip(
+            f"This model has no {wanted} language model; it runs {caps.lm_precision}."
+            if wanted not in caps.precisions_present
+            else f"Language model in {caps.lm_precision}; other graphs: "
+            + ", ".join(sorted({p for g, p in caps.precisions.items() if g != "language_model"}))
+        )
+        cfg_why = "Turbo has no classifier-free guidance." if caps.variant == "turbo" else (
+            "This model's text table was not found, so classifier-free guidance is unavailable.")  # fmt: skip
         for key, ok, why in (
-            (Key.LANGUAGE, variant == "multilingual", "Only the Multilingual model speaks other languages."),
-            (Key.CFG_WEIGHT, llama and supports_cfg, "Turbo has no classifier-free guidance."),
-            (Key.EXAGGERATION, llama, "Turbo has no exaggeration control."),
+            (Key.LANGUAGE, caps.variant == "multilingual", "Only the Multilingual model speaks other languages."),
+            (Key.CFG_WEIGHT, caps.supports_cfg, cfg_why),
+            (Key.EXAGGERATION, caps.supports_exaggeration, "Turbo has no exaggeration control."),
             (Key.MIN_P, True, ""),
         ):
             self.controls[key].setEnabled(ok)

@@ -6,13 +6,15 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QTimer, Slot
 
+from core.constants import SAMPLE_RATE
+
 from .plot_style import style_plot
 
 BUCKET = 240  # samples per min/max pair: 10 ms at 24 kHz
 
 
 class WaveformPlot(pg.PlotWidget):
-    def __init__(self, parent=None, sample_rate: int = 24000, redraw_ms: int = 50):
+    def __init__(self, parent=None, sample_rate: int = SAMPLE_RATE, redraw_ms: int = 50):
         super().__init__(parent)
         self.sample_rate = sample_rate
         style_plot(self.getPlotItem(), self)

@@ -61,14 +61,12 @@ def cached_standin(variant: str, size: str, precision: str, announce=None) -> Pa
 
     ``announce(message)`` is told before a build (it can take a minute at full size).
     """
-    import platformdirs
-
     from ..errors import InvalidOptions
+    from ..user_dirs import user_cache
 
     if precision not in PRECISIONS:
         raise InvalidOptions(f"stand-ins are built in {' or '.join(PRECISIONS)}, not {precision}")
-    cache = Path(platformdirs.user_cache_dir("ChatterboxDesk", appauthor=False)) / "standins"
-    bundle = cache / f"{variant}-{size}-{precision}"
+    bundle = user_cache() / "standins" / f"{variant}-{size}-{precision}"
     if not (bundle / "standin.json").is_file():
         if announce is not None:
             announce(f"building the {size} {variant} stand-in ({precision}) in {bundle} ...")

@@ -12,14 +12,7 @@ from onnx import TensorProto, helper, numpy_helper
 OPSET = 18
 IR_VERSION = 10  # onnx writes IR 14 by default, which current onnxruntime rejects
 
-_NP_TO_ONNX = {
-    np.dtype(np.float32): TensorProto.FLOAT,
-    np.dtype(np.float16): TensorProto.FLOAT16,
-    np.dtype(np.int64): TensorProto.INT64,
-    np.dtype(np.uint8): TensorProto.UINT8,
-    np.dtype(np.bool_): TensorProto.BOOL,
-}
-F32, I64, BOOL = TensorProto.FLOAT, TensorProto.INT64, TensorProto.BOOL
+F32, F16, I64, BOOL = TensorProto.FLOAT, TensorProto.FLOAT16, TensorProto.INT64, TensorProto.BOOL
 
 
 class GraphBuilder:
@@ -89,7 +82,3 @@ class GraphBuilder:
             location=data_name,
             size_threshold=1024,  # small constants stay inline: shape inference must read them
         )
-
-
-def onnx_type(dtype) -> int:
-    return _NP_TO_ONNX[np.dtype(dtype)]

@@ -1,4 +1,4 @@
-"""Running the language model with its KV cache, two ways, so they can be compared.
+"""The language-model runners: the model with its KV cache, run two ways so they can be compared.
 
 :class:`ChainedKV` (the default): every ``present.*`` stays an onnxruntime ``OrtValue`` on the session's device and
 is bound as the next step's ``past_key_values.*`` through IOBinding; never converted to numpy. The step's token
@@ -39,6 +39,7 @@ class _KVBase:
         self.step_pos = np.zeros((batch, 1), dtype=np.int64)
         self.lm_pos = np.zeros((batch, 1), dtype=np.int64)
         self._mask = np.ones(batch * 1024, dtype=np.int64)
+        self.names, self.embed_names = info.lm, info.embed
 
     def _mask_view(self, length: int) -> np.ndarray:
         """``attention_mask`` [batch, length] as a contiguous view of one preallocated buffer of ones."""
@@ -48,11 +49,12 @@ class _KVBase:
         return self._mask[:needed].reshape(self.batch, length)
 
     def _embed_step_feeds(self, token: int) -> dict[str, np.ndarray]:
+        names = self.embed_names
         self.ids[:] = token
         if self.info.variant == "turbo":
-            return {"input_ids": self.ids}
+            return {names.input_ids: self.ids}
         self.step_pos[:] = self.generated_fed + 1
-        return {"input_ids": self.ids, "position_ids": self.step_pos, "exaggeration": self.exaggeration}
+        return {names.input_ids: self.ids, names.position_ids: self.step_pos, names.exaggeration: self.exaggeration}
 
     def _prefill_positions(self, length: int) -> np.ndarray:
         row = np.arange(self.total, self.total + length, dtype=np.int64)
@@ -64,7 +66,7 @@ class ChainedKV(_KVBase):
         super().__init__(lm, embed, info, batch, exaggeration, device)
         self._lm_io = lm.io_binding()
         self._embed_io = embed.io_binding()
-        self._output_names = ["logits", *info.present_names]
+        self._output_names = [info.lm.logits, *info.present_names]
         self.past = [self._empty(name) for name in info.past_names]
         vocab = info.logits_vocab or lm.get_outputs()[0].shape[-1]
         self.logits = np.empty((batch, 1, vocab), dtype=info.logits_dtype)
@@ -74,7 +76,7 @@ class ChainedKV(_KVBase):
             self._step_embeds = ort.OrtValue.ortvalue_from_shape_and_type(
                 [batch, 1, info.hidden], info.embeds_dtype, device, 0
             )
-            self._embed_io.bind_ortvalue_output("inputs_embeds", self._step_embeds)
+            self._embed_io.bind_ortvalue_output(info.embed.inputs_embeds, self._step_embeds)
 
     def _empty(self, name: str) -> ort.OrtValue:
         shape = (self.batch, self.info.kv_heads, 0, self.info.head_dim)
@@ -88,20 +90,21 @@ class ChainedKV(_KVBase):
         io = self._lm_io
         # Bound numpy arrays must outlive the run: keep a reference until the next one.
         self._bound = [self._mask_view(self.total + length)]
-        io.bind_cpu_input("attention_mask", self._bound[0])
+        names = self.names
+        io.bind_cpu_input(names.attention_mask, self._bound[0])
         if self.info.lm_has_position_ids:
             if step:
                 self.lm_pos[:] = self.total
-                io.bind_cpu_input("position_ids", self.lm_pos)
+                io.bind_cpu_input(names.position_ids, self.lm_pos)
             else:
                 self._bound.append(self._prefill_positions(length))
-                io.bind_cpu_input("position_ids", self._bound[-1])
+                io.bind_cpu_input(names.position_ids, self._bound[-1])
         for name, value in zip(self.info.past_names, self.past):
             io.bind_ortvalue_input(name, value)
         if step:
-            io.bind_ortvalue_output("logits", self._logits_ov)
+            io.bind_ortvalue_output(names.logits, self._logits_ov)
         else:
-            io.bind_output("logits", "cpu")
+            io.bind_output(names.logits, "cpu")
         for name in self.info.present_names:
             io.bind_output(name, self.device, 0)
         started = time.perf_counter()
@@ -114,7 +117,7 @@ class ChainedKV(_KVBase):
 
     def prefill(self, embeds: np.ndarray) -> np.ndarray:
         self._prefill_embeds = np.ascontiguousarray(embeds, dtype=self.info.embeds_dtype)
-        self._lm_io.bind_cpu_input("inputs_embeds", self._prefill_embeds)
+        self._lm_io.bind_cpu_input(self.names.inputs_embeds, self._prefill_embeds)
         outputs = self._run(embeds.shape[1], step=False)
         return outputs[0].numpy()[:, -1, :]
 
@@ -125,10 +128,11 @@ class ChainedKV(_KVBase):
             for name, value in feeds.items():
                 self._embed_io.bind_cpu_input(name, value)
             self.embed.run_with_iobinding(self._embed_io)
-            self._lm_io.bind_ortvalue_input("inputs_embeds", self._step_embeds)
+            self._lm_io.bind_ortvalue_input(self.names.inputs_embeds, self._step_embeds)
         else:
-            self._prefill_embeds = self.embed.run(["inputs_embeds"], feeds)[0].astype(self.info.embeds_dtype)
-            self._lm_io.bind_cpu_input("inputs_embeds", self._prefill_embeds)
+            embeds = self.embed.run([self.embed_names.inputs_embeds], feeds)[0]
+            self._prefill_embeds = embeds.astype(self.info.embeds_dtype)
+            self._lm_io.bind_cpu_input(self.names.inputs_embeds, self._prefill_embeds)
         self.ort_s += time.perf_counter() - started
         self.generated_fed += 1
         self._run(1, step=True)
@@ -140,7 +144,7 @@ class CopiedKV(_KVBase):
         super().__init__(lm, embed, info, batch, exaggeration, device)
         empty = np.zeros((batch, info.kv_heads, 0, info.head_dim), dtype=info.kv_dtype)
         self.past = {name: empty for name in info.past_names}
-        self._outputs = ["logits", *info.present_names]
+        self._outputs = [info.lm.logits, *info.present_names]
 
     def adopt(self, past: dict[str, np.ndarray], total: int) -> None:
         self.past, self.total = dict(past), total
@@ -148,12 +152,12 @@ class CopiedKV(_KVBase):
     def _run(self, embeds: np.ndarray, positions: np.ndarray | None) -> np.ndarray:
         length = embeds.shape[1]
         feeds = {
-            "inputs_embeds": embeds.astype(self.info.embeds_dtype, copy=False),
-            "attention_mask": np.ones((self.batch, self.total + length), dtype=np.int64),
+            self.names.inputs_embeds: embeds.astype(self.info.embeds_dtype, copy=False),
+            self.names.attention_mask: np.ones((self.batch, self.total + length), dtype=np.int64),
             **self.past,
         }
         if self.info.lm_has_position_ids:
-            feeds["position_ids"] = positions
+            feeds[self.names.position_ids] = positions
         started = time.perf_counter()
         outputs = self.lm.run(self._outputs, feeds)
         self.ort_s += time.perf_counter() - started
@@ -167,7 +171,7 @@ class CopiedKV(_KVBase):
     def step(self, token: int) -> np.ndarray:
         feeds = self._embed_step_feeds(token)
         started = time.perf_counter()
-        embeds = self.embed.run(["inputs_embeds"], feeds)[0]
+        embeds = self.embed.run([self.embed_names.inputs_embeds], feeds)[0]
         self.ort_s += time.perf_counter() - started
         self.generated_fed += 1
         return self._run(embeds, np.full((self.batch, 1), self.total, dtype=np.int64))

@@ -1,0 +1,152 @@
+"""The loaded model: every part that stays the same across requests, in one object that per-request code receives.
+
+:func:`load_parts` opens a bundle (files, the four sessions, the signatures, tokenizer, CFG text table) and builds the
+parts that live as long as the model: the prompt embedder, the speech decoder, the conditioning cache behind the
+speech encoder, the voice-prefix KV cache and the runtime switches. :class:`Capabilities` is the one record of what
+the loaded model can do, read by the worker, the CLI, synthesis and the window. Not thread-safe: one inference thread
+owns it.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from .bundle import BundleFiles, locate_bundle
+from .conditioning_cache import VoiceConditioner, bundle_identity
+from .embedding import PromptEmbedder, load_text_table
+from .errors import ModelSignatureError, VoiceReferenceError
+from .lm_runners import ChainedKV, CopiedKV
+from .model_info import ModelInfo, read_model_info
+from .options import PRECISIONS, RuntimeOptions
+from .prefix_cache import PrefixCache
+from .sessions import SessionFactory
+from .speech_decoder import SpeechDecoder
+from .tokenizer import TextTokenizer
+from .user_dirs import conditioning_cache_dir
+from .voice import VoiceReference, load_voice
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class Capabilities:
+    """What the loaded model can do and how it runs: the one answer for the worker, CLI, synthesis and window."""
+
+    variant: str
+    supports_cfg: bool
+    """Classifier-free guidance: an original/multilingual model whose text table was found."""
+    supports_exaggeration: bool
+    languages: tuple[str, ...]
+    """Language codes the tokenizer knows (Multilingual); empty for the English-only models."""
+    has_default_voice: bool
+    providers: dict[str, str]
+    """Graph → the execution provider its session really got."""
+    provider_notice: str | None
+    """Why CUDA was not used although it was asked for."""
+    precisions: dict[str, str]
+    """Graph → the precision of the file in use."""
+    precisions_present: tuple[str, ...]
+    """Precisions the bundle holds for the language model (the graph a precision choice is about), in menu order."""
+
+    @property
+    def device(self) -> str:
+        return "cuda" if self.providers.get("language_model") == "cuda" else "cpu"
+
+    @property
+    def on_gpu(self) -> bool:
+        return any(p != "cpu" for p in self.providers.values())
+
+    @property
+    def lm_precision(self) -> str:
+        return self.precisions.get("language_model", "fp32")
+
+
+class ModelParts:
+    def __init__(
+        self,
+        files: BundleFiles,
+        sessions: dict,
+        info: ModelInfo,
+        tokenizer: TextTokenizer,
+        text_table: np.ndarray | None,
+        runtime: RuntimeOptions,
+        factory: SessionFactory | None = None,
+    ):
+        self.files, self.sessions, self.info, self.tokenizer = files, sessions, info, tokenizer
+        providers = dict(factory.providers) if factory else dict.fromkeys(sessions, "cpu")
+        lm_present = files.available.get("language_model", ())
+        self.capabilities = Capabilities(
+            variant=info.variant,
+            supports_cfg=info.supports_cfg and text_table is not None,
+            supports_exaggeration=info.variant != "turbo",
+            languages=tuple(tokenizer.languages),
+            has_default_voice=files.default_voice is not None,
+            providers=providers,
+            provider_notice=factory.notice if factory else None,
+            precisions=dict(files.precisions),
+            precisions_present=tuple(p for p in PRECISIONS if p in lm_present) or ("fp32",),
+        )
+        self.embedder = PromptEmbedder(sessions["embed_tokens"], info.variant, info.embed, text_table)
+        self.decoder = SpeechDecoder(sessions["conditional_decoder"], info)
+        self.voices = VoiceConditioner(
+            sessions["speech_encoder"], info.encoder, bundle_identity(files.graphs["speech_encoder"], info.variant),
+            info.hidden,
+        )  # fmt: skip
+        self.prefixes = PrefixCache()
+        self.runtime = runtime
+        self.voices.configure(runtime.conditioning_cache, runtime.cache_dir or conditioning_cache_dir())
+
+    @property
+    def device(self) -> str:
+        return self.capabilities.device
+
+    def update_runtime(self, runtime: RuntimeOptions) -> None:
+        """Apply switches for the next request. Session settings (provider, threads, precision) need a reload."""
+        changed = runtime.session_changes(self.runtime)
+        if changed:
+            raise ValueError(f"{', '.join(changed)} change the sessions: load the bundle again")
+        self.voices.configure(runtime.conditioning_cache, runtime.cache_dir or conditioning_cache_dir())
+        if not runtime.prefix_cache or runtime.kv_chaining != self.runtime.kv_chaining:
+            self.prefixes.clear()
+        self.runtime = runtime
+
+    def runner(self, batch: int, exaggeration: float):
+        """A fresh language-model runner: KV chained through IOBinding, or the plain copying loop."""
+        kind = ChainedKV if self.runtime.kv_chaining else CopiedKV
+        return kind(self.sessions["language_model"], self.sessions["embed_tokens"], self.info, batch, exaggeration,
+                    self.device)  # fmt: skip
+
+    def reference(self, voice: VoiceReference | Path | str | None) -> VoiceReference:
+        """A loaded reference recording: the one given, a file, or the bundle's default voice for ``None``."""
+        if isinstance(voice, VoiceReference):
+            return voice
+        if voice is not None:
+            return load_voice(voice)
+        if self.files.default_voice is None:
+            raise VoiceReferenceError(
+                "This model has no default voice (Turbo bundles ship none): choose a reference recording "
+                "of 5-10 s of clean speech."
+            )
+        return load_voice(self.files.default_voice)
+
+
+def load_parts(path: Path | str, runtime: RuntimeOptions) -> ModelParts:
+    """Open a bundle: files, sessions (one factory), signatures, tokenizer and the CFG text table."""
+    files = locate_bundle(path, runtime.precision)
+    factory = SessionFactory(runtime)
+    sessions = {name: factory.create(name, path, dynamic_shapes=name == "language_model")
+                for name, path in files.graphs.items()}  # fmt: skip
+    info = read_model_info(sessions, files.graphs, TextTokenizer.is_multilingual(files.tokenizer))
+    text_table = None
+    if info.variant != "turbo":
+        try:
+            text_table = load_text_table(files.graphs["embed_tokens"], info.hidden)
+        except ModelSignatureError as exc:
+            log.warning("classifier-free guidance unavailable: %s", exc)
+    rows = text_table.shape[0] if text_table is not None else None
+    tokenizer = TextTokenizer(files.tokenizer, info.variant, rows)
+    return ModelParts(files, sessions, info, tokenizer, text_table, runtime, factory)

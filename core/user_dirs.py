@@ -1,0 +1,28 @@
+"""The application's name and the per-user folders derived from it (the one home of both, for core and app)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import platformdirs
+
+APP_NAME = "ChatterboxDesk"
+CONDITIONING_DIR = "conditioning"
+"""Sub-folder of the cache folder that holds the conditioning cache."""
+
+
+def user_cache() -> Path:
+    return Path(platformdirs.user_cache_dir(APP_NAME, appauthor=False))
+
+
+def user_data() -> Path:
+    return Path(platformdirs.user_data_dir(APP_NAME, appauthor=False))
+
+
+def user_logs() -> Path:
+    return Path(platformdirs.user_log_dir(APP_NAME, appauthor=False))
+
+
+def conditioning_cache_dir(cache: Path | None = None) -> Path:
+    """The conditioning cache inside ``cache`` (default: the user cache folder)."""
+    return (cache or user_cache()) / CONDITIONING_DIR
