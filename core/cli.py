@@ -31,6 +31,7 @@ class _Parser(argparse.ArgumentParser):
 
 def build_parser() -> argparse.ArgumentParser:
     from .options import PRECISIONS, PROVIDERS, RuntimeOptions
+    from .standin.naming import NAMINGS
     from .standin.spec import PRECISIONS as STANDIN_PRECISIONS
     from .standin.spec import SIZES, VARIANTS
 
@@ -43,8 +44,24 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("out", type=Path)
     p.add_argument("--variant", choices=VARIANTS, default="turbo")
     p.add_argument("--size", choices=SIZES, default="tiny")
-    p.add_argument("--precision", choices=STANDIN_PRECISIONS, default="fp32")
+    p.add_argument(
+        "--precision",
+        choices=STANDIN_PRECISIONS,
+        default="fp32",
+        help="fp32; q4 (int4 language model); fp16 (language model with a float16 KV cache)",
+    )
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument(
+        "--names",
+        choices=NAMINGS,
+        default="contract",
+        help="tensor names: the contract's, the cond_emb/prompt_token family, or positional only",
+    )
+    p.add_argument(
+        "--repeating",
+        action="store_true",
+        help="greedy decoding repeats a token unless the repetition penalty covers the whole history",
+    )
 
     p = sub.add_parser(
         "info", help="describe a bundle: variant, graphs, precisions, dims, dtypes and the tensor names it uses"
@@ -237,9 +254,15 @@ def _make_standin(args) -> int:
     from .standin import make_standin
 
     started = time.perf_counter()
-    out = make_standin(args.out, args.variant, args.size, args.precision, args.seed)
+    out = make_standin(
+        args.out, args.variant, args.size, args.precision, args.seed, names=args.names, repeating=args.repeating
+    )
+    extras = "".join(
+        [f", {args.names} names" if args.names != "contract" else "", ", repeating" if args.repeating else ""]
+    )
     print(
-        f"built {args.size} {args.variant} stand-in ({args.precision}) in {out} ({time.perf_counter() - started:.1f} s)"
+        f"built {args.size} {args.variant} stand-in ({args.precision}{extras}) in {out} "
+        f"({time.perf_counter() - started:.1f} s)"
     )
     return EXIT_OK
 

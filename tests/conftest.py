@@ -23,6 +23,16 @@ from core.standin import make_standin, synthetic_voice  # noqa: E402 - after the
 VARIANTS = ("turbo", "original", "multilingual")
 
 
+QT_FIXTURES = {"qtbot", "qapp"}
+
+
+def pytest_collection_modifyitems(items) -> None:
+    """Every test that uses a QApplication is a ``qt`` test (tests that start the app in a subprocess say so)."""
+    for item in items:
+        if QT_FIXTURES & set(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.qt)
+
+
 @pytest.fixture(scope="session")
 def bundles(tmp_path_factory) -> dict:
     root = tmp_path_factory.mktemp("bundles")

@@ -238,6 +238,7 @@ def test_download_with_progress_and_size_check(tmp_path, bundles):
     assert not (d.target / "standin.json").exists()  # only what a bundle needs
 
 
+@pytest.mark.qt
 def test_self_test_command(tmp_path):
     out = tmp_path / "selftest"
     proc = subprocess.run([sys.executable, "-m", "app", "--self-test", str(out)], capture_output=True, text=True,

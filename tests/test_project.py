@@ -29,3 +29,68 @@ def test_ci_runs_the_readme_test_command():
     command = match.group(1).strip()
     assert "pytest" in command
     assert command in (ROOT / ".ci" / "run").read_text(encoding="utf-8")
+
+
+def core_imports() -> dict[str, set[str]]:
+    """Module → the core modules it imports anywhere in its source (TYPE_CHECKING and function-level included)."""
+    import ast
+
+    graph: dict[str, set[str]] = {}
+    for path in sorted((ROOT / "core").rglob("*.py")):
+        parts = path.relative_to(ROOT).with_suffix("").parts
+        name = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+        package = name if parts[-1] == "__init__" else name.rsplit(".", 1)[0]
+        found = set()
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom):
+                if node.level:
+                    base = package.split(".")[: len(package.split(".")) - node.level + 1]
+                    target = ".".join(base + ([node.module] if node.module else []))
+                else:
+                    target = node.module or ""
+                targets = [target] + [f"{target}.{a.name}" for a in node.names]
+            elif isinstance(node, ast.Import):
+                targets = [a.name for a in node.names]
+            else:
+                continue
+            found.update(t for t in targets if t.startswith("core"))
+        graph[name] = found
+    return {m: {t for t in deps if t in graph and t != m} for m, deps in graph.items()}
+
+
+def find_cycle(graph: dict[str, set[str]]) -> list[str] | None:
+    """One import cycle as a list of modules (first repeated at the end), or ``None``."""
+    state: dict[str, int] = {}
+    stack: list[str] = []
+
+    def visit(node: str) -> list[str] | None:
+        state[node] = 1
+        stack.append(node)
+        for nxt in sorted(graph.get(node, ())):
+            if state.get(nxt) == 1:
+                return stack[stack.index(nxt) :] + [nxt]
+            if nxt not in state and (cycle := visit(nxt)):
+                return cycle
+        state[node] = 2
+        stack.pop()
+        return None
+
+    for node in sorted(graph):
+        if node not in state and (cycle := visit(node)):
+            return cycle
+    return None
+
+
+def test_core_has_no_import_cycle():
+    graph = core_imports()
+    assert "core.pipeline" in graph and "core.synthesis" in graph["core.pipeline"]
+    packages = {"core", "core.standin"}  # a package's __init__ re-exports its modules: not an edge back
+    graph = {m: deps - packages for m, deps in graph.items()}
+    assert find_cycle(graph) is None
+
+
+def test_the_cycle_check_finds_a_cycle():
+    assert find_cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
+    graph = core_imports()
+    graph["core.synthesis"] = graph["core.synthesis"] | {"core.pipeline"}  # the cycle this project used to have
+    assert find_cycle(graph) is not None

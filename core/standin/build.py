@@ -6,7 +6,7 @@ import json
 import logging
 import math
 import time
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from pathlib import Path
 
 import numpy as np
@@ -15,6 +15,7 @@ import soundfile as sf
 from .audio_graphs import SAMPLE_RATE, build_conditional_decoder, build_speech_encoder
 from .embed_graph import build_embed_tokens
 from .lm_graph import build_language_model
+from .naming import NAMINGS, renaming
 from .spec import PRECISIONS, StandinSpec, spec_for
 from .tokenizer_files import tokenizer_json
 
@@ -29,28 +30,41 @@ def make_standin(
     precision: str = "fp32",
     seed: int = 0,
     spec: StandinSpec | None = None,
+    names: str = "contract",
+    repeating: bool = False,
 ) -> Path:
     """Build a stand-in bundle in ``out`` and return its path.
 
     ``precision="q4"`` writes only ``language_model_q4`` (int4 MatMulNBits) beside fp32 graphs for the other three,
     as the original/multilingual repositories ship them; the runtime's per-graph fallback picks fp32 for the rest.
+    ``precision="fp16"`` likewise writes ``language_model_fp16`` with a float16 KV cache. ``names`` picks the tensor
+    names (:mod:`.naming`); ``repeating`` makes greedy decoding repeat a token unless the repetition penalty covers
+    the whole history.
     """
     if precision not in PRECISIONS:
         raise ValueError(f"unknown stand-in precision {precision!r}; choose one of {', '.join(PRECISIONS)}")
+    if names not in NAMINGS:
+        raise ValueError(f"unknown naming {names!r}; choose one of {', '.join(NAMINGS)}")
     spec = spec or spec_for(variant, size)
+    if repeating:
+        spec = replace(spec, repeating=True)
     out = Path(out)
     onnx_dir = out / "onnx"
     onnx_dir.mkdir(parents=True, exist_ok=True)
     started = time.perf_counter()
-    lm_suffix = "_q4" if precision == "q4" else ""
-    build_speech_encoder(spec, seed).save(onnx_dir / "speech_encoder.onnx")
-    build_embed_tokens(spec, seed).save(onnx_dir / "embed_tokens.onnx")
-    build_language_model(spec, precision, seed).save(onnx_dir / f"language_model{lm_suffix}.onnx")
-    build_conditional_decoder(spec, seed).save(onnx_dir / "conditional_decoder.onnx")
+    lm_suffix = {"fp32": "", "q4": "_q4", "fp16": "_fp16"}[precision]
+    for graph, file in (
+        (build_speech_encoder(spec, seed), "speech_encoder.onnx"),
+        (build_embed_tokens(spec, seed), "embed_tokens.onnx"),
+        (build_language_model(spec, precision, seed), f"language_model{lm_suffix}.onnx"),
+        (build_conditional_decoder(spec, seed), "conditional_decoder.onnx"),
+    ):
+        graph.rename(renaming(names, graph))
+        graph.save(onnx_dir / file)
     (out / "tokenizer.json").write_text(tokenizer_json(spec), encoding="utf-8")
     if spec.variant != "turbo":
         sf.write(out / "default_voice.wav", synthetic_voice(seconds=6.0, seed=seed), SAMPLE_RATE, subtype="PCM_16")
-    meta = {"standin": True, "precision": precision, "seed": seed, **asdict(spec)}
+    meta = {"standin": True, "precision": precision, "seed": seed, "names": names, **asdict(spec)}
     (out / MARKER_FILE).write_text(json.dumps(meta, indent=2), encoding="utf-8")
     log.info("built %s %s stand-in in %s (%.1f s)", spec.variant, precision, out, time.perf_counter() - started)
     return out

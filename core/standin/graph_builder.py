@@ -63,6 +63,16 @@ class GraphBuilder:
         """A 1-element int64 tensor holding ``tensor.shape[axis]``."""
         return self.op("Shape", tensor, start=axis, end=axis + 1)
 
+    def rename(self, mapping: dict[str, str]) -> None:
+        """Give graph inputs and outputs other names (every node that reads or writes them follows)."""
+        if not mapping:
+            return
+        for value in self.inputs + self.outputs:
+            value.name = mapping.get(value.name, value.name)
+        for node in self.nodes:
+            node.input[:] = [mapping.get(n, n) for n in node.input]
+            node.output[:] = [mapping.get(n, n) for n in node.output]
+
     def save(self, path: Path) -> None:
         """Write ``path`` and its ``.onnx_data`` sidecar, as the real exports are laid out."""
         opsets = [helper.make_opsetid("", OPSET)]

@@ -17,7 +17,7 @@ import math
 
 import numpy as np
 
-from .graph_builder import BOOL, F32, I64, GraphBuilder
+from .graph_builder import BOOL, F16, F32, I64, GraphBuilder
 from .spec import StandinSpec
 
 STOP_TOKEN = 6562
@@ -25,6 +25,10 @@ START_TOKEN = 6561
 PREFERRED_BONUS = 8.0
 STOP_LOGIT = 30.0
 CONTROL_CHANNELS = 4
+# Repeating mode: one "attractor" token per sentence beats the step's preferred token unless it is penalised.
+ATTRACTOR_BONUS = 8.0
+REPEAT_PREFERRED_BONUS = 7.0  # below the attractor, above the attractor divided by a penalty of 1.2 (6.67)
+REPEAT_NOISE_SCALE = 0.01  # the random head's logits shrink so that only the bonuses decide
 
 
 def linear(b: GraphBuilder, x: str, k: int, n: int, name: str, precision: str, rng: np.random.Generator) -> str:
@@ -57,6 +61,8 @@ def layer_norm(b: GraphBuilder, x: str, hidden: int, name: str) -> str:
 
 
 def build_language_model(spec: StandinSpec, precision: str, seed: int) -> GraphBuilder:
+    """``precision``: ``fp32``; ``q4`` (int4 MatMulNBits weights); ``fp16`` (float16 KV inputs and outputs, as the
+    fp16/q4f16 exports keep it, with float32 embeddings and logits)."""
     rng = np.random.default_rng(seed)
     H, heads, hd, L = spec.hidden, spec.heads, spec.head_dim, spec.layers
     if hd < CONTROL_CHANNELS:
@@ -67,14 +73,17 @@ def build_language_model(spec: StandinSpec, precision: str, seed: int) -> GraphB
     embeds = b.input("inputs_embeds", F32, [batch, seq, H])
     mask = b.input("attention_mask", I64, [batch, total])
     pos_ids = b.input("position_ids", I64, [batch, seq]) if spec.has_position_ids else None
+    kv_type = F16 if precision == "fp16" else F32
     pasts = []
     for i in range(L):
         pasts.append(
             (
-                b.input(f"past_key_values.{i}.key", F32, [batch, heads, past, hd]),
-                b.input(f"past_key_values.{i}.value", F32, [batch, heads, past, hd]),
+                b.input(f"past_key_values.{i}.key", kv_type, [batch, heads, past, hd]),
+                b.input(f"past_key_values.{i}.value", kv_type, [batch, heads, past, hd]),
             )
         )
+    if kv_type == F16:  # attention runs in float32 on the cache read back from float16
+        pasts = [(b.op("Cast", k, to=F32), b.op("Cast", v, to=F32)) for k, v in pasts]
 
     # Lengths and the attention bias (causal within this call, and the caller's mask), shared by every layer.
     s_len = b.dim(embeds, 1)
@@ -110,7 +119,7 @@ def build_language_model(spec: StandinSpec, precision: str, seed: int) -> GraphB
     split_heads = b.const([0, 0, heads, hd], np.int64)
     merge_heads = b.const([0, 0, H], np.int64)
     scale = b.const(1.0 / math.sqrt(hd))
-    presents = []
+    presents, outputs = [], []
     for i in range(L):
         h = layer_norm(b, x, H, f"layers.{i}.ln_1")
         qkv = linear(b, h, H, 3 * H, f"layers.{i}.attn.qkv", precision, rng)
@@ -118,8 +127,14 @@ def build_language_model(spec: StandinSpec, precision: str, seed: int) -> GraphB
         q, k, v = (b.op("Transpose", b.op("Reshape", t, split_heads), perm=[0, 2, 1, 3]) for t in (q, k, v))
         if i == 0:
             v = b.add(b.mul(v, keep), control)
-        present_k = b.op("Concat", pasts[i][0], k, axis=2, out=f"present.{i}.key")
-        present_v = b.op("Concat", pasts[i][1], v, axis=2, out=f"present.{i}.value")
+        if kv_type == F16:
+            present_k, present_v = b.op("Concat", pasts[i][0], k, axis=2), b.op("Concat", pasts[i][1], v, axis=2)
+            outputs.append((b.op("Cast", present_k, to=F16, out=f"present.{i}.key"),
+                            b.op("Cast", present_v, to=F16, out=f"present.{i}.value")))  # fmt: skip
+        else:
+            present_k = b.op("Concat", pasts[i][0], k, axis=2, out=f"present.{i}.key")
+            present_v = b.op("Concat", pasts[i][1], v, axis=2, out=f"present.{i}.value")
+            outputs.append((present_k, present_v))
         presents.append((present_k, present_v))
         scores = b.mul(b.matmul(q, b.op("Transpose", present_k, perm=[0, 1, 3, 2])), scale)
         probs = b.op("Softmax", b.add(scores, bias), axis=-1)
@@ -137,12 +152,14 @@ def build_language_model(spec: StandinSpec, precision: str, seed: int) -> GraphB
 
     x = layer_norm(b, x, H, "final_norm")
     logits = linear(b, x, H, spec.logits_vocab, "speech_head", precision, rng)
+    if spec.repeating:
+        logits = b.mul(logits, b.const(REPEAT_NOISE_SCALE))
     logits = b.add(logits, _control_logits(b, spec, presents[0][1]))
 
     b.output(logits, "logits", F32, [batch, seq, spec.logits_vocab])
-    for pk, pv in presents:
-        b.output(pk, pk, F32, [batch, heads, total, hd])
-        b.output(pv, pv, F32, [batch, heads, total, hd])
+    for pk, pv in outputs:
+        b.output(pk, pk, kv_type, [batch, heads, total, hd])
+        b.output(pv, pv, kv_type, [batch, heads, total, hd])
     return b
 
 
@@ -163,14 +180,31 @@ def _control_logits(b: GraphBuilder, spec: StandinSpec, present_v0: str) -> str:
         b.op("Mod", code, b.const(7, np.int64)),
     )
     stop_now = b.op("GreaterOrEqual", n_steps, target)
+    # In repeating mode the content code is left out so that both CFG rows prefer the same token (guidance then
+    # leaves the bonuses as they are, and the penalty alone decides between attractor and preferred token).
+    content = b.const(0, np.int64) if spec.repeating else b.mul(code, b.const(37, np.int64))
     mix = b.add(
-        b.add(b.mul(code, b.const(37, np.int64)), b.mul(n_steps, b.const(101, np.int64))),
+        b.add(content, b.mul(n_steps, b.const(101, np.int64))),
         b.add(b.mul(n_text, b.const(13, np.int64)), b.const(17, np.int64)),
     )
     preferred = b.op("Mod", mix, b.const(6561, np.int64))  # always an audio code, never START/STOP
-    bonus = b.op(
-        "OneHot", preferred, b.const(spec.logits_vocab, np.int64), b.const([0.0, PREFERRED_BONUS]), axis=-1
-    )  # [B, 1, V]
+    depth = b.const(spec.logits_vocab, np.int64)
+    if spec.repeating:
+        # The attractor depends only on the prompt (text and conditioning rows), so it is the same every step:
+        # greedy decoding picks it again and again unless the penalty covers every token generated so far.
+        attractor = b.op(
+            "Mod",
+            b.add(
+                b.add(b.mul(n_text, b.const(13, np.int64)), b.mul(n_cond, b.const(7, np.int64))), b.const(11, np.int64)
+            ),
+            b.const(6561, np.int64),
+        )
+        bonus = b.add(
+            b.op("OneHot", preferred, depth, b.const([0.0, REPEAT_PREFERRED_BONUS]), axis=-1),
+            b.op("OneHot", attractor, depth, b.const([0.0, ATTRACTOR_BONUS]), axis=-1),
+        )
+    else:
+        bonus = b.op("OneHot", preferred, depth, b.const([0.0, PREFERRED_BONUS]), axis=-1)  # [B, 1, V]
     stop_logit = b.op("Where", stop_now, b.const(STOP_LOGIT), b.const(-STOP_LOGIT))  # [B, 1]
     stop_row = np.zeros(spec.logits_vocab, np.float32)
     stop_row[STOP_TOKEN] = 1.0

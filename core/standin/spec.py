@@ -11,7 +11,7 @@ from dataclasses import dataclass, replace
 
 VARIANTS = ("turbo", "original", "multilingual")
 SIZES = ("tiny", "full")
-PRECISIONS = ("fp32", "q4")
+PRECISIONS = ("fp32", "q4", "fp16")
 
 
 @dataclass(frozen=True)
@@ -40,6 +40,8 @@ class StandinSpec:
     """Frames per speech token the decoder works on (the real one upsamples to mel frames and samples)."""
     speech_tokens_per_text_token: int
     """How many speech tokens the stand-in LM emits per prompt text token before it says STOP."""
+    repeating: bool = False
+    """Greedy decoding repeats one token per sentence unless the repetition penalty covers the whole history."""
 
     @property
     def hidden(self) -> int:
