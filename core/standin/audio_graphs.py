@@ -13,15 +13,13 @@ import math
 
 import numpy as np
 
+from ..constants import SAMPLE_RATE, SAMPLES_PER_TOKEN, SILENCE_TOKEN
 from .graph_builder import F32, I64, GraphBuilder
 from .spec import StandinSpec
 
-SAMPLE_RATE = 24000
-SAMPLES_PER_TOKEN = 960
 MAX_PROMPT_TOKENS = 250  # 10 s of reference at 25 tokens/s, as the real decoder prompt
 SPEAKER_DIM = 192
 MEL_BINS = 80
-SILENCE_TOKEN = 4299
 VOICE_CODES = 97
 
 

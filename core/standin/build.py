@@ -12,7 +12,8 @@ from pathlib import Path
 import numpy as np
 import soundfile as sf
 
-from .audio_graphs import SAMPLE_RATE, build_conditional_decoder, build_speech_encoder
+from ..constants import SAMPLE_RATE
+from .audio_graphs import build_conditional_decoder, build_speech_encoder
 from .embed_graph import build_embed_tokens
 from .lm_graph import build_language_model
 from .naming import NAMINGS, renaming

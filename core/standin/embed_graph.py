@@ -13,10 +13,11 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..constants import EXAGGERATION_TOKEN as EXAGGERATION
+from ..constants import TEXT_START, TEXT_STOP
 from .graph_builder import F32, I64, GraphBuilder
 from .spec import StandinSpec
 
-TEXT_START, TEXT_STOP, EXAGGERATION = 255, 0, 6563
 TEXT_TABLE_NAME = "text_emb.weight"
 
 

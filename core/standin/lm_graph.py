@@ -17,11 +17,11 @@ import math
 
 import numpy as np
 
+from ..constants import START_SPEECH as START_TOKEN
+from ..constants import STOP_SPEECH as STOP_TOKEN
 from .graph_builder import BOOL, F16, F32, I64, GraphBuilder
 from .spec import StandinSpec
 
-STOP_TOKEN = 6562
-START_TOKEN = 6561
 PREFERRED_BONUS = 8.0
 STOP_LOGIT = 30.0
 CONTROL_CHANNELS = 4
