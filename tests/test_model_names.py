@@ -104,8 +104,11 @@ def test_renamed_and_fp16_bundles_speak_in_the_app(qtbot, tmp_path, renamed, voi
     assert window.select_voice_file(voice_wav)
     speak_and_wait(qtbot, window)
     assert window.last_audio is not None and window.last_audio.size > 24000
+    combo = window.settings_panel.controls[Key.PRECISION]
+    offered = [combo.itemText(i) for i in range(combo.count())]
+    assert offered == (["fp16"] if kind == "fp16" else ["fp32"])  # only what the bundle holds
     if kind == "fp16":
-        assert "LM fp16" in window.model_label.text()
+        assert "LM fp16" in window.model_label.text() and combo.currentText() == "fp16"
 
 
 def _swap(source, target, graph, replacement_graph, tmp_path):
@@ -161,3 +164,15 @@ def test_outputs_in_the_wrong_order_without_names_are_refused(renamed):
         read_model_info(sessions, files.graphs, is_multilingual=False)
     sessions["speech_encoder"] = encoder
     assert read_model_info(sessions, files.graphs, is_multilingual=False).encoder.matched_by == "order"
+
+
+@pytest.mark.qt
+def test_a_precision_the_bundle_lacks_is_not_offered_and_the_used_one_is_said(qtbot, tmp_path, bundles):
+    window = make_window(qtbot, tmp_path, bundles["original"], load=False)
+    window.settings.set(Key.PRECISION, "q4")  # remembered from another model
+    with qtbot.waitSignal(window.bridge.model_loaded, timeout=30000):
+        window.load_model(bundles["original"])
+    combo = window.settings_panel.controls[Key.PRECISION]
+    assert [combo.itemText(i) for i in range(combo.count())] == ["fp32"] and combo.currentText() == "fp32"
+    assert "no q4 language model; it runs fp32" in combo.toolTip()
+    assert window.settings.get(Key.PRECISION) == "q4"  # the choice is kept for a model that has it
