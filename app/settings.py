@@ -16,6 +16,7 @@ class Key(str, Enum):
     PROVIDER = "runtime/provider"
     THREADS = "runtime/threads"  # 0: onnxruntime's default
     PRECISION = "runtime/precision"
+    Q4_COMPUTE = "runtime/q4_compute"
     KV_CHAINING = "runtime/kv_chaining"
     CONDITIONING_CACHE = "runtime/conditioning_cache"
     PREFIX_CACHE = "runtime/prefix_cache"
@@ -44,6 +45,7 @@ _DEFAULTS = {
     Key.PROVIDER: _RUNTIME.provider,
     Key.THREADS: 0,
     Key.PRECISION: _RUNTIME.precision,
+    Key.Q4_COMPUTE: _RUNTIME.q4_compute,
     Key.KV_CHAINING: _RUNTIME.kv_chaining,
     Key.CONDITIONING_CACHE: _RUNTIME.conditioning_cache,
     Key.PREFIX_CACHE: _RUNTIME.prefix_cache,
@@ -114,6 +116,7 @@ class Settings:
             provider=self.get(Key.PROVIDER),
             threads=threads or None,
             precision=self.get(Key.PRECISION),
+            q4_compute=self.get(Key.Q4_COMPUTE),
             kv_chaining=self.get(Key.KV_CHAINING),
             conditioning_cache=self.get(Key.CONDITIONING_CACHE),
             prefix_cache=self.get(Key.PREFIX_CACHE),

@@ -21,6 +21,7 @@ from .constants import SAMPLE_RATE
 from .errors import ChatterboxError, InvalidOptions
 
 EXIT_OK, EXIT_INTERNAL, EXIT_BAD_INPUT, EXIT_SOAK_FAILED = 0, 1, 2, 3
+Q4_HELP = "4-bit language models on the CPU: int8 compute (default, faster) or fp32 compute (as exported)"
 log = logging.getLogger("core.cli")
 
 
@@ -30,7 +31,7 @@ class _Parser(argparse.ArgumentParser):
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from .options import PRECISIONS, PROVIDERS, RuntimeOptions
+    from .options import PRECISIONS, PROVIDERS, Q4_COMPUTE, RuntimeOptions
     from .standin.naming import NAMINGS
     from .standin.spec import PRECISIONS as STANDIN_PRECISIONS
     from .standin.spec import SIZES, VARIANTS
@@ -68,6 +69,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("bundle", type=Path)
     p.add_argument("--precision", choices=PRECISIONS, default="fp32")
+    p.add_argument("--q4-compute", choices=Q4_COMPUTE, default=defaults.q4_compute, help=Q4_HELP)
     p.add_argument("--provider", choices=PROVIDERS, default="cpu")
 
     p = sub.add_parser("bench", help="measure every optimisation against its baseline (A/B interleaved)")
@@ -76,6 +78,7 @@ def build_parser() -> argparse.ArgumentParser:
     source.add_argument("--standin", choices=VARIANTS, default="turbo", help="build/reuse a stand-in (default)")
     p.add_argument("--size", choices=SIZES, default="full")
     p.add_argument("--precision", choices=PRECISIONS, default="fp32")
+    p.add_argument("--q4-compute", choices=Q4_COMPUTE, default=defaults.q4_compute, help=Q4_HELP)
     p.add_argument("--provider", choices=PROVIDERS, default="auto")
     p.add_argument("--threads", type=int)
     p.add_argument("--quick", action="store_true", help="fewer repetitions and a 5 s utterance")
@@ -103,6 +106,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--voice", type=Path, help="reference recording (default: the bundle's voice, or a synthetic one)")
     p.add_argument("--seed", type=int, default=1234)
     p.add_argument("--precision", choices=PRECISIONS, default="fp32")
+    p.add_argument("--q4-compute", choices=Q4_COMPUTE, default=defaults.q4_compute, help=Q4_HELP)
     p.add_argument("--provider", choices=PROVIDERS, default="auto")
     p.add_argument("--threads", type=int)
     p.add_argument("--max-growth-mb", type=float, default=30.0, help="allowed RSS growth after warm-up (default 30)")
@@ -130,6 +134,7 @@ def build_parser() -> argparse.ArgumentParser:
     ):
         p.add_argument(f"--{name}", type=kind)
     p.add_argument("--precision", choices=PRECISIONS, default="fp32")
+    p.add_argument("--q4-compute", choices=Q4_COMPUTE, default=defaults.q4_compute, help=Q4_HELP)
     p.add_argument("--provider", choices=PROVIDERS, default="auto")
     p.add_argument("--threads", type=int)
     p.add_argument("--no-kv-chaining", action="store_true", help="plain loop: copy the KV cache through numpy")
@@ -271,13 +276,13 @@ def _runtime(args):
     from .options import RuntimeOptions
 
     try:
+        common = {"provider": args.provider, "precision": args.precision, "q4_compute": args.q4_compute}
         if args.command == "soak":
-            return RuntimeOptions(provider=args.provider, precision=args.precision, threads=args.threads)
+            return RuntimeOptions(**common, threads=args.threads)
         if args.command != "synth":
-            return RuntimeOptions(provider=args.provider, precision=args.precision)
+            return RuntimeOptions(**common)
         return RuntimeOptions(
-            provider=args.provider,
-            precision=args.precision,
+            **common,
             threads=args.threads,
             kv_chaining=not args.no_kv_chaining,
             conditioning_cache=not args.no_conditioning_cache,
@@ -323,6 +328,7 @@ def _info(args) -> int:
         "languages": list(caps.languages),
         "default_voice": caps.has_default_voice,
         "tensor_names": info.tensor_names(),
+        "q4_compute": caps.q4_compute,
     }
     print(json.dumps(report, indent=2))
     return EXIT_OK
@@ -375,6 +381,7 @@ def _synth(args) -> int:
                     "providers": pipe.providers,
                     "provider_notice": pipe.provider_notice,
                     "kv_chaining": pipe.runtime.kv_chaining,
+                    "q4_compute": pipe.capabilities.q4_compute,
                     "stream": pipe.runtime.stream,
                     "conditioning_cache": pipe.runtime.conditioning_cache,
                     "prefix_cache": pipe.runtime.prefix_cache,

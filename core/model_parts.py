@@ -23,10 +23,11 @@ from .lm_runners import ChainedKV, CopiedKV
 from .model_info import ModelInfo, read_model_info
 from .options import PRECISIONS, RuntimeOptions
 from .prefix_cache import PrefixCache
+from .q4_compute import has_4bit_weights, int8_graph
 from .sessions import SessionFactory
 from .speech_decoder import SpeechDecoder
 from .tokenizer import TextTokenizer
-from .user_dirs import conditioning_cache_dir
+from .user_dirs import conditioning_cache_dir, q4_graph_cache_dir
 from .voice import VoiceReference, load_voice
 
 log = logging.getLogger(__name__)
@@ -51,6 +52,8 @@ class Capabilities:
     """Graph → the precision of the file in use."""
     precisions_present: tuple[str, ...]
     """Precisions the bundle holds for the language model (the graph a precision choice is about), in menu order."""
+    q4_compute: str | None = None
+    """How the 4-bit language model computes: ``int8`` or ``fp32``; ``None`` when it has no 4-bit weights."""
 
     @property
     def device(self) -> str:
@@ -75,6 +78,7 @@ class ModelParts:
         text_table: np.ndarray | None,
         runtime: RuntimeOptions,
         factory: SessionFactory | None = None,
+        q4_compute: str | None = None,
     ):
         self.files, self.sessions, self.info, self.tokenizer = files, sessions, info, tokenizer
         providers = dict(factory.providers) if factory else dict.fromkeys(sessions, "cpu")
@@ -89,6 +93,7 @@ class ModelParts:
             provider_notice=factory.notice if factory else None,
             precisions=dict(files.precisions),
             precisions_present=tuple(p for p in PRECISIONS if p in lm_present) or ("fp32",),
+            q4_compute=q4_compute,
         )
         self.embedder = PromptEmbedder(sessions["embed_tokens"], info.variant, info.embed, text_table)
         self.decoder = SpeechDecoder(sessions["conditional_decoder"], info)
@@ -138,8 +143,17 @@ def load_parts(path: Path | str, runtime: RuntimeOptions) -> ModelParts:
     """Open a bundle: files, sessions (one factory), signatures, tokenizer and the CFG text table."""
     files = locate_bundle(path, runtime.precision)
     factory = SessionFactory(runtime)
-    sessions = {name: factory.create(name, path, dynamic_shapes=name == "language_model")
-                for name, path in files.graphs.items()}  # fmt: skip
+    lm_graph, lm_bytes, q4 = files.graphs["language_model"], None, None
+    if runtime.q4_compute == "int8" and not factory.uses_cuda():  # the CUDA kernel has no int8 path to choose
+        lm_bytes = int8_graph(lm_graph, q4_graph_cache_dir())
+        q4 = "int8" if lm_bytes is not None else None
+    elif has_4bit_weights(lm_graph):
+        q4 = "fp32"
+    sessions = {
+        name: factory.create(name, graph, dynamic_shapes=name == "language_model",
+                             model_bytes=lm_bytes if name == "language_model" else None)
+        for name, graph in files.graphs.items()
+    }  # fmt: skip
     info = read_model_info(sessions, files.graphs, TextTokenizer.is_multilingual(files.tokenizer))
     text_table = None
     if info.variant != "turbo":
@@ -149,4 +163,4 @@ def load_parts(path: Path | str, runtime: RuntimeOptions) -> ModelParts:
             log.warning("classifier-free guidance unavailable: %s", exc)
     rows = text_table.shape[0] if text_table is not None else None
     tokenizer = TextTokenizer(files.tokenizer, info.variant, rows)
-    return ModelParts(files, sessions, info, tokenizer, text_table, runtime, factory)
+    return ModelParts(files, sessions, info, tokenizer, text_table, runtime, factory, q4)

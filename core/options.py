@@ -15,7 +15,8 @@ from .errors import InvalidOptions
 PROVIDERS = ("auto", "cuda", "cpu")
 PRECISIONS = ("fp32", "fp16", "q8", "q4", "q4f16")
 GRAPH_OPTIMIZATION = ("disabled", "basic", "extended", "all")
-SESSION_FIELDS = ("provider", "threads", "precision", "graph_optimization", "spinning")
+Q4_COMPUTE = ("int8", "fp32")
+SESSION_FIELDS = ("provider", "threads", "precision", "graph_optimization", "spinning", "q4_compute")
 """RuntimeOptions fields that need new sessions (a model reload); the others apply to the next request."""
 
 
@@ -104,6 +105,9 @@ class RuntimeOptions:
     precision: str = "fp32"
     """Preferred precision per graph; a graph missing in that precision falls back to fp32."""
     graph_optimization: str = "all"
+    q4_compute: str = "int8"
+    """4-bit language models on the CPU: ``int8`` (MatMulNBits accuracy level 4: activations quantised to int8,
+    integer dot products) or ``fp32`` (the exported level: weights dequantised, float32 products)."""
     spinning: bool = True
     """Let onnxruntime's idle intra-op threads spin (fastest steps) or sleep (kinder to a GUI on few cores)."""
     kv_chaining: bool = True
@@ -132,6 +136,8 @@ class RuntimeOptions:
             raise ValueError(f"provider must be one of {', '.join(PROVIDERS)}, not {self.provider!r}")
         if self.precision not in PRECISIONS:
             raise ValueError(f"precision must be one of {', '.join(PRECISIONS)}, not {self.precision!r}")
+        if self.q4_compute not in Q4_COMPUTE:
+            raise ValueError(f"q4_compute must be one of {', '.join(Q4_COMPUTE)}, not {self.q4_compute!r}")
         if self.graph_optimization not in GRAPH_OPTIMIZATION:
             raise ValueError(f"graph_optimization must be one of {', '.join(GRAPH_OPTIMIZATION)}")
         if self.threads is not None and not 1 <= self.threads <= 256:

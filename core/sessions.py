@@ -98,13 +98,25 @@ class SessionFactory:
             so.add_session_config_entry("session.intra_op.allow_spinning", "0")
         return so
 
-    def create(self, name: str, path: Path, dynamic_shapes: bool = False) -> ort.InferenceSession:
+    def uses_cuda(self) -> bool:
+        """Whether sessions are being created for CUDA (decided on the first call, with the reason kept)."""
+        return self._wants_cuda()
+
+    def create(
+        self, name: str, path: Path, dynamic_shapes: bool = False, model_bytes: bytes | None = None
+    ) -> ort.InferenceSession:
+        """A session for the graph at ``path`` (or for ``model_bytes``, a rewritten copy of it whose weights are
+        read from ``path``'s folder)."""
         if not path.is_file():
             raise ModelFilesMissing(f"{path} is missing. Download the bundle again or choose a complete folder.")
         want_cuda = self._wants_cuda()
         providers = [(CUDA, {"device_id": 0}), CPU] if want_cuda else [CPU]
+        options = self.options(dynamic_shapes)
+        if model_bytes is not None:
+            options.add_session_config_entry("session.model_external_initializers_file_folder_path", str(path.parent))
         try:
-            session = ort.InferenceSession(str(path), sess_options=self.options(dynamic_shapes), providers=providers)
+            model = model_bytes if model_bytes is not None else str(path)
+            session = ort.InferenceSession(model, sess_options=options, providers=providers)
         except Exception as exc:
             raise ModelLoadError(_explain_load_failure(path, exc)) from exc
         got = session.get_providers()

@@ -23,6 +23,11 @@ def user_logs() -> Path:
     return Path(platformdirs.user_log_dir(APP_NAME, appauthor=False))
 
 
+def q4_graph_cache_dir() -> Path:
+    """Rewritten copies of 4-bit language-model graphs (int8 compute), one small file per bundle."""
+    return user_cache() / "q4-int8"
+
+
 def conditioning_cache_dir(cache: Path | None = None) -> Path:
     """The conditioning cache inside ``cache`` (default: the user cache folder)."""
     return (cache or user_cache()) / CONDITIONING_DIR
