@@ -31,7 +31,7 @@ class _Parser(argparse.ArgumentParser):
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from .options import PRECISIONS, PROVIDERS, Q4_COMPUTE, RuntimeOptions
+    from .options import PRECISIONS, PROVIDERS, Q4_COMPUTE, STREAM_PLANS, RuntimeOptions
     from .standin.naming import NAMINGS
     from .standin.spec import PRECISIONS as STANDIN_PRECISIONS
     from .standin.spec import SIZES, VARIANTS
@@ -148,6 +148,19 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--first-chunk-tokens", type=int, default=defaults.first_chunk_tokens)
     p.add_argument("--chunk-tokens", type=int, default=defaults.chunk_tokens)
+    p.add_argument(
+        "--stream-plan",
+        choices=STREAM_PLANS,
+        default=defaults.stream_plan,
+        help="adaptive: as few decoder calls as keep playback fed (default); fixed: every --chunk-tokens",
+    )
+    p.add_argument("--no-decoder-thread", action="store_true", help="decode on the inference thread, between LM steps")
+    p.add_argument(
+        "--decoder-prompt-seconds",
+        type=float,
+        default=defaults.decoder_prompt_seconds,
+        help="seconds of the reference the decoder sees on every call (10 as upstream; 6 or 3 are faster)",
+    )
     p.add_argument("--no-trim-silence", action="store_true", help="keep trailing silence after each sentence")
     p.add_argument("--cache-dir", type=Path, help="conditioning cache folder (default: the user cache dir)")
     p.add_argument("--json", action="store_true", help="print one JSON object with tokens and timings")
@@ -290,6 +303,9 @@ def _runtime(args):
             stream=args.stream,
             first_chunk_tokens=args.first_chunk_tokens,
             chunk_tokens=args.chunk_tokens,
+            stream_plan=args.stream_plan,
+            decoder_thread=not args.no_decoder_thread,
+            decoder_prompt_seconds=args.decoder_prompt_seconds,
             cache_dir=args.cache_dir,
         )
     except ValueError as exc:
@@ -383,6 +399,9 @@ def _synth(args) -> int:
                     "kv_chaining": pipe.runtime.kv_chaining,
                     "q4_compute": pipe.capabilities.q4_compute,
                     "stream": pipe.runtime.stream,
+                    "stream_plan": pipe.runtime.stream_plan,
+                    "decoder_thread": pipe.runtime.decoder_thread,
+                    "decoder_prompt_seconds": pipe.runtime.decoder_prompt_seconds,
                     "conditioning_cache": pipe.runtime.conditioning_cache,
                     "prefix_cache": pipe.runtime.prefix_cache,
                     "sample_rate": SAMPLE_RATE,

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
+from .constants import TOKENS_PER_SECOND
 from .model_info import GraphNames
 from .voice import VoiceReference
 
@@ -27,6 +28,25 @@ class Conditioning:
 
     def arrays(self) -> dict[str, np.ndarray]:
         return {name: getattr(self, name) for name in self.FIELDS}
+
+    @property
+    def prompt_tokens(self) -> int:
+        return int(self.audio_tokens.shape[1])
+
+    def with_decoder_prompt(self, seconds: float) -> Conditioning:
+        """The decoder's voice prompt cut to its first ``seconds`` (prompt tokens and their two mel frames each).
+
+        The decoder pays for its prompt on every call; a shorter one trades voice detail for speed. The language
+        model's conditioning rows are untouched."""
+        keep = max(1, int(round(seconds * TOKENS_PER_SECOND)))
+        if keep >= self.prompt_tokens:
+            return self
+        frames = min(self.speaker_features.shape[1], 2 * keep)
+        return replace(
+            self,
+            audio_tokens=np.ascontiguousarray(self.audio_tokens[:, :keep]),
+            speaker_features=np.ascontiguousarray(self.speaker_features[:, :frames]),
+        )
 
 
 def encode_voice(session, voice: VoiceReference, names: GraphNames) -> Conditioning:

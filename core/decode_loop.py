@@ -33,6 +33,8 @@ class DecodeStats:
     """``perf_counter()`` when the prefill started."""
     prefix_build_ms: float = 0.0
     """Time spent computing the voice prefix for this sentence (0 on a prefix-cache hit)."""
+    suspended_s: float = 0.0
+    """Time the loop spent suspended at ``yield`` (the consumer's work, e.g. decoding), not counted in ``loop_s``."""
 
 
 def step_overhead_share(stats: DecodeStats) -> float:
@@ -83,7 +85,9 @@ def generate(
                 break
             sampler.observe(token)
             stats.tokens += 1
-            yield token
+            suspended = time.perf_counter()
+            yield token  # the consumer may decode here: that time is not the loop's
+            stats.suspended_s += time.perf_counter() - suspended
             if guard.update(token):
                 stats.stop_reason = f"runaway: {guard.reason}"
                 break
@@ -95,5 +99,5 @@ def generate(
                 logits = kv.step(token)
                 stats.step_ms.append((time.perf_counter() - step_started) * 1000)
     finally:
-        stats.loop_s += time.perf_counter() - started
+        stats.loop_s += time.perf_counter() - started - stats.suspended_s
         stats.ort_s += kv.ort_s - ort_before

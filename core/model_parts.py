@@ -26,6 +26,7 @@ from .prefix_cache import PrefixCache
 from .q4_compute import has_4bit_weights, int8_graph
 from .sessions import SessionFactory
 from .speech_decoder import SpeechDecoder
+from .stream_plan import CostModel
 from .tokenizer import TextTokenizer
 from .user_dirs import conditioning_cache_dir, q4_graph_cache_dir
 from .voice import VoiceReference, load_voice
@@ -96,7 +97,9 @@ class ModelParts:
             q4_compute=q4_compute,
         )
         self.embedder = PromptEmbedder(sessions["embed_tokens"], info.variant, info.embed, text_table)
-        self.decoder = SpeechDecoder(sessions["conditional_decoder"], info)
+        self.costs = CostModel()
+        """Decoder and LM step costs measured on this model: what the stream plan decides from."""
+        self.decoder = SpeechDecoder(sessions["conditional_decoder"], info, self.costs)
         self.voices = VoiceConditioner(
             sessions["speech_encoder"], info.encoder, bundle_identity(files.graphs["speech_encoder"], info.variant),
             info.hidden,

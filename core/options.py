@@ -15,6 +15,7 @@ from .errors import InvalidOptions
 PROVIDERS = ("auto", "cuda", "cpu")
 PRECISIONS = ("fp32", "fp16", "q8", "q4", "q4f16")
 GRAPH_OPTIMIZATION = ("disabled", "basic", "extended", "all")
+STREAM_PLANS = ("adaptive", "fixed")
 Q4_COMPUTE = ("int8", "fp32")
 SESSION_FIELDS = ("provider", "threads", "precision", "graph_optimization", "spinning", "q4_compute")
 """RuntimeOptions fields that need new sessions (a model reload); the others apply to the next request."""
@@ -124,6 +125,14 @@ class RuntimeOptions:
     """Speech tokens per following chunk."""
     decoder_context_tokens: int = 20
     """Already-decoded tokens each streaming decode sees again, so chunk seams sound continuous."""
+    stream_plan: str = "adaptive"
+    """``adaptive``: a first window, then as few decoder calls as keep playback fed (usually one per sentence);
+    ``fixed``: ``first_chunk_tokens``, then every ``chunk_tokens`` (see :mod:`core.stream_plan`)."""
+    decoder_thread: bool = True
+    """Decode on a second thread while the language model goes on with the next tokens and sentences."""
+    decoder_prompt_seconds: float = 10.0
+    """Seconds of the reference the decoder sees as its voice prompt on every call (upstream: 10). 6 or 3 s make
+    every decoder call cheaper at some cost in voice detail."""
     cache_dir: Path | None = None
     """Where the conditioning cache lives on disk; ``None``: the user cache directory."""
 
@@ -144,5 +153,9 @@ class RuntimeOptions:
             raise ValueError("threads must be between 1 and 256 (or unset for onnxruntime's default)")
         if not 1 <= self.first_chunk_tokens <= 1000 or not 1 <= self.chunk_tokens <= 1000:
             raise ValueError("first_chunk_tokens and chunk_tokens must be between 1 and 1000")
+        if self.stream_plan not in STREAM_PLANS:
+            raise ValueError(f"stream_plan must be one of {', '.join(STREAM_PLANS)}, not {self.stream_plan!r}")
+        if not 1.0 <= self.decoder_prompt_seconds <= 10.0:
+            raise ValueError("decoder_prompt_seconds must be between 1 and 10")
         if not 0 <= self.decoder_context_tokens <= 500:
             raise ValueError("decoder_context_tokens must be between 0 and 500")

@@ -9,13 +9,16 @@ streamed sentence and a one-shot sentence come out the same. Only the final call
 
 from __future__ import annotations
 
+import time
 from collections.abc import Sequence
 
 import numpy as np
+import onnxruntime as ort
 
 from .conditioning import Conditioning
 from .constants import SAMPLE_RATE, SILENCE_TOKEN, SPEECH_VOCAB, TURBO_TAIL_SILENCE
 from .model_info import ModelInfo
+from .stream_plan import CostModel
 
 CROSSFADE = SAMPLE_RATE // 50  # 20 ms
 FADE_OUT = SAMPLE_RATE // 100  # 10 ms
@@ -26,10 +29,20 @@ STRAY_GAP_FRAMES = 15  # ... after 150 ms of silence, at the very end, is noise,
 
 
 class SpeechDecoder:
-    def __init__(self, session, info: ModelInfo):
+    """Runs ``conditional_decoder``; every call's time goes into the cost model the stream plan reads."""
+
+    def __init__(self, session, info: ModelInfo, costs: CostModel | None = None):
         self.session = session
         self.info = info
+        self.costs = costs or CostModel()
         self.calls = 0
+        self._running: ort.RunOptions | None = None
+
+    def interrupt(self) -> None:
+        """Abort the call in progress (from another thread): a cancelled request does not wait for the decoder."""
+        running = self._running
+        if running is not None:
+            running.terminate = True
 
     def end_padding(self, final: bool) -> int:
         return TURBO_TAIL_SILENCE if final and self.info.variant == "turbo" else 0
@@ -48,7 +61,14 @@ class SpeechDecoder:
             names.speaker_features: cond.speaker_features.astype(specs["speaker_features"].dtype, copy=False),
         }
         self.calls += 1
-        wav = self.session.run([names.waveform], feeds)[0]
+        self._running = run_options = ort.RunOptions()
+        started = time.perf_counter()
+        try:
+            wav = self.session.run([names.waveform], feeds, run_options)[0]
+        finally:
+            self._running = None
+        self.costs.add_call(cond.prompt_tokens, feeds[names.speech_tokens].shape[1] - cond.prompt_tokens,
+                            time.perf_counter() - started)  # fmt: skip
         return np.ascontiguousarray(wav.reshape(-1), dtype=np.float32)
 
 

@@ -8,7 +8,9 @@ from __future__ import annotations
 import secrets
 import statistics
 import time
+from collections import deque
 from collections.abc import Callable, Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -22,6 +24,7 @@ from .prefix_cache import SentenceStart, start_uncached
 from .sampler import Sampler
 from .speech_decoder import SentenceAudio
 from .stop_guards import RunawayGuard, token_cap
+from .stream_plan import StreamPlan
 from .text import SENTENCE_GAP_S, Pause, clean_text, split_text
 from .voice import VoiceReference
 
@@ -122,57 +125,84 @@ class SynthesisStream:
         if parts.info.supports_cfg and params.cfg_weight > 0 and not cfg:
             report.warnings.append("Classifier-free guidance is unavailable for this bundle; generating without it.")
 
+        dec_cond = cond.with_decoder_prompt(runtime.decoder_prompt_seconds)
+        plan = StreamPlan(
+            runtime.stream_plan if runtime.stream else "off", runtime.first_chunk_tokens, runtime.chunk_tokens,
+            runtime.decoder_context_tokens, parts.costs, dec_cond.prompt_tokens,
+        )  # fmt: skip
+        out = _InOrder(ThreadPoolExecutor(1, thread_name_prefix="decoder") if runtime.decoder_thread else None)
         stats: list[DecodeStats] = []
         index = 0
         previous_was_sentence = False
-        for number, piece in enumerate(pieces):
-            if isinstance(piece, Pause) or previous_was_sentence:
-                seconds, kind = (piece.seconds, "pause") if isinstance(piece, Pause) else (SENTENCE_GAP_S, "gap")
-                span = (piece.start, piece.end) if kind == "pause" else (piece.start, piece.start)
-                yield self._chunk(
-                    np.zeros(round(seconds * SAMPLE_RATE), np.float32), index, number, span, 0, kind, started
-                )
-                index += 1
-            if isinstance(piece, Pause):
-                previous_was_sentence = False
-                continue
-            previous_was_sentence = True
-            sentence, dropped = parts.tokenizer.prepare(piece.text)
-            report.warnings += [f"Unknown tag {tag} was skipped." for tag in dropped]
-            ids = parts.tokenizer.encode(sentence, options.language)
-            start = self._start_sentence(cond, voice.key, ids, params.exaggeration, cfg)
-            st = DecodeStats(prefix_build_ms=start.prefix_build_ms)
-            stats.append(st)
-            guard = RunawayGuard()
-            tokens = generate(
-                start.runner,
-                start.prompt,
-                Sampler(params, report.seed + number, parts.info.logits_vocab or LOGITS_VOCAB),
-                token_cap(caps.variant, ids.shape[1], params.max_new_tokens),
-                params.cfg_weight if cfg else 0.0,
-                st,
-                self.cancelled,
-                guard,
-            )
-            audio = SentenceAudio(parts.decoder, cond, runtime.decoder_context_tokens, options.trim_silence)
-            threshold = runtime.first_chunk_tokens if runtime.stream else None
-            pending: list[int] = []
-            lm_started = time.perf_counter()
-            for token in tokens:
-                pending.append(token)
-                report.speech_tokens.append(token)
-                if threshold is not None and len(pending) >= threshold:
-                    yield self._decode(audio, pending, False, index, number, piece, lm_started, started)
+        try:
+            for number, piece in enumerate(pieces):
+                if isinstance(piece, Pause) or previous_was_sentence:
+                    seconds, kind = (piece.seconds, "pause") if isinstance(piece, Pause) else (SENTENCE_GAP_S, "gap")
+                    span = (piece.start, piece.end) if kind == "pause" else (piece.start, piece.start)
+                    silence = np.zeros(round(seconds * SAMPLE_RATE), np.float32)
+                    out.put_ready(lambda s=silence, i=index, n=number, sp=span, k=kind: self._chunk(
+                        s, i, n, sp, 0, k, started))  # fmt: skip
+                    plan.silence(seconds)
                     index += 1
-                    pending, threshold = [], runtime.chunk_tokens
-                    lm_started = time.perf_counter()
-            if st.stop_reason.startswith("runaway") and guard.repeated_tail:
-                drop = min(guard.repeated_tail, len(pending))
-                del pending[len(pending) - drop :]
-                del report.speech_tokens[len(report.speech_tokens) - drop :]
-            yield self._decode(audio, pending, True, index, number, piece, lm_started, started)
-            index += 1
-            report.stop_reasons.append(st.stop_reason)
+                if isinstance(piece, Pause):
+                    previous_was_sentence = False
+                    continue
+                previous_was_sentence = True
+                sentence, dropped = parts.tokenizer.prepare(piece.text)
+                report.warnings += [f"Unknown tag {tag} was skipped." for tag in dropped]
+                ids = parts.tokenizer.encode(sentence, options.language)
+                start = self._start_sentence(cond, voice.key, ids, params.exaggeration, cfg)
+                st = DecodeStats(prefix_build_ms=start.prefix_build_ms)
+                stats.append(st)
+                guard = RunawayGuard()
+                tokens = generate(
+                    start.runner,
+                    start.prompt,
+                    Sampler(params, report.seed + number, parts.info.logits_vocab or LOGITS_VOCAB),
+                    token_cap(caps.variant, ids.shape[1], params.max_new_tokens),
+                    params.cfg_weight if cfg else 0.0,
+                    st,
+                    self.cancelled,
+                    guard,
+                )
+                audio = SentenceAudio(parts.decoder, dec_cond, runtime.decoder_context_tokens, options.trim_silence)
+                plan.new_sentence()
+                pending: list[int] = []
+                lm_started = time.perf_counter()
+                for token in tokens:
+                    pending.append(token)
+                    report.speech_tokens.append(token)
+                    now = time.perf_counter()
+                    size = plan.window(len(pending), now, first_sentence=len(stats) == 1)
+                    if size:
+                        plan.decoding(size, now)
+                        self._decode(out, audio, pending[:size], False, index, number, piece, now - lm_started,
+                                     started)  # fmt: skip
+                        index += 1
+                        pending, lm_started = pending[size:], time.perf_counter()
+                    yield from out.ready(plan)
+                if st.stop_reason.startswith("runaway") and guard.repeated_tail:
+                    drop = min(guard.repeated_tail, len(pending))
+                    del pending[len(pending) - drop :]
+                    del report.speech_tokens[len(report.speech_tokens) - drop :]
+                now = time.perf_counter()
+                split = plan.window(len(pending), now, first_sentence=len(stats) == 1, sentence_done=True)
+                if split:  # the rest is long: decode a first part now so that playback does not run dry meanwhile
+                    plan.decoding(split, now)
+                    self._decode(out, audio, pending[:split], False, index, number, piece, now - lm_started, started)
+                    index += 1
+                    pending, lm_started = pending[split:], now
+                plan.decoding(len(pending), now)
+                self._decode(out, audio, pending, True, index, number, piece, now - lm_started, started)
+                index += 1
+                report.stop_reasons.append(st.stop_reason)
+                parts.costs.add_steps(st.step_ms)
+            yield from out.drain(plan)
+        except BaseException:
+            out.abandon(parts.decoder)
+            raise
+        finally:
+            out.close()
 
         total_ms = (time.perf_counter() - started) * 1000
         steps = [s for st in stats for s in st.step_ms]
@@ -205,35 +235,23 @@ class SynthesisStream:
         cache["prefix_misses"] = cache.get("prefix_misses", 0) + (not start.prefix_hit)
         return start
 
-    def _decode(
-        self,
-        audio: SentenceAudio,
-        tokens: list[int],
-        final: bool,
-        index: int,
-        number: int,
-        piece,
-        lm_started: float,
-        started: float,
-    ) -> AudioChunk:
-        """Decode the tokens generated since ``lm_started`` into a speech chunk."""
-        t0 = time.perf_counter()
-        lm_ms = (t0 - lm_started) * 1000
-        samples = audio.add(tokens, final)
-        decode_ms = (time.perf_counter() - t0) * 1000
-        self._decoder_ms += decode_ms
-        return self._chunk(
-            samples,
-            index,
-            number,
-            (piece.start, piece.end),
-            len(tokens),
-            "speech",
-            started,
-            lm_ms=lm_ms,
-            decode_ms=decode_ms,
-            last=final,
-        )
+    def _decode(self, out, audio: SentenceAudio, tokens: list[int], final: bool, index: int, number: int, piece,
+                lm_s: float, started: float) -> None:  # fmt: skip
+        """Hand the tokens generated since the last window to the decoder; the chunk comes out in order."""
+        tokens = list(tokens)
+
+        def job():
+            t0 = time.perf_counter()
+            samples = audio.add(tokens, final)
+            return samples, (time.perf_counter() - t0) * 1000
+
+        def chunk(result) -> AudioChunk:
+            samples, decode_ms = result
+            self._decoder_ms += decode_ms
+            return self._chunk(samples, index, number, (piece.start, piece.end), len(tokens), "speech", started,
+                               lm_ms=lm_s * 1000, decode_ms=decode_ms, last=final)  # fmt: skip
+
+        out.put(job, chunk)
 
     def _chunk(self, samples, index, number, span, tokens, kind, started, lm_ms=0.0, decode_ms=0.0, last=True):
         at_ms = (time.perf_counter() - started) * 1000
@@ -260,3 +278,56 @@ class SynthesisStream:
             "rtf": round(chunk.rtf, 4),
         })  # fmt: skip
         return chunk
+
+
+class _InOrder:
+    """The request's chunks in order: decoded on the decoder thread (or at once without one), silences ready at once.
+
+    ``ready()`` yields the chunks at the head that are done without waiting; ``drain()`` waits for all of them.
+    """
+
+    def __init__(self, pool: ThreadPoolExecutor | None):
+        self.pool = pool
+        self.items: deque[tuple[Future, Callable]] = deque()
+        self.speech_seen = False
+
+    def put(self, job: Callable, finish: Callable) -> None:
+        if self.pool is None:
+            done: Future = Future()
+            done.set_result(job())
+            self.items.append((done, finish))
+        else:
+            self.items.append((self.pool.submit(job), finish))
+
+    def put_ready(self, make: Callable) -> None:
+        done: Future = Future()
+        done.set_result(None)
+        self.items.append((done, lambda _none: make()))
+
+    def _pop(self, plan: StreamPlan) -> AudioChunk:
+        future, finish = self.items.popleft()
+        chunk = finish(future.result())
+        if chunk.kind == "speech":
+            first = bool(chunk.samples.size) and not self.speech_seen
+            self.speech_seen = self.speech_seen or first
+            plan.delivered(time.perf_counter(), first=first)
+        return chunk
+
+    def ready(self, plan: StreamPlan) -> Iterator[AudioChunk]:
+        while self.items and self.items[0][0].done():
+            yield self._pop(plan)
+
+    def drain(self, plan: StreamPlan) -> Iterator[AudioChunk]:
+        while self.items:
+            yield self._pop(plan)
+
+    def abandon(self, decoder) -> None:
+        """The request ends early (cancelled or failed): drop queued windows, stop the one being decoded."""
+        for future, _finish in self.items:
+            future.cancel()
+        self.items.clear()
+        decoder.interrupt()
+
+    def close(self) -> None:
+        if self.pool is not None:
+            self.pool.shutdown(wait=True)

@@ -32,7 +32,7 @@ def expected_chunks(tokens: int, first: int, size: int) -> int:
 def test_streamed_audio_equals_one_shot_and_chunks_follow_sizes(variant_bundle, voice_wav):
     variant, bundle = variant_bundle
     options = SynthesisOptions(seed=9)
-    streamed = _pipe(bundle, stream=True, first_chunk_tokens=7, chunk_tokens=11)
+    streamed = _pipe(bundle, stream=True, stream_plan="fixed", first_chunk_tokens=7, chunk_tokens=11)
     one_shot = _pipe(bundle, stream=False)
     a = streamed.synthesize(TEXT, _voice(variant, voice_wav), options)
     b = one_shot.synthesize(TEXT, _voice(variant, voice_wav), options)
@@ -46,7 +46,7 @@ def test_streamed_audio_equals_one_shot_and_chunks_follow_sizes(variant_bundle, 
 
 
 def test_seams_are_no_rougher_than_the_audio_itself(bundles, voice_wav):
-    pipe = _pipe(bundles["turbo"], first_chunk_tokens=5, chunk_tokens=9)
+    pipe = _pipe(bundles["turbo"], stream_plan="fixed", first_chunk_tokens=5, chunk_tokens=9)
     result = pipe.synthesize(TEXT, voice_wav, SynthesisOptions(seed=3))
     steps = np.abs(np.diff(result.audio))
     seams = np.cumsum([c.samples.size for c in result.chunks])[:-1]
@@ -87,7 +87,9 @@ def test_crossfade_smooths_seams_and_windows_stay_bounded():
 
 
 def test_decoder_windows_are_bounded_in_the_pipeline(bundles, voice_wav, monkeypatch):
-    pipe = _pipe(bundles["turbo"], first_chunk_tokens=10, chunk_tokens=25, decoder_context_tokens=20)
+    pipe = _pipe(
+        bundles["turbo"], stream_plan="fixed", first_chunk_tokens=10, chunk_tokens=25, decoder_context_tokens=20
+    )
     sizes = []
     original = pipe.parts.decoder.decode
 
@@ -207,7 +209,7 @@ def test_cli_stream_switches_and_report(capsys, bundles, voice_wav, tmp_path):
         "--cache-dir",
         str(tmp_path / "cache"),
     ]
-    assert main([*base, "--first-chunk-tokens", "6", "--chunk-tokens", "12"]) == 0
+    assert main([*base, "--stream-plan", "fixed", "--first-chunk-tokens", "6", "--chunk-tokens", "12"]) == 0
     streamed = json.loads(capsys.readouterr()[0])
     assert main([*base, "--no-stream", "--no-prefix-cache", "--no-conditioning-cache"]) == 0
     plain = json.loads(capsys.readouterr()[0])
