@@ -18,6 +18,7 @@ from pathlib import Path
 import numpy as np
 import onnxruntime as ort
 
+from . import bench_pipeline as bp
 from .constants import LOGITS_VOCAB, SAMPLE_RATE
 from .decode_loop import DecodeStats, generate, step_overhead_share
 from .lm_runners import ChainedKV, CopiedKV
@@ -42,10 +43,11 @@ class BenchConfig:
     long_context: int = 800
     utterance_tokens: int = 250  # ~10 s of audio
     stream_reps: int = 2
+    quick: bool = False
 
     @classmethod
-    def quick(cls) -> BenchConfig:
-        return cls(reps=3, steps=8, long_context=800, utterance_tokens=125, stream_reps=1)
+    def quick_config(cls) -> BenchConfig:
+        return cls(reps=3, steps=8, long_context=800, utterance_tokens=125, stream_reps=1, quick=True)
 
 
 def alternate(reps: int, a, b) -> tuple[list[float], list[float]]:
@@ -77,8 +79,17 @@ class Bench:
             self.voice = voice_from_array(synthetic_voice(8.0, seed=2), SAMPLE_RATE, "bench-voice.wav")
         self.results: list[dict] = []
         self.extra: dict = {}
+        self.report: dict = {}
+        """Round-2 figures under stable keys (q4_int8, streaming, decoder, cold_start, book)."""
 
     # --- helpers -----------------------------------------------------------------------------------------------
+    def _voice_file(self) -> Path:
+        import soundfile as sf
+
+        path = Path(os.environ.get("TMPDIR", "/tmp")) / "chatterbox-bench-voice.wav"
+        sf.write(path, self.voice.samples, SAMPLE_RATE)
+        return path
+
     def _runner(self, kind, batch: int = 1):
         parts = self.pipe.parts
         return kind(parts.sessions["language_model"], parts.sessions["embed_tokens"], self.info, batch, 0.5,
@@ -238,13 +249,17 @@ class Bench:
         started = time.perf_counter()
         steps = {"kv": self.kv_chaining, "overhead": self.python_overhead, "floor": self.bandwidth_floor,
                  "cfg": self.cfg_cost, "prefix": self.prefix_cache, "conditioning": self.conditioning_cache,
-                 "streaming": self.streaming, "spinning": self.spinning, "threads": self.threads}  # fmt: skip
+                 "streaming": self.streaming, "spinning": self.spinning, "threads": self.threads,
+                 "decoder": lambda: bp.decoder_costs(self), "q4": lambda: bp.q4_int8(self),
+                 "plan": lambda: bp.streaming(self), "book": lambda: bp.book(self),
+                 "cold": lambda: bp.cold_start(self, self._voice_file())}  # fmt: skip
         for name, step in steps.items():
             if not only or name in only:
                 step()
         return {
+            **self.report,
             "machine": machine_info(),
-            "bundle": str(self.pipe.files.root),
+            "bundle": bp.bundle_kind(self.pipe.files.root),
             "variant": self.info.variant,
             "precisions": self.pipe.files.precisions,
             "providers": self.pipe.providers,
@@ -322,7 +337,7 @@ def bench_main(args) -> int:
     print(f"{pipe.info.variant} bundle {bundle}: LM {pipe.files.precisions['language_model']} on "
           f"{pipe.providers['language_model']}, {pipe.info.layers} layers, hidden {pipe.info.hidden}")  # fmt: skip
     only = tuple(n.strip() for n in args.only.split(",")) if args.only else ()
-    report = Bench(pipe, BenchConfig.quick() if args.quick else BenchConfig()).run(only)
+    report = Bench(pipe, BenchConfig.quick_config() if args.quick else BenchConfig()).run(only)
     if args.json:
         args.json.write_text(json.dumps(report, indent=2), encoding="utf-8")
         print(f"wrote {args.json}")

@@ -83,7 +83,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--threads", type=int)
     p.add_argument("--quick", action="store_true", help="fewer repetitions and a 5 s utterance")
     p.add_argument(
-        "--only", help="comma-separated subset: kv,overhead,floor,cfg,prefix,conditioning,streaming,spinning,threads"
+        "--only",
+        help="comma-separated subset: kv,overhead,floor,cfg,prefix,conditioning,streaming,spinning,threads,"
+        "decoder,q4,plan,book,cold",
     )
     p.add_argument("--json", type=Path, help="also write the full report as JSON")
 
