@@ -19,6 +19,7 @@ from core.synthesis import SynthesisRequest
 class EngineBridge(QObject):
     model_loaded = Signal(object)  # w.ModelLoaded
     model_failed = Signal(str)
+    load_progress = Signal(str, object)  # graph, seconds (None: started)
     request_started = Signal(int)
     chunk_ready = Signal(object)  # core.synthesis.AudioChunk
     request_finished = Signal(int, object)  # id, RequestReport
@@ -75,6 +76,8 @@ class EngineBridge(QObject):
         if isinstance(event, w.ModelLoaded):
             self.model = event
             self.model_loaded.emit(event)
+        elif isinstance(event, w.LoadProgress):
+            self.load_progress.emit(event.graph, event.seconds)
         elif isinstance(event, w.ModelFailed):
             self.model_failed.emit(event.message)
         elif getattr(event, "request_id", None) != self.current:

@@ -42,6 +42,8 @@ from .widgets.voice_panel import VoicePanel, dropped_file
 from .widgets.waveform_plot import WaveformPlot
 
 log = logging.getLogger(__name__)
+GRAPH_NAMES = {"speech_encoder": "voice encoder", "embed_tokens": "embeddings", "language_model": "language model",
+               "conditional_decoder": "decoder"}  # fmt: skip
 
 
 class MainWindow(QMainWindow):
@@ -124,10 +126,13 @@ class MainWindow(QMainWindow):
         self.setCentralWidget(self.splitter)
 
         self.model_label = QLabel("No model", self)
+        self.load_label = QLabel("", self)
+        self.load_label.hide()
+        self._load_times: dict[str, float | None] = {}
         self.provider_label = QLabel("", self)
         self.rtf_label = QLabel("", self)
         self.playback_label = QLabel("", self)
-        for label in (self.model_label, self.provider_label, self.rtf_label, self.playback_label):
+        for label in (self.load_label, self.model_label, self.provider_label, self.rtf_label, self.playback_label):
             label.setStyleSheet("padding: 0 8px;")
             self.statusBar().addPermanentWidget(label)
 
@@ -163,6 +168,7 @@ class MainWindow(QMainWindow):
         self.history_export.clicked.connect(self._on_history_export)
         self.bridge.model_loaded.connect(self._on_model_loaded)
         self.bridge.model_failed.connect(self._on_model_failed)
+        self.bridge.load_progress.connect(self._on_load_progress)
         self.bridge.chunk_ready.connect(self._on_chunk_ready)
         self.bridge.request_finished.connect(self._on_request_finished)
         self.bridge.request_failed.connect(self._on_request_failed)
@@ -214,6 +220,7 @@ class MainWindow(QMainWindow):
 
     def load_model(self, bundle: Path) -> None:
         self.model_label.setText(f"Loading {bundle.name}…")
+        self._load_times = {}
         self.speak_button.setEnabled(False)
         self.bridge.load(bundle, self.runtime_options())
 
@@ -232,6 +239,16 @@ class MainWindow(QMainWindow):
             self.show_message(event.notice, error=False)
         else:
             self.hide_message()
+
+    @Slot(str, object)
+    def _on_load_progress(self, graph: str, seconds) -> None:
+        """Per-graph load progress in the status bar; the decoder may finish after the model is usable."""
+        self._load_times[graph] = seconds
+        parts = [f"{GRAPH_NAMES.get(g, g)} {'…' if s is None else f'✓ {s:.1f} s'}" for g, s in self._load_times.items()]
+        self.load_label.setText("Loading: " + " · ".join(parts))
+        self.load_label.setVisible(any(s is None for s in self._load_times.values()))
+        if not self.load_label.isVisible():
+            self.model_label.setToolTip("Load times: " + ", ".join(parts))
 
     @Slot(str)
     def _on_model_failed(self, message: str) -> None:

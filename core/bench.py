@@ -19,6 +19,7 @@ import numpy as np
 import onnxruntime as ort
 
 from . import bench_pipeline as bp
+from .bench_stats import alternate, summary
 from .constants import LOGITS_VOCAB, SAMPLE_RATE
 from .decode_loop import DecodeStats, generate, step_overhead_share
 from .lm_runners import ChainedKV, CopiedKV
@@ -48,25 +49,6 @@ class BenchConfig:
     @classmethod
     def quick_config(cls) -> BenchConfig:
         return cls(reps=3, steps=8, long_context=800, utterance_tokens=125, stream_reps=1, quick=True)
-
-
-def alternate(reps: int, a, b) -> tuple[list[float], list[float]]:
-    """Run ``a`` and ``b`` alternately ``reps`` times each (order flips every round); return both sample lists."""
-    xs, ys = [], []
-    for i in range(reps):
-        if i % 2 == 0:
-            xs.append(a())
-            ys.append(b())
-        else:
-            ys.append(b())
-            xs.append(a())
-    return xs, ys
-
-
-def summary(name: str, a_label: str, a: list[float], b_label: str, b: list[float], unit: str = "ms") -> dict:
-    ma, mb = statistics.median(a), statistics.median(b)
-    return {"name": name, "a": a_label, "a_median": ma, "b": b_label, "b_median": mb, "unit": unit,
-            "ratio_b_over_a": mb / ma if ma else float("nan"), "samples": len(a)}  # fmt: skip
 
 
 class Bench:
@@ -237,8 +219,8 @@ class Bench:
         self._add(summary(name, a_label, a, b_label, b))
 
     def spinning(self) -> None:
-        """Idle intra-op threads spinning (the CLI default) vs sleeping (what the desktop app uses)."""
-        self._session_variant("LM step, idle threads", "spinning", "sleeping", spinning=False)
+        """Idle intra-op threads sleeping (the default) vs spinning."""
+        self._session_variant("LM step, idle threads", "sleeping", "spinning", spinning=not self.pipe.runtime.spinning)
 
     def threads(self) -> None:
         """onnxruntime's default thread count (one per physical core) vs a single thread."""

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
+from .bench_stats import alternate, summary
 from .constants import SAMPLE_RATE, TOKENS_PER_SECOND
 from .options import SynthesisOptions
 
@@ -97,8 +98,6 @@ def q4_int8(bench) -> None:
             continue
         a_prefix = int8._prefix(ChainedKV, bench.config.short_context, batch)
         b_prefix = fp32._prefix(ChainedKV, bench.config.short_context, batch)
-        from .bench import alternate, summary
-
         a, b = alternate(bench.config.reps, lambda p=a_prefix, n=batch: int8._time_steps(ChainedKV, p, n),
                          lambda p=b_prefix, n=batch: fp32._time_steps(ChainedKV, p, n))  # fmt: skip
         bench._add(summary(f"q4 LM step, batch {batch}", "fp32 compute", b, "int8 compute", a))
@@ -133,8 +132,6 @@ def _underruns(chunks: list[dict]) -> tuple[int, float]:
 def streaming(bench, tokens_per_sentence: int = 125) -> None:
     """A five-sentence paragraph (each sentence capped at ``tokens_per_sentence``: a random-weight model does not
     stop by itself): streaming with the adaptive plan vs one-shot decoding per sentence."""
-    from .bench import alternate, summary
-
     pipe, base = bench.pipe, bench.pipe.runtime
     options = SynthesisOptions(seed=1, max_new_tokens=tokens_per_sentence, cfg_weight=0.0)
     on, off = replace(base, stream=True, stream_plan="adaptive"), replace(base, stream=False)
@@ -168,8 +165,6 @@ def streaming(bench, tokens_per_sentence: int = 125) -> None:
 def book(bench, tokens_per_sentence: int = 75) -> None:
     """Twelve sentences: one request whose decoder overlaps the next sentence's language model, vs one segment at a
     time (a request per sentence, decoding after its language model). Throughput = audio seconds per second."""
-    from .bench import alternate, summary
-
     pipe, base = bench.pipe, bench.pipe.runtime
     options = SynthesisOptions(seed=2, max_new_tokens=tokens_per_sentence, cfg_weight=0.0)
     sentences = BOOK.split(". ")
@@ -207,7 +202,8 @@ started = float(sys.argv[4])
 from core.options import RuntimeOptions, SynthesisOptions
 from core.pipeline import Pipeline
 from core.synthesis import SynthesisRequest
-pipe = Pipeline.from_bundle(sys.argv[1], RuntimeOptions(precision=sys.argv[2], provider=sys.argv[3]))
+pipe = Pipeline.from_bundle(sys.argv[1], RuntimeOptions(precision=sys.argv[2], provider=sys.argv[3]),
+                            background=True)
 loaded = time.time()
 for chunk in pipe.stream(SynthesisRequest("Hello there, this is the first sentence.", sys.argv[5] or None,
                                           SynthesisOptions(seed=1, max_new_tokens=60))):

@@ -382,7 +382,7 @@ def _synth(args) -> int:
         language=args.language,
         trim_silence=not args.no_trim_silence,
     )
-    pipe = Pipeline.from_bundle(args.bundle, _runtime(args))
+    pipe = Pipeline.from_bundle(args.bundle, _runtime(args), background=True)  # slow graphs load while it speaks
     pipe.resolve(options)  # reject bad options before any work
     stream = pipe.stream(SynthesisRequest(text, args.voice, options))
     samples = write_audio_stream(args.out, (chunk.samples for chunk in stream), SAMPLE_RATE)  # flat memory

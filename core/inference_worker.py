@@ -57,6 +57,15 @@ class ModelLoaded:
 
 
 @dataclass(frozen=True)
+class LoadProgress:
+    """A graph of the bundle being loaded started (``seconds`` is ``None``) or finished loading."""
+
+    bundle: Path
+    graph: str
+    seconds: float | None
+
+
+@dataclass(frozen=True)
 class ModelFailed:
     bundle: Path
     message: str
@@ -164,8 +173,12 @@ class InferenceWorker:
                     self.events.put(_internal_failure(command.request.request_id, exc))
 
     def _load(self, command: LoadModel) -> None:
+        extra = {}
+        if self.pipeline_factory == Pipeline.from_bundle:  # the real loader: progress, slow graphs in the background
+            extra = {"background": True,
+                     "progress": lambda graph, s: self.events.put(LoadProgress(command.bundle, graph, s))}  # fmt: skip
         try:
-            pipe = self.pipeline_factory(command.bundle, command.runtime)
+            pipe = self.pipeline_factory(command.bundle, command.runtime, **extra)
         except ChatterboxError as exc:
             self.events.put(ModelFailed(command.bundle, str(exc)))
             return

@@ -192,6 +192,38 @@ class ModelInfo:
         return report
 
 
+@dataclass(frozen=True)
+class _Arg:
+    """What ``session.get_inputs()`` describes, read from the graph file instead."""
+
+    name: str
+    type: str
+    shape: list
+
+
+_ONNX_TYPES = {1: "tensor(float)", 10: "tensor(float16)", 7: "tensor(int64)", 6: "tensor(int32)"}
+
+
+def graph_signature(path: Path) -> tuple[list[_Arg], list[_Arg]]:
+    """A graph's inputs and outputs from its file (weights not read), for a session that is still loading."""
+    import onnx
+
+    model = onnx.load(str(path), load_external_data=False)
+    init = {t.name for t in model.graph.initializer}
+
+    def args(values) -> list[_Arg]:
+        out = []
+        for v in values:
+            if v.name in init:
+                continue
+            t = v.type.tensor_type
+            dims = [d.dim_value if d.HasField("dim_value") else (d.dim_param or None) for d in t.shape.dim]
+            out.append(_Arg(v.name, _ONNX_TYPES.get(t.elem_type, f"tensor({t.elem_type})"), dims))
+        return out
+
+    return args(model.graph.input), args(model.graph.output)
+
+
 def _specs(args) -> list[TensorSpec]:
     return [TensorSpec(a.name, _ORT_DTYPES[a.type], tuple(a.shape)) for a in args if a.type in _ORT_DTYPES]
 

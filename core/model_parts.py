@@ -10,6 +10,9 @@ owns it.
 from __future__ import annotations
 
 import logging
+import time
+from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -20,7 +23,7 @@ from .conditioning_cache import VoiceConditioner, bundle_identity
 from .embedding import PromptEmbedder, load_text_table
 from .errors import ModelSignatureError, VoiceReferenceError
 from .lm_runners import ChainedKV, CopiedKV
-from .model_info import ModelInfo, read_model_info
+from .model_info import ModelInfo, graph_signature, read_model_info
 from .options import PRECISIONS, RuntimeOptions
 from .prefix_cache import PrefixCache
 from .q4_compute import has_4bit_weights, int8_graph
@@ -83,6 +86,8 @@ class ModelParts:
     ):
         self.files, self.sessions, self.info, self.tokenizer = files, sessions, info, tokenizer
         providers = dict(factory.providers) if factory else dict.fromkeys(sessions, "cpu")
+        for graph in sessions:  # a graph still loading: the provider it is being created for
+            providers.setdefault(graph, "cuda" if factory and factory.uses_cuda() else "cpu")
         lm_present = files.available.get("language_model", ())
         self.capabilities = Capabilities(
             variant=info.variant,
@@ -142,8 +147,20 @@ class ModelParts:
         return load_voice(self.files.default_voice)
 
 
-def load_parts(path: Path | str, runtime: RuntimeOptions) -> ModelParts:
-    """Open a bundle: files, sessions (one factory), signatures, tokenizer and the CFG text table."""
+LoadProgress = Callable[[str, "float | None"], None]
+"""``progress(graph, seconds)``: called with ``None`` when a graph starts loading and its load time when done."""
+
+
+def load_parts(
+    path: Path | str, runtime: RuntimeOptions, progress: LoadProgress | None = None, background: bool = False
+) -> ModelParts:
+    """Open a bundle: files, sessions (one factory), signatures, tokenizer and the CFG text table.
+
+    The four graphs load in parallel (onnxruntime builds sessions without holding the GIL), so the wait is the
+    slowest graph's, not the sum. With ``background`` this returns as soon as the language model and the embedding
+    are ready: the decoder (the slowest to load) goes on loading while the first sentence's language model runs,
+    and the speech encoder while a cached voice does not need it; their first call waits for them.
+    """
     files = locate_bundle(path, runtime.precision)
     factory = SessionFactory(runtime)
     lm_graph, lm_bytes, q4 = files.graphs["language_model"], None, None
@@ -152,11 +169,29 @@ def load_parts(path: Path | str, runtime: RuntimeOptions) -> ModelParts:
         q4 = "int8" if lm_bytes is not None else None
     elif has_4bit_weights(lm_graph):
         q4 = "fp32"
-    sessions = {
-        name: factory.create(name, graph, dynamic_shapes=name == "language_model",
-                             model_bytes=lm_bytes if name == "language_model" else None)
-        for name, graph in files.graphs.items()
-    }  # fmt: skip
+
+    def load(name: str, graph: Path):
+        if progress is not None:
+            progress(name, None)
+        started = time.perf_counter()
+        session = factory.create(name, graph, dynamic_shapes=name == "language_model",
+                                 model_bytes=lm_bytes if name == "language_model" else None)  # fmt: skip
+        if progress is not None:
+            progress(name, time.perf_counter() - started)
+        return session
+
+    pool = ThreadPoolExecutor(len(files.graphs), thread_name_prefix="load")
+    futures = {name: pool.submit(load, name, graph) for name, graph in files.graphs.items()}
+    pool.shutdown(wait=False)  # the threads end with their load
+    try:
+        sessions = {name: f.result() for name, f in futures.items() if name not in BACKGROUND or not background}
+    except BaseException:
+        for f in futures.values():
+            f.cancel()
+        raise
+    if background:
+        for name in BACKGROUND:
+            sessions[name] = LoadingSession(futures[name], files.graphs[name])
     info = read_model_info(sessions, files.graphs, TextTokenizer.is_multilingual(files.tokenizer))
     text_table = None
     if info.variant != "turbo":
@@ -167,3 +202,44 @@ def load_parts(path: Path | str, runtime: RuntimeOptions) -> ModelParts:
     rows = text_table.shape[0] if text_table is not None else None
     tokenizer = TextTokenizer(files.tokenizer, info.variant, rows)
     return ModelParts(files, sessions, info, tokenizer, text_table, runtime, factory, q4)
+
+
+BACKGROUND = ("speech_encoder", "conditional_decoder")
+"""Graphs that may go on loading after the model is usable (see :func:`load_parts`)."""
+
+
+class LoadingSession:
+    """A session still being created on another thread. Its signature is read from the graph file meanwhile (so
+    the model's interface can be checked at once); ``run`` waits for the session."""
+
+    def __init__(self, future: Future, path: Path):
+        self._future, self._path = future, path
+        self._signature: tuple[list, list] | None = None
+
+    @property
+    def ready(self) -> bool:
+        return self._future.done()
+
+    def session(self):
+        return self._future.result()  # raises the load error (a clear ModelLoadError) to the request that waits
+
+    def _io(self) -> tuple[list, list]:
+        if self._future.done() and self._future.exception() is None:
+            s = self._future.result()
+            return s.get_inputs(), s.get_outputs()
+        if self._signature is None:
+            try:
+                self._signature = graph_signature(self._path)
+            except Exception:  # noqa: BLE001 - an unreadable graph: the session's own load error says it best
+                session = self.session()
+                return session.get_inputs(), session.get_outputs()
+        return self._signature
+
+    def get_inputs(self):
+        return self._io()[0]
+
+    def get_outputs(self):
+        return self._io()[1]
+
+    def run(self, *args, **kwargs):
+        return self.session().run(*args, **kwargs)

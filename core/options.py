@@ -109,8 +109,10 @@ class RuntimeOptions:
     q4_compute: str = "int8"
     """4-bit language models on the CPU: ``int8`` (MatMulNBits accuracy level 4: activations quantised to int8,
     integer dot products) or ``fp32`` (the exported level: weights dequantised, float32 products)."""
-    spinning: bool = True
-    """Let onnxruntime's idle intra-op threads spin (fastest steps) or sleep (kinder to a GUI on few cores)."""
+    spinning: bool = False
+    """Let onnxruntime's idle intra-op threads spin or sleep. Sleeping is the default: spinning gains at most a few
+    per cent per LM step, and costs far more when the decoder thread and the language model run at once (their
+    spinning threads take the cores from each other; see docs/PERFORMANCE.md)."""
     kv_chaining: bool = True
     """Keep ``present.*`` as OrtValues bound as the next step's ``past_key_values.*`` (IOBinding, no copies)."""
     conditioning_cache: bool = True

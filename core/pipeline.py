@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 
 from .constants import SAMPLE_RATE
-from .model_parts import Capabilities, ModelParts, load_parts
+from .model_parts import Capabilities, LoadProgress, ModelParts, load_parts
 from .options import RuntimeOptions, SamplingParams, SynthesisOptions
 from .synthesis import AudioChunk, RequestReport, SynthesisRequest, SynthesisStream
 from .voice import VoiceReference
@@ -53,8 +53,15 @@ class Pipeline:
         self.parts = parts
 
     @classmethod
-    def from_bundle(cls, path: Path | str, runtime: RuntimeOptions | None = None) -> Pipeline:
-        return cls(load_parts(path, runtime or RuntimeOptions()))
+    def from_bundle(
+        cls,
+        path: Path | str,
+        runtime: RuntimeOptions | None = None,
+        progress: LoadProgress | None = None,
+        background: bool = False,
+    ) -> Pipeline:
+        """Load a bundle (see :func:`core.model_parts.load_parts` for ``progress`` and ``background``)."""
+        return cls(load_parts(path, runtime or RuntimeOptions(), progress, background))
 
     # What front ends read about the loaded model.
     @property

@@ -10,7 +10,7 @@ import statistics
 import time
 from collections import deque
 from collections.abc import Callable, Iterator
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -18,6 +18,7 @@ import numpy as np
 
 from .constants import LOGITS_VOCAB, SAMPLE_RATE
 from .decode_loop import DecodeStats, generate, step_overhead_share
+from .errors import SynthesisCancelled
 from .model_parts import ModelParts
 from .options import SynthesisOptions
 from .prefix_cache import SentenceStart, start_uncached
@@ -130,7 +131,8 @@ class SynthesisStream:
             runtime.stream_plan if runtime.stream else "off", runtime.first_chunk_tokens, runtime.chunk_tokens,
             runtime.decoder_context_tokens, parts.costs, dec_cond.prompt_tokens,
         )  # fmt: skip
-        out = _InOrder(ThreadPoolExecutor(1, thread_name_prefix="decoder") if runtime.decoder_thread else None)
+        pool = ThreadPoolExecutor(1, thread_name_prefix="decoder") if runtime.decoder_thread else None
+        out = _InOrder(pool, self.cancelled)
         stats: list[DecodeStats] = []
         index = 0
         previous_was_sentence = False
@@ -286,18 +288,28 @@ class _InOrder:
     ``ready()`` yields the chunks at the head that are done without waiting; ``drain()`` waits for all of them.
     """
 
-    def __init__(self, pool: ThreadPoolExecutor | None):
+    def __init__(self, pool: ThreadPoolExecutor | None, cancelled: Callable[[], bool]):
         self.pool = pool
+        self.cancelled = cancelled
         self.items: deque[tuple[Future, Callable]] = deque()
         self.speech_seen = False
+        self.speech_submitted = False
 
     def put(self, job: Callable, finish: Callable) -> None:
         if self.pool is None:
             done: Future = Future()
             done.set_result(job())
             self.items.append((done, finish))
-        else:
-            self.items.append((self.pool.submit(job), finish))
+            return
+        future = self.pool.submit(job)
+        self.items.append((future, finish))
+        if not self.speech_submitted:
+            # The first window decides the time to first audio: the language model waits for it rather than
+            # share the cores with it (on a 2-core CPU that halves the decoder's speed).
+            self.speech_submitted = True
+            while not wait([future], timeout=0.05).done:
+                if self.cancelled():
+                    raise SynthesisCancelled("The request was cancelled.")
 
     def put_ready(self, make: Callable) -> None:
         done: Future = Future()
