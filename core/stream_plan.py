@@ -38,13 +38,19 @@ class CostModel:
 
     def __init__(self, keep: int = 24):
         self._calls: dict[int, deque] = {}
+        self._alone: dict[int, deque] = {}
+        """Calls made while the language model was not running (on few cores, overlapped calls are slower)."""
         self._steps: deque = deque(maxlen=64)
+        self.lm_running = False
+        """Set by synthesis while the language model generates: decoder calls made meanwhile share the cores."""
         self._keep = keep
         self._lock = threading.Lock()  # the decoder thread adds calls while the inference thread plans
 
-    def add_call(self, prompt_tokens: int, window_tokens: int, seconds: float) -> None:
+    def add_call(self, prompt_tokens: int, window_tokens: int, seconds: float, alone: bool = False) -> None:
         with self._lock:
             self._calls.setdefault(prompt_tokens, deque(maxlen=self._keep)).append((window_tokens, seconds))
+            if alone:
+                self._alone.setdefault(prompt_tokens, deque(maxlen=self._keep)).append((window_tokens, seconds))
 
     def add_steps(self, step_ms: list[float]) -> None:
         with self._lock:
@@ -55,11 +61,20 @@ class CostModel:
         with self._lock:
             return statistics.median(self._steps) if self._steps else None
 
-    def decoder_line(self, prompt_tokens: int) -> tuple[float, float] | None:
-        """``(fixed_s, per_token_s)`` for this prompt length; ``None`` before any call. With calls of one size only,
-        the cost is taken as all per-token (a safe over-estimate for larger windows)."""
+    @property
+    def lm_step_alone_s(self) -> float | None:
+        """An LM step without the decoder beside it (the fastest fifth of the recent steps)."""
         with self._lock:
-            calls = list(self._calls.get(prompt_tokens, ()))
+            steps = sorted(self._steps)
+        return steps[len(steps) // 5] if steps else None
+
+    def decoder_line(self, prompt_tokens: int, alone: bool = False) -> tuple[float, float] | None:
+        """``(fixed_s, per_token_s)`` for this prompt length (``alone``: from calls made while the language model
+        was idle, where there are such); ``None`` before any call. With calls of one size only, the cost is taken as
+        all per-token (a safe over-estimate for larger windows)."""
+        with self._lock:
+            calls = list((self._alone if alone and self._alone.get(prompt_tokens) else self._calls)
+                         .get(prompt_tokens, ()))  # fmt: skip
         if not calls:
             return None
         xs = [n for n, _ in calls]
@@ -119,7 +134,8 @@ class StreamPlan:
 
         A window gains audio only when it holds more speech than its call costs: n × 40 ms > fixed + per-token ×
         (n + context). The first window must last until such a window is decoded, or playback stalls after it."""
-        line, step = self.costs.decoder_line(self.prompt_tokens), self.costs.lm_step_s
+        # The first window is decoded with the cores to itself, while the language model waits.
+        line, step = self.costs.decoder_line(self.prompt_tokens, alone=True), self.costs.lm_step_alone_s
         if line is None or step is None or line[0] == 0.0:
             return self.first_chunk_tokens
         fixed, per = line
@@ -127,7 +143,8 @@ class StreamPlan:
             return self.first_chunk_tokens
         break_even = (fixed + per * self.context_tokens) / (TOKEN_S - per)
         needed = (fixed + per * (break_even + self.context_tokens) + MARGIN_S) / TOKEN_S
-        return max(self.first_chunk_tokens, min(int(needed) + 1, 4 * TOKENS_PER_SECOND))
+        # Capped at 1.5 s of speech: past that, the wait for the first audio costs more than a later stall.
+        return max(self.first_chunk_tokens, min(int(needed) + 1, int(1.5 * TOKENS_PER_SECOND)))
 
     def window(self, pending: int, now: float, first_sentence: bool, sentence_done: bool = False) -> int:
         """How many of the ``pending`` tokens to decode now (0: wait). At the end of a sentence the rest is decoded

@@ -171,6 +171,7 @@ class SynthesisStream:
                 plan.new_sentence()
                 pending: list[int] = []
                 lm_started = time.perf_counter()
+                parts.costs.lm_running = True
                 for token in tokens:
                     pending.append(token)
                     report.speech_tokens.append(token)
@@ -183,6 +184,7 @@ class SynthesisStream:
                         index += 1
                         pending, lm_started = pending[size:], time.perf_counter()
                     yield from out.ready(plan)
+                parts.costs.lm_running = False
                 if st.stop_reason.startswith("runaway") and guard.repeated_tail:
                     drop = min(guard.repeated_tail, len(pending))
                     del pending[len(pending) - drop :]
@@ -204,6 +206,7 @@ class SynthesisStream:
             out.abandon(parts.decoder)
             raise
         finally:
+            parts.costs.lm_running = False
             out.close()
 
         total_ms = (time.perf_counter() - started) * 1000
@@ -242,9 +245,9 @@ class SynthesisStream:
         """Hand the tokens generated since the last window to the decoder; the chunk comes out in order."""
         tokens = list(tokens)
 
-        def job():
+        def job(alone: bool):
             t0 = time.perf_counter()
-            samples = audio.add(tokens, final)
+            samples = audio.add(tokens, final, alone)
             return samples, (time.perf_counter() - t0) * 1000
 
         def chunk(result) -> AudioChunk:
@@ -298,12 +301,13 @@ class _InOrder:
     def put(self, job: Callable, finish: Callable) -> None:
         if self.pool is None:
             done: Future = Future()
-            done.set_result(job())
+            done.set_result(job(True))
             self.items.append((done, finish))
             return
-        future = self.pool.submit(job)
+        first = not self.speech_submitted
+        future = self.pool.submit(job, first)
         self.items.append((future, finish))
-        if not self.speech_submitted:
+        if first:
             # The first window decides the time to first audio: the language model waits for it rather than
             # share the cores with it (on a 2-core CPU that halves the decoder's speed).
             self.speech_submitted = True

@@ -160,9 +160,9 @@ def test_a_shorter_decoder_prompt_reaches_the_decoder(bundles, voice_wav, monkey
     seen = []
     original = pipe.parts.decoder.decode
 
-    def spy(cond, tokens, final=True):
+    def spy(cond, tokens, final=True, alone=False):
         seen.append((cond.prompt_tokens, cond.speaker_features.shape[1]))
-        return original(cond, tokens, final)
+        return original(cond, tokens, final, alone)
 
     monkeypatch.setattr(pipe.parts.decoder, "decode", spy)
     result = pipe.synthesize("Hello there.", voice_wav, SynthesisOptions(seed=1))

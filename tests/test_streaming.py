@@ -66,7 +66,7 @@ class ContextSensitiveDecoder:
     def end_padding(self, final):
         return 0
 
-    def decode(self, cond, tokens, final=True):
+    def decode(self, cond, tokens, final=True, alone=False):
         self.windows.append(len(tokens))
         t = np.arange(len(tokens) * 960)
         level = 0.01 * len(tokens)  # differs between calls: seams would jump without a crossfade
@@ -93,9 +93,9 @@ def test_decoder_windows_are_bounded_in_the_pipeline(bundles, voice_wav, monkeyp
     sizes = []
     original = pipe.parts.decoder.decode
 
-    def spy(cond, tokens, final=True):
+    def spy(cond, tokens, final=True, alone=False):
         sizes.append(len(tokens))
-        return original(cond, tokens, final)
+        return original(cond, tokens, final, alone)
 
     monkeypatch.setattr(pipe.parts.decoder, "decode", spy)
     result = pipe.synthesize(TEXT + " " + TEXT, voice_wav, SynthesisOptions(seed=1))

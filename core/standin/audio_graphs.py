@@ -21,6 +21,7 @@ MAX_PROMPT_TOKENS = 250  # 10 s of reference at 25 tokens/s, as the real decoder
 SPEAKER_DIM = 192
 MEL_BINS = 80
 VOICE_CODES = 97
+ENCODER_DIM = 1024
 
 
 def build_speech_encoder(spec: StandinSpec, seed: int) -> GraphBuilder:
@@ -50,7 +51,17 @@ def build_speech_encoder(spec: StandinSpec, seed: int) -> GraphBuilder:
     peak = b.op("ReduceMax", b.op("Abs", audio), b.const([1], np.int64), keepdims=1)
     stats = b.op("Concat", b.mul(rms, b.const(10.0)), b.mul(mean_abs, b.const(10.0)), peak, axis=1)  # [B, 3]
     w_spk = rng.standard_normal((3, SPEAKER_DIM), dtype=np.float32)
-    speaker = b.op("Tanh", b.matmul(stats, b.init("speaker.weight", w_spk)))
+    speaker_in = b.matmul(stats, b.init("speaker.weight", w_spk))
+    if spec.encoder_layers:  # work over the whole reference, as the real encoder does; a trace of it in the output
+        work = b.op("Reshape", frames, b.const([0, -1, SAMPLES_PER_TOKEN // 8], np.int64))  # 8 frames per token
+        proj = rng.standard_normal((SAMPLES_PER_TOKEN // 8, ENCODER_DIM), dtype=np.float32) * np.float32(0.1)
+        work = b.op("Tanh", b.matmul(work, b.init("encoder.proj", proj)))
+        for i in range(spec.encoder_layers):
+            w = rng.standard_normal((ENCODER_DIM, ENCODER_DIM), dtype=np.float32) / np.float32(math.sqrt(ENCODER_DIM))
+            work = b.op("Tanh", b.matmul(work, b.init(f"encoder.layers.{i}.weight", w)))
+        trace = b.op("ReduceMean", work, b.const([1, 2], np.int64), keepdims=0)  # [B]
+        speaker_in = b.add(speaker_in, b.mul(b.op("Unsqueeze", trace, b.const([1], np.int64)), b.const(1e-6)))
+    speaker = b.op("Tanh", speaker_in)
 
     base = rng.standard_normal((spec.cond_rows, H), dtype=np.float32)
     w_cond = rng.standard_normal((3, H), dtype=np.float32)
@@ -97,14 +108,17 @@ def build_conditional_decoder(spec: StandinSpec, seed: int) -> GraphBuilder:
     p = b.op("Div", b.dim(features, 1), b.const([2], np.int64))
     new = b.op("Slice", tokens, p, b.dim(tokens, 1), b.const([1], np.int64))  # [B, N]
 
-    # Work proportional to the audio, like the real flow-matching decoder and vocoder: each token becomes
-    # `decoder_frames` frames that pass `decoder_steps` times through shared layers (sized for full stand-ins).
+    # Work shaped like the real decoder's (sized for full stand-ins): the flow-matching part runs over every token,
+    # the voice prompt's included, for `decoder_steps` passes (a fixed cost per call that grows with the prompt);
+    # the vocoder part then runs `vocoder_steps` passes over the new tokens only. Each token is `decoder_frames`
+    # frames through shared layers.
     table = rng.standard_normal((6561, spec.decoder_dim), dtype=np.float32)
     frames = rng.standard_normal((spec.decoder_frames, spec.decoder_dim), dtype=np.float32)
     hidden = b.add(
-        b.op("Unsqueeze", b.op("Gather", b.init("decoder.embed", table), new), b.const([2], np.int64)),
+        b.op("Unsqueeze", b.op("Gather", b.init("decoder.embed", table), b.op("Mod", tokens, b.const(6561, np.int64))),
+             b.const([2], np.int64)),
         b.init("decoder.frames", frames),
-    )  # [B, N, F, D]
+    )  # [B, P + N, F, D]  # fmt: skip
     hidden = b.op("Reshape", hidden, b.const([0, -1, spec.decoder_dim], np.int64))
     weights = [
         b.init(
@@ -115,6 +129,11 @@ def build_conditional_decoder(spec: StandinSpec, seed: int) -> GraphBuilder:
         for i in range(spec.decoder_layers)
     ]
     for _ in range(spec.decoder_steps):
+        for w in weights:
+            hidden = b.op("Tanh", b.matmul(hidden, w))
+    hidden = b.op("Slice", hidden, b.mul(p, b.const([spec.decoder_frames], np.int64)), b.const([2**62], np.int64),
+                  b.const([1], np.int64))  # the new tokens' frames  # fmt: skip
+    for _ in range(spec.vocoder_steps):
         for w in weights:
             hidden = b.op("Tanh", b.matmul(hidden, w))
     per_frame = b.op("ReduceMean", hidden, b.const([2], np.int64), keepdims=0)  # [B, N*F]

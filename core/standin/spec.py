@@ -35,7 +35,13 @@ class StandinSpec:
     decoder_dim: int
     decoder_layers: int
     decoder_steps: int
-    """The decoder's layers run this many times with shared weights, like the flow-matching steps of S3Gen."""
+    """Passes of the decoder's shared layers over every token, the voice prompt's included (the flow-matching part:
+    a fixed cost per call that grows with the prompt)."""
+    vocoder_steps: int
+    """Passes over the new tokens only (the vocoder part: the cost per generated token)."""
+    encoder_layers: int
+    """Layers the speech encoder runs over the reference (8 frames of 1024 per 40 ms) so that it costs like the real
+    one (a speaker encoder and a speech tokenizer over up to 15 s); 0 for tiny stand-ins."""
     decoder_frames: int
     """Frames per speech token the decoder works on (the real one upsamples to mel frames and samples)."""
     speech_tokens_per_text_token: int
@@ -67,8 +73,10 @@ _FULL = {
         max_text_positions=0,
         decoder_dim=1024,
         decoder_layers=4,
-        decoder_steps=46,
-        decoder_frames=32,
+        decoder_steps=4,
+        decoder_frames=8,
+        vocoder_steps=15,
+        encoder_layers=16,
         speech_tokens_per_text_token=5,
     ),
     "original": StandinSpec(
@@ -85,8 +93,10 @@ _FULL = {
         max_text_positions=2050,
         decoder_dim=1024,
         decoder_layers=4,
-        decoder_steps=65,
-        decoder_frames=32,
+        decoder_steps=49,
+        decoder_frames=8,
+        vocoder_steps=38,
+        encoder_layers=16,
         speech_tokens_per_text_token=2,
     ),
 }
@@ -111,4 +121,6 @@ def spec_for(variant: str, size: str = "tiny") -> StandinSpec:
         decoder_layers=1,
         decoder_steps=1,
         decoder_frames=1,
+        vocoder_steps=0,
+        encoder_layers=0,
     )
