@@ -22,6 +22,8 @@ from .tokenizer_files import tokenizer_json
 
 log = logging.getLogger(__name__)
 MARKER_FILE = "standin.json"
+STANDIN_VERSION = 2
+"""Bumped when the stand-ins' graphs change, so that a cached one is rebuilt (2: calibrated decoder and encoder)."""
 
 
 def make_standin(
@@ -81,7 +83,7 @@ def cached_standin(variant: str, size: str, precision: str, announce=None) -> Pa
 
     if precision not in PRECISIONS:
         raise InvalidOptions(f"stand-ins are built in {' or '.join(PRECISIONS)}, not {precision}")
-    bundle = user_cache() / "standins" / f"{variant}-{size}-{precision}"
+    bundle = user_cache() / "standins" / f"{variant}-{size}-{precision}-v{STANDIN_VERSION}"
     if not (bundle / "standin.json").is_file():
         if announce is not None:
             announce(f"building the {size} {variant} stand-in ({precision}) in {bundle} ...")
