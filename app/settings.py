@@ -23,6 +23,7 @@ class Key(str, Enum):
     STREAM = "runtime/stream"
     FIRST_CHUNK_TOKENS = "runtime/first_chunk_tokens"
     CHUNK_TOKENS = "runtime/chunk_tokens"
+    DECODER_PROMPT = "runtime/decoder_prompt_seconds"
     TEMPERATURE = "sampling/temperature"
     TOP_P = "sampling/top_p"
     TOP_K = "sampling/top_k"  # 0: off
@@ -52,6 +53,7 @@ _DEFAULTS = {
     Key.STREAM: _RUNTIME.stream,
     Key.FIRST_CHUNK_TOKENS: _RUNTIME.first_chunk_tokens,
     Key.CHUNK_TOKENS: _RUNTIME.chunk_tokens,
+    Key.DECODER_PROMPT: int(_RUNTIME.decoder_prompt_seconds),
     Key.SEED: 0,
     Key.RANDOM_SEED: True,
     Key.LANGUAGE: "en",
@@ -123,6 +125,7 @@ class Settings:
             stream=self.get(Key.STREAM),
             first_chunk_tokens=self.get(Key.FIRST_CHUNK_TOKENS),
             chunk_tokens=self.get(Key.CHUNK_TOKENS),
+            decoder_prompt_seconds=float(self.get(Key.DECODER_PROMPT)),
             spinning=False,  # a desktop app shares its few cores with the GUI and the audio callback
         )
 

@@ -102,6 +102,13 @@ def q4_int8(bench) -> None:
                          lambda p=b_prefix, n=batch: fp32._time_steps(ChainedKV, p, n))  # fmt: skip
         bench._add(summary(f"q4 LM step, batch {batch}", "fp32 compute", b, "int8 compute", a))
         result[key] = statistics.median(a) / statistics.median(b)
+    logits = []
+    for side in (int8, fp32):  # the same prompt through both: how far apart are the logits of one step?
+        runner = side._runner(ChainedKV)
+        runner.adopt(*side._prefix(ChainedKV, bench.config.short_context))
+        logits.append(np.array(runner.step(100), dtype=np.float32))
+    result["max_logit_diff"] = float(np.abs(logits[0] - logits[1]).max())
+    result["max_abs_logit"] = float(np.abs(logits[1]).max())
     options = SynthesisOptions(greedy=True, max_new_tokens=60 if bench.config.quick else 150)
     text = PARAGRAPH if not bench.config.quick else PARAGRAPH.split(". ")[0] + "."
     ta = int8.pipe.synthesize(text, bench.voice, options).speech_tokens
@@ -112,7 +119,8 @@ def q4_int8(bench) -> None:
     result["tokens_before_first_difference"] = first
     bench.report["q4_int8"] = result
     bench.log(f"{'q4 int8: greedy token agreement':<44} {100 * result['token_agreement']:.1f} % "
-              f"({first} tokens before the first difference)")  # fmt: skip
+              f"({first} tokens before the first difference); logits differ by at most "
+              f"{result['max_logit_diff']:.3f} (largest logit {result['max_abs_logit']:.1f})")  # fmt: skip
 
 
 def _underruns(chunks: list[dict]) -> tuple[int, float]:

@@ -175,6 +175,15 @@ class StreamPlan:
             if prefix < MIN_WINDOW:
                 self.behind = True  # too late even for a small window: splitting would only add fixed costs
                 return 0
+            if sentence_done:  # split the rest only where that shortens the stall by more than a call's fixed cost
+                first_ready = start + self._decode_s(prefix)
+                second = self.costs.decode_s(self.prompt_tokens, pending - prefix + self.context_tokens) or 0.0
+                stall_split = first_ready + second + MARGIN_S - (dry_at + prefix * TOKEN_S)
+                stall_whole = start + self._decode_s(pending) + MARGIN_S - dry_at
+                fixed = (self.costs.decoder_line(self.prompt_tokens) or (0.0, 0.0))[0]
+                if stall_split > 0 and stall_whole - stall_split < fixed:
+                    self.behind = True
+                    return 0
             return prefix
         if sentence_done:
             return 0

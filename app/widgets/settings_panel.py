@@ -57,6 +57,13 @@ class SettingsPanel(QWidget):
         c[Key.STREAM] = QCheckBox("Stream (play while generating)")
         c[Key.FIRST_CHUNK_TOKENS] = _spin(1, 200)
         c[Key.CHUNK_TOKENS] = _spin(1, 400)
+        c[Key.DECODER_PROMPT] = _spin(3, 10)
+        c[Key.DECODER_PROMPT].setSuffix(" s")
+        c[Key.DECODER_PROMPT].setToolTip(
+            "Seconds of your recording the decoder hears on every call (10 s as upstream). The decoder pays for it "
+            "on every call: 6 or 3 s make speech start sooner and render faster, with a little less of the voice's "
+            "detail."
+        )
         c[Key.TEMPERATURE] = _dspin(0.05, 5.0, 0.05)
         c[Key.TOP_P] = _dspin(0.05, 1.0, 0.01)
         c[Key.TOP_K] = _spin(0, 8194, "off")
@@ -80,6 +87,7 @@ class SettingsPanel(QWidget):
             form.addRow(c[key])
         form.addRow("First chunk (tokens)", c[Key.FIRST_CHUNK_TOKENS])
         form.addRow("Chunk (tokens)", c[Key.CHUNK_TOKENS])
+        form.addRow("Decoder voice prompt", c[Key.DECODER_PROMPT])
         sampling = QGroupBox("Voice and sampling")
         form = QFormLayout(sampling)
         form.addRow("Language", c[Key.LANGUAGE])
