@@ -25,6 +25,8 @@ _OPT_LEVELS = {
     "all": ort.GraphOptimizationLevel.ORT_ENABLE_ALL,
 }
 _dlls_preloaded = False
+NO_REUSE_PLAN = ("speech_encoder", "conditional_decoder")
+"""Graphs loaded without onnxruntime's memory-reuse plan (see :meth:`SessionFactory.create`)."""
 
 
 _preload_error: str | None = None
@@ -112,6 +114,11 @@ class SessionFactory:
         want_cuda = self._wants_cuda()
         providers = [(CUDA, {"device_id": 0}), CPU] if want_cuda else [CPU]
         options = self.options(dynamic_shapes)
+        if name in NO_REUSE_PLAN:
+            # onnxruntime's memory-reuse planner is quadratic in the graph's size: the Original decoder (22,000 nodes,
+            # its flow steps unrolled) spent 74 of its 78 s of load there. Without it the load takes 5 s, and calls
+            # are as fast and as large in memory as before (measured: docs/PERFORMANCE.md).
+            options.enable_mem_reuse = False
         if model_bytes is not None:
             options.add_session_config_entry("session.model_external_initializers_file_folder_path", str(path.parent))
         try:
