@@ -18,7 +18,7 @@ from pathlib import Path
 import numpy as np
 
 from .bench_stats import alternate, summary
-from .constants import SAMPLE_RATE, TOKENS_PER_SECOND
+from .constants import SAMPLE_RATE
 from .options import SynthesisOptions
 
 PARAGRAPH = (
@@ -239,7 +239,3 @@ def cold_start(bench, voice_file: Path | None) -> None:
         f"{'Cold start: process start to first audio':<44} {first_ms:.0f} ms (of which {load_ms:.0f} ms "
         "until the model was loaded)"
     )
-
-
-def tokens_for_seconds(seconds: float) -> int:
-    return int(seconds * TOKENS_PER_SECOND)

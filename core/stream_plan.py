@@ -1,20 +1,24 @@
 """When to decode: as few decoder calls as keep playback ahead.
 
 The real ``conditional_decoder`` pays a large fixed cost on every call (the voice prompt goes through every flow
-step: ~0.9 s for Turbo, ~7 s for Original on a 2-core CPU) plus a cost per new token, so decoder calls are the unit of
-cost. The ``adaptive`` plan decodes:
+step: 0.6–0.9 s for Turbo, 4–7 s for Original on a 2-core CPU) plus a cost per new token, so decoder calls are the unit
+of cost. The ``adaptive`` plan decodes:
 
-- a first window as soon as it holds enough speech to cover the next call (``first_chunk_tokens`` until the costs
-  are known), for the first sentence of a request only;
+- a first window, for the first sentence of a request only, holding enough speech to cover the next call (sized from
+  the costs of calls made with the cores to themselves, as the first window is; at most 1.5 s of speech;
+  ``first_chunk_tokens`` until the costs are known);
 - then nothing until waiting one more token would let playback run dry before the decoder could deliver — never
   while the decoder is still busy (a queued window would pay the fixed cost with fewer tokens) — so the windows
-  grow with the audio already queued, and a sentence usually ends in one call;
-- and the rest at the end of each sentence.
+  grow with the audio already queued, and a sentence usually ends in one call; when all that is pending would be
+  late, the largest first part that is not;
+- and the rest at the end of each sentence, split in two only where that shortens the stall it would cause by more
+  than a call's fixed cost.
 
-When playback cannot be kept fed anyway (the machine is slower than real time), the plan stops splitting sentences:
-every extra call would only add its fixed cost. :class:`CostModel` learns the costs from the calls the model makes
-(least squares over recent decoder calls, per prompt length; a running median of LM steps) and lives as long as the
-loaded model. The ``fixed`` plan is the plain one: ``first_chunk_tokens``, then every ``chunk_tokens``.
+When playback cannot be kept fed anyway (the machine is slower than real time), the plan stops splitting the
+sentence: every extra call would only add its fixed cost. :class:`CostModel` learns the costs from the calls the model
+makes (least squares over recent decoder calls, per prompt length, kept apart for calls made beside the language
+model; LM steps) and lives as long as the loaded model. The ``fixed`` plan is the plain one: ``first_chunk_tokens``,
+then every ``chunk_tokens``.
 """
 
 from __future__ import annotations
@@ -95,7 +99,7 @@ class CostModel:
 
 @dataclass
 class StreamPlan:
-    """Per request: decides after every generated token whether to decode now (see the module docstring)."""
+    """Per request: decides after every generated token how much to decode now (see the module docstring)."""
 
     mode: str
     """``adaptive``, ``fixed`` or ``off`` (one decode per sentence)."""
@@ -104,7 +108,6 @@ class StreamPlan:
     context_tokens: int
     costs: CostModel
     prompt_tokens: int
-    clock: object = None
     playback_start: float | None = None
     """When the first chunk is (expected to be) ready: playback starts then."""
     scheduled_s: float = 0.0
