@@ -26,6 +26,7 @@ from core.audio_io import write_audio
 from core.constants import SAMPLE_RATE
 from core.errors import ChatterboxError
 from core.options import RuntimeOptions
+from core.user_dirs import decoder_costs_dir
 from core.voice import VoiceReference, load_voice
 
 from .audio.playback import Player
@@ -216,7 +217,8 @@ class MainWindow(QMainWindow):
 
     def runtime_options(self) -> RuntimeOptions:
         """The settings' switches, with the conditioning cache in this app's cache folder."""
-        return replace(self.settings.runtime_options(), cache_dir=self.paths.conditioning)
+        return replace(self.settings.runtime_options(), cache_dir=self.paths.conditioning,
+                       costs_dir=decoder_costs_dir(self.paths.cache))  # fmt: skip
 
     def load_model(self, bundle: Path) -> None:
         self.model_label.setText(f"Loading {bundle.name}…")

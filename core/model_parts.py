@@ -29,9 +29,9 @@ from .prefix_cache import PrefixCache
 from .q4_compute import has_4bit_weights, int8_graph
 from .sessions import SessionFactory
 from .speech_decoder import SpeechDecoder
-from .stream_plan import CostModel
+from .stream_plan import CostFile, CostModel
 from .tokenizer import TextTokenizer
-from .user_dirs import conditioning_cache_dir, q4_graph_cache_dir
+from .user_dirs import conditioning_cache_dir, decoder_costs_dir, q4_graph_cache_dir
 from .voice import VoiceReference, load_voice
 
 log = logging.getLogger(__name__)
@@ -104,6 +104,8 @@ class ModelParts:
         self.embedder = PromptEmbedder(sessions["embed_tokens"], info.variant, info.embed, text_table)
         self.costs = CostModel()
         """Decoder and LM step costs measured on this model: what the stream plan decides from."""
+        self.cost_file = CostFile(runtime.costs_dir or decoder_costs_dir(), _cost_identity(files, runtime))
+        self.cost_file.load_into(self.costs)
         self.decoder = SpeechDecoder(sessions["conditional_decoder"], info, self.costs)
         self.voices = VoiceConditioner(
             sessions["speech_encoder"], info.encoder, bundle_identity(files.graphs["speech_encoder"], info.variant),
@@ -149,6 +151,16 @@ class ModelParts:
 
 LoadProgress = Callable[[str, "float | None"], None]
 """``progress(graph, seconds)``: called with ``None`` when a graph starts loading and its load time when done."""
+
+
+def _cost_identity(files: BundleFiles, runtime: RuntimeOptions) -> str:
+    """What the measured costs depend on: the decoder and language-model files and how the sessions run."""
+    parts = []
+    for graph in ("conditional_decoder", "language_model"):
+        path = files.graphs[graph]
+        st = path.stat()
+        parts += [str(path.resolve()), str(st.st_size), str(st.st_mtime_ns)]
+    return "|".join([*parts, runtime.provider, str(runtime.threads), runtime.q4_compute, str(runtime.spinning)])
 
 
 def load_parts(

@@ -137,6 +137,8 @@ class RuntimeOptions:
     every decoder call cheaper at some cost in voice detail."""
     cache_dir: Path | None = None
     """Where the conditioning cache lives on disk; ``None``: the user cache directory."""
+    costs_dir: Path | None = None
+    """Where the decoder and LM costs the stream plan learnt are kept between sessions; ``None``: the user cache."""
 
     def session_changes(self, other: RuntimeOptions) -> list[str]:
         """The fields that differ from ``other`` and need new sessions (a model reload)."""

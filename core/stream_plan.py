@@ -23,12 +23,19 @@ then every ``chunk_tokens``.
 
 from __future__ import annotations
 
+import hashlib
+import json
+import logging
 import statistics
 import threading
 from collections import deque
 from dataclasses import dataclass
+from pathlib import Path
 
+from .atomic import write_json_atomic
 from .constants import TOKENS_PER_SECOND
+
+log = logging.getLogger(__name__)
 
 TOKEN_S = 1 / TOKENS_PER_SECOND
 MARGIN_S = 0.15
@@ -91,6 +98,28 @@ class CostModel:
         slope = max(slope, 0.0)
         fixed = max(my - slope * mx, 0.0)
         return fixed, slope
+
+    def to_json(self) -> dict:
+        with self._lock:
+            return {
+                "version": 1,
+                "calls": {str(p): list(map(list, c)) for p, c in self._calls.items()},
+                "alone": {str(p): list(map(list, c)) for p, c in self._alone.items()},
+                "steps": list(self._steps),
+            }
+
+    def load_json(self, data: dict) -> None:
+        """Costs measured in an earlier session on this machine (malformed data raises; the caller ignores it)."""
+        if data.get("version") != 1:
+            raise ValueError("unknown cost file version")
+        calls = {int(p): [(int(n), float(s)) for n, s in c] for p, c in data["calls"].items()}
+        alone = {int(p): [(int(n), float(s)) for n, s in c] for p, c in data["alone"].items()}
+        steps = [float(s) for s in data["steps"]]
+        with self._lock:
+            for target, source in ((self._calls, calls), (self._alone, alone)):
+                for p, items in source.items():
+                    target.setdefault(p, deque(maxlen=self._keep)).extend(items)
+            self._steps.extend(steps)
 
     def decode_s(self, prompt_tokens: int, window_tokens: int) -> float | None:
         line = self.decoder_line(prompt_tokens)
@@ -214,3 +243,32 @@ class StreamPlan:
             self.playback_start = at
         if self.in_flight == 0:
             self.decoder_free_at = at
+
+
+class CostFile:
+    """The cost model of one bundle on this machine, kept between sessions, so that the first request after a start
+    is planned from real costs too. Keyed by the graph files, precision and threads; a file that cannot be read is
+    ignored and rewritten."""
+
+    def __init__(self, directory: Path | None, identity: str):
+        key = hashlib.sha256(f"v1|{identity}".encode()).hexdigest()[:40]
+        self.path = directory / f"{key}.json" if directory else None
+
+    def load_into(self, costs: CostModel) -> bool:
+        if self.path is None or not self.path.is_file():
+            return False
+        try:
+            costs.load_json(json.loads(self.path.read_text(encoding="utf-8")))
+        except (OSError, ValueError, KeyError, TypeError) as exc:
+            log.warning("ignoring the decoder cost file %s (%s)", self.path.name, exc)
+            return False
+        return True
+
+    def save(self, costs: CostModel) -> None:
+        if self.path is None:
+            return
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            write_json_atomic(self.path, costs.to_json())
+        except OSError as exc:  # only the next start's first request is planned less well
+            log.info("cannot keep the decoder costs in %s (%s)", self.path.parent, exc)

@@ -224,6 +224,7 @@ class SynthesisStream:
             "python_overhead_share": statistics.median(step_overhead_share(st) for st in stats) if stats else 0.0,
         }
         report.cache["encoder_runs"] = parts.voices.encoder_runs
+        parts.cost_file.save(parts.costs)  # the next start plans its first request from these
 
     def _start_sentence(self, cond, key: str, ids: np.ndarray, exaggeration: float, cfg: bool) -> SentenceStart:
         """The KV runner for one sentence: from the voice's cached prefix, or prefilling the conditioning rows."""

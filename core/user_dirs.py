@@ -28,6 +28,11 @@ def q4_graph_cache_dir() -> Path:
     return user_cache() / "q4-int8"
 
 
+def decoder_costs_dir(cache: Path | None = None) -> Path:
+    """The stream plan's measured costs, one small JSON file per bundle (inside ``cache``, default the user cache)."""
+    return (cache or user_cache()) / "decoder-costs"
+
+
 def conditioning_cache_dir(cache: Path | None = None) -> Path:
     """The conditioning cache inside ``cache`` (default: the user cache folder)."""
     return (cache or user_cache()) / CONDITIONING_DIR

@@ -203,3 +203,23 @@ def test_cancel_interrupts_a_slow_decoder_call(bundles, voice_wav):
     worker.join()
     assert time.perf_counter() - t0 < 5
     assert not [t for t in threading.enumerate() if t.name.startswith("decoder")]
+
+
+def test_the_learnt_costs_survive_a_restart_and_a_broken_file_is_ignored(bundles, voice_wav, tmp_path):
+    runtime = {"costs_dir": tmp_path / "costs"}
+    first = _pipe(bundles["turbo"], **runtime)
+    assert first.parts.costs.decoder_line(150) is None
+    first.synthesize(TEXT, voice_wav, SynthesisOptions(seed=4))
+    assert first.parts.costs.decoder_line(150) is not None  # a 6 s reference: 150 prompt tokens
+    files = list((tmp_path / "costs").glob("*.json"))
+    assert len(files) == 1
+    restarted = _pipe(bundles["turbo"], **runtime)
+    assert restarted.parts.costs.decoder_line(150) == pytest.approx(first.parts.costs.decoder_line(150))
+    assert restarted.parts.costs.lm_step_s is not None
+    files[0].write_text('{"version": 1, "calls": {"150": [["x"]]}}', encoding="utf-8")
+    broken = _pipe(bundles["turbo"], **runtime)
+    assert broken.parts.costs.decoder_line(150) is None  # ignored, and rewritten after the next request
+    broken.synthesize("Hello.", voice_wav, SynthesisOptions(seed=4))
+    assert _pipe(bundles["turbo"], **runtime).parts.costs.decoder_line(150) is not None
+    other = _pipe(bundles["turbo"], costs_dir=tmp_path / "costs", threads=1)  # other session settings: other costs
+    assert other.parts.costs.decoder_line(150) is None
