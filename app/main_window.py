@@ -254,6 +254,7 @@ class MainWindow(QMainWindow):
 
     @Slot(str)
     def _on_model_failed(self, message: str) -> None:
+        self.load_label.hide()  # a graph that failed never reports its end
         self.model_label.setText("No model")
         self.speak_button.setEnabled(self.bridge.model is not None)
         self.show_message(message)

@@ -116,3 +116,12 @@ def test_the_decoder_and_encoder_skip_the_quadratic_memory_reuse_plan(bundles):
     reuse = {name: s.get_session_options().enable_mem_reuse for name, s in pipe.parts.sessions.items()}
     assert reuse == {"speech_encoder": False, "embed_tokens": True, "language_model": True,
                      "conditional_decoder": False}  # fmt: skip
+
+
+def test_a_failed_load_leaves_no_progress_line_behind(qtbot, tmp_path, broken):
+    from .app_support import make_window
+
+    window = make_window(qtbot, tmp_path, broken["truncated_data"][0], load=False)
+    with qtbot.waitSignal(window.bridge.model_failed, timeout=30000):
+        window.load_model(broken["truncated_data"][0])
+    assert not window.load_label.isVisible()
