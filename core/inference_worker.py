@@ -105,6 +105,7 @@ class InferenceWorker:
     """Start with :meth:`start`; stop with :meth:`shutdown` (bounded)."""
 
     pipeline_factory: object = Pipeline.from_bundle
+    """Loads a model: ``(bundle, runtime, progress=…, background=True) -> Pipeline``, as ``Pipeline.from_bundle``."""
     commands: queue.Queue = field(default_factory=queue.Queue)
     events: queue.Queue = field(default_factory=queue.Queue)
 
@@ -173,12 +174,11 @@ class InferenceWorker:
                     self.events.put(_internal_failure(command.request.request_id, exc))
 
     def _load(self, command: LoadModel) -> None:
-        extra = {}
-        if self.pipeline_factory == Pipeline.from_bundle:  # the real loader: progress, slow graphs in the background
-            extra = {"background": True,
-                     "progress": lambda graph, s: self.events.put(LoadProgress(command.bundle, graph, s))}  # fmt: skip
+        def progress(graph: str, seconds: float | None) -> None:
+            self.events.put(LoadProgress(command.bundle, graph, seconds))
+
         try:
-            pipe = self.pipeline_factory(command.bundle, command.runtime, **extra)
+            pipe = self.pipeline_factory(command.bundle, command.runtime, progress=progress, background=True)
         except ChatterboxError as exc:
             self.events.put(ModelFailed(command.bundle, str(exc)))
             return

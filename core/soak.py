@@ -199,7 +199,7 @@ def run_soak(
 
     load_errors: list[BaseException] = []
 
-    def load(path, rt):
+    def load(path, rt, **_load_options):  # fully loaded, no progress events: the soak measures requests
         try:
             return Pipeline.from_bundle(path, rt)
         except Exception as exc:

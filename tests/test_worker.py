@@ -89,9 +89,9 @@ def test_a_bug_outside_the_stream_still_ends_the_request(bundles, make_worker):
 def gpu_that_fails_mid_run(loads: list):
     """A pipeline factory whose non-CPU pipelines claim the GPU and then fail with a driver error mid-request."""
 
-    def factory(bundle, runtime):
+    def factory(bundle, runtime, **load_options):
         loads.append(runtime)
-        pipe = Pipeline.from_bundle(bundle, replace(runtime, provider="cpu"))
+        pipe = Pipeline.from_bundle(bundle, replace(runtime, provider="cpu"), **load_options)
         pipe.parts.runtime = runtime  # as a real pipeline keeps the options it was asked for
         if runtime.provider != "cpu":
             caps = pipe.parts.capabilities
@@ -147,11 +147,11 @@ def test_a_cuda_provider_that_cannot_load_falls_back_with_a_notice(bundles, tmp_
 def test_a_failed_reload_for_new_settings_fails_the_request_not_the_worker(bundles, make_worker, tmp_path):
     calls = []
 
-    def factory(bundle, runtime):
+    def factory(bundle, runtime, **load_options):
         calls.append(runtime)
         if len(calls) > 1:
             raise RuntimeError("out of memory while creating sessions")
-        return Pipeline.from_bundle(bundle, runtime)
+        return Pipeline.from_bundle(bundle, runtime, **load_options)
 
     worker = make_worker(bundles["original"], factory)
     rid = speak(worker, runtime=RuntimeOptions(threads=1, cache_dir=tmp_path / "cache"))
