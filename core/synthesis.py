@@ -169,20 +169,26 @@ class SynthesisStream:
                 )
                 audio = SentenceAudio(parts.decoder, dec_cond, runtime.decoder_context_tokens, options.trim_silence)
                 plan.new_sentence()
+                first_sentence = len(stats) == 1
                 pending: list[int] = []
                 lm_started = time.perf_counter()
+
+                def decode(count: int, final: bool, now: float, audio=audio, number=number, piece=piece) -> None:
+                    """Hand the first ``count`` pending tokens to the decoder (its chunk comes out in order)."""
+                    nonlocal index, pending, lm_started
+                    plan.decoding(count, now)
+                    self._decode(out, audio, pending[:count], final, index, number, piece, now - lm_started, started)
+                    index += 1
+                    pending, lm_started = pending[count:], time.perf_counter()
+
                 parts.costs.lm_running = True
                 for token in tokens:
                     pending.append(token)
                     report.speech_tokens.append(token)
                     now = time.perf_counter()
-                    size = plan.window(len(pending), now, first_sentence=len(stats) == 1)
+                    size = plan.window(len(pending), now, first_sentence)
                     if size:
-                        plan.decoding(size, now)
-                        self._decode(out, audio, pending[:size], False, index, number, piece, now - lm_started,
-                                     started)  # fmt: skip
-                        index += 1
-                        pending, lm_started = pending[size:], time.perf_counter()
+                        decode(size, False, now)
                     yield from out.ready(plan)
                 parts.costs.lm_running = False
                 if st.stop_reason.startswith("runaway") and guard.repeated_tail:
@@ -190,15 +196,10 @@ class SynthesisStream:
                     del pending[len(pending) - drop :]
                     del report.speech_tokens[len(report.speech_tokens) - drop :]
                 now = time.perf_counter()
-                split = plan.window(len(pending), now, first_sentence=len(stats) == 1, sentence_done=True)
+                split = plan.window(len(pending), now, first_sentence, sentence_done=True)
                 if split:  # the rest is long: decode a first part now so that playback does not run dry meanwhile
-                    plan.decoding(split, now)
-                    self._decode(out, audio, pending[:split], False, index, number, piece, now - lm_started, started)
-                    index += 1
-                    pending, lm_started = pending[split:], now
-                plan.decoding(len(pending), now)
-                self._decode(out, audio, pending, True, index, number, piece, now - lm_started, started)
-                index += 1
+                    decode(split, False, now)
+                decode(len(pending), True, time.perf_counter())
                 report.stop_reasons.append(st.stop_reason)
                 parts.costs.add_steps(st.step_ms)
             yield from out.drain(plan)
