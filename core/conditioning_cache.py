@@ -34,6 +34,11 @@ def bundle_identity(encoder_path: Path, variant: str) -> str:
     return "|".join(parts)
 
 
+def cache_key(identity: str, voice_digest: str) -> str:
+    """One voice's key for one bundle (it also keys the voice-prefix KV cache, with the cache on or off)."""
+    return hashlib.sha256(f"v{FORMAT_VERSION}|{identity}|{voice_digest}".encode()).hexdigest()[:40]
+
+
 class ConditioningCache:
     def __init__(self, directory: Path | None, identity: str, hidden: int, capacity: int = 16):
         self.directory = directory
@@ -45,7 +50,7 @@ class ConditioningCache:
         self._memory: OrderedDict[str, Conditioning] = OrderedDict()
 
     def key(self, voice_digest: str) -> str:
-        return hashlib.sha256(f"v{FORMAT_VERSION}|{self.identity}|{voice_digest}".encode()).hexdigest()[:40]
+        return cache_key(self.identity, voice_digest)
 
     def get(self, key: str) -> tuple[Conditioning | None, str]:
         """The entry and where it came from: ``memory``, ``disk``, or ``(None, "miss")``."""
@@ -126,7 +131,6 @@ class VoiceConditioner:
     def __init__(self, session, names: GraphNames, identity: str, hidden: int):
         self.session, self.names, self.identity, self.hidden = session, names, identity, hidden
         self.cache: ConditioningCache | None = None
-        self._key_cache = ConditioningCache(None, identity, hidden)  # keys only: the same key with the cache off
         self.encoder_runs = 0
         """How many times ``speech_encoder`` ran (the cache keeps this low)."""
 
@@ -145,7 +149,7 @@ class VoiceConditioner:
 
     def key(self, voice: VoiceReference) -> str:
         """The voice's cache key for this bundle (the same whether the cache is on or off)."""
-        return self._key_cache.key(voice.digest)
+        return cache_key(self.identity, voice.digest)
 
     def lookup(self, voice: VoiceReference) -> ConditioningLookup:
         cache = self.cache
