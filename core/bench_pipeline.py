@@ -40,12 +40,6 @@ def bundle_kind(root: Path) -> dict:
     return {"path": str(root), "faithful": faithful, "standin": standin}
 
 
-def _fit(points: list[tuple[int, float]]) -> tuple[float, float]:
-    xs, ys = np.array([p[0] for p in points], float), np.array([p[1] for p in points], float)
-    slope, intercept = np.polyfit(xs, ys, 1)
-    return float(intercept), float(slope)
-
-
 def decoder_costs(bench) -> None:
     """Decoder call time at 25/100/200 new tokens with the 10 s prompt → fixed + per-token cost; and the cost of a
     100-token call with a 10, 6 and 3 s voice prompt."""
@@ -61,7 +55,7 @@ def decoder_costs(bench) -> None:
             started = time.perf_counter()
             parts.decoder.decode(cond, tokens)
             points.append((n, (time.perf_counter() - started) * 1000))
-    fixed, per_token = _fit(points)
+    per_token, fixed = statistics.linear_regression([n for n, _ in points], [ms for _, ms in points])
     by_size = {n: statistics.median(ms for k, ms in points if k == n) for n in sizes}
     prompts = {}
     tokens = rng.integers(0, 6561, 100).tolist()

@@ -93,11 +93,10 @@ class CostModel:
         if max(xs) - min(xs) < 4:
             per = statistics.median(ys) / max(1, statistics.median(xs))
             return 0.0, per
-        mx, my = statistics.fmean(xs), statistics.fmean(ys)
-        slope = sum((x - mx) * (y - my) for x, y in calls) / sum((x - mx) ** 2 for x in xs)
-        slope = max(slope, 0.0)
-        fixed = max(my - slope * mx, 0.0)
-        return fixed, slope
+        slope, intercept = statistics.linear_regression(xs, ys)
+        if slope < 0:  # noise: no cost per token to be seen, all of it fixed
+            slope, intercept = 0.0, statistics.fmean(ys)
+        return max(intercept, 0.0), slope
 
     def to_json(self) -> dict:
         with self._lock:
