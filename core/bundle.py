@@ -31,6 +31,12 @@ class BundleFiles:
     default_voice: Path | None
 
 
+def file_stamp(path: Path) -> str:
+    """A file's identity for what is cached from it: where it is, its size and when it last changed."""
+    st = path.stat()
+    return f"{path.resolve()}|{st.st_size}|{st.st_mtime_ns}"
+
+
 def graph_dir(root: Path) -> Path:
     """Graphs live in ``<bundle>/onnx/``; some mirrors flatten them into the bundle folder itself."""
     return root / "onnx" if (root / "onnx").is_dir() else root

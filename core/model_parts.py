@@ -18,7 +18,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .bundle import BundleFiles, locate_bundle
+from .bundle import BundleFiles, file_stamp, locate_bundle
 from .conditioning_cache import VoiceConditioner, bundle_identity
 from .embedding import PromptEmbedder, load_text_table
 from .errors import ModelSignatureError, VoiceReferenceError
@@ -155,12 +155,8 @@ LoadProgress = Callable[[str, "float | None"], None]
 
 def _cost_identity(files: BundleFiles, runtime: RuntimeOptions) -> str:
     """What the measured costs depend on: the decoder and language-model files and how the sessions run."""
-    parts = []
-    for graph in ("conditional_decoder", "language_model"):
-        path = files.graphs[graph]
-        st = path.stat()
-        parts += [str(path.resolve()), str(st.st_size), str(st.st_mtime_ns)]
-    return "|".join([*parts, runtime.provider, str(runtime.threads), runtime.q4_compute, str(runtime.spinning)])
+    stamps = [file_stamp(files.graphs[graph]) for graph in ("conditional_decoder", "language_model")]
+    return "|".join([*stamps, runtime.provider, str(runtime.threads), runtime.q4_compute, str(runtime.spinning)])
 
 
 def load_parts(

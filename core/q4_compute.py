@@ -15,6 +15,7 @@ import logging
 from pathlib import Path
 
 from .atomic import atomic_path
+from .bundle import file_stamp
 
 log = logging.getLogger(__name__)
 INT8_LEVEL = 4
@@ -22,8 +23,7 @@ FORMAT_VERSION = 1
 
 
 def _identity(graph: Path) -> str:
-    st = graph.stat()
-    return hashlib.sha256(f"v{FORMAT_VERSION}|{graph.resolve()}|{st.st_size}|{st.st_mtime_ns}".encode()).hexdigest()
+    return hashlib.sha256(f"v{FORMAT_VERSION}|{file_stamp(graph)}".encode()).hexdigest()
 
 
 def int8_graph(graph: Path, cache_dir: Path | None) -> bytes | None:
