@@ -52,8 +52,11 @@ class SpeechDecoder:
         codes = [t for t in tokens if 0 <= t < SPEECH_VOCAB] + [SILENCE_TOKEN] * self.end_padding(final)
         return np.concatenate([cond.audio_tokens[:1], np.asarray([codes], dtype=np.int64)], axis=1)
 
-    def decode(self, cond: Conditioning, tokens: Sequence[int], final: bool = True, alone: bool = False) -> np.ndarray:
-        """``alone``: nothing else runs meanwhile (the call's time then says what the decoder costs by itself)."""
+    def decode(
+        self, cond: Conditioning, tokens: Sequence[int], final: bool = True, lm_waits: bool = False
+    ) -> np.ndarray:
+        """``lm_waits``: the language model waits for this call. A call during which the language model does not run
+        is timed as the decoder's cost by itself; the others as its cost beside the language model."""
         names = self.info.decoder
         specs = names.specs
         feeds = {
@@ -63,14 +66,13 @@ class SpeechDecoder:
         }
         self.calls += 1
         self._running = run_options = ort.RunOptions()
-        waited_for = alone  # the language model waits for this call
-        alone = waited_for or not self.costs.lm_running
+        alone = lm_waits or not self.costs.lm_running
         started = time.perf_counter()
         try:
             wav = self.session.run([names.waveform], feeds, run_options)[0]
         finally:
             self._running = None
-        alone = alone and (waited_for or not self.costs.lm_running)  # and still so at the end
+        alone = alone and (lm_waits or not self.costs.lm_running)  # and still so at the end
         self.costs.add_call(cond.prompt_tokens, feeds[names.speech_tokens].shape[1] - cond.prompt_tokens,
                             time.perf_counter() - started, alone)  # fmt: skip
         return np.ascontiguousarray(wav.reshape(-1), dtype=np.float32)
@@ -84,13 +86,13 @@ class SentenceAudio:
         self.decoded: list[int] = []
         self.pending = np.zeros(0, dtype=np.float32)
 
-    def add(self, tokens: Sequence[int], final: bool, alone: bool = False) -> np.ndarray:
+    def add(self, tokens: Sequence[int], final: bool, lm_waits: bool = False) -> np.ndarray:
         tokens = [t for t in tokens if 0 <= t < SPEECH_VOCAB]
         context = self.decoded[-self.context :] if self.context else []
         window = context + tokens
         padded = len(window) + self.decoder.end_padding(final)
         if tokens or (padded > len(context)):
-            out = self.decoder.decode(self.cond, window, final, alone)
+            out = self.decoder.decode(self.cond, window, final, lm_waits)
             ctx_samples = round(out.size * len(context) / padded) if padded else 0
             overlap = min(CROSSFADE, ctx_samples, self.pending.size)
             if overlap:

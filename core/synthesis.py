@@ -247,9 +247,9 @@ class SynthesisStream:
         """Hand the tokens generated since the last window to the decoder; the chunk comes out in order."""
         tokens = list(tokens)
 
-        def job(alone: bool):
+        def job(lm_waits: bool):
             t0 = time.perf_counter()
-            samples = audio.add(tokens, final, alone)
+            samples = audio.add(tokens, final, lm_waits)
             return samples, (time.perf_counter() - t0) * 1000
 
         def chunk(result) -> AudioChunk:
