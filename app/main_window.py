@@ -22,19 +22,19 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from core.audio_io import write_audio
+from core.audio_io import FORMATS, write_audio
 from core.constants import SAMPLE_RATE
 from core.errors import ChatterboxError
 from core.options import RuntimeOptions
 from core.user_dirs import decoder_costs_dir
 from core.voice import VoiceReference, load_voice
+from core.voice_library import VoiceLibrary
 
 from .audio.playback import Player
 from .engine_bridge import EngineBridge
 from .history import History
 from .paths import AppPaths
 from .settings import SESSION_KEYS, Key, Settings
-from .voice_library import VoiceLibrary
 from .widgets.latency_plot import LatencyPlot
 from .widgets.model_dialog import ModelDialog
 from .widgets.settings_panel import SettingsPanel
@@ -469,12 +469,13 @@ class MainWindow(QMainWindow):
 
     def export(self, audio: np.ndarray, default_name: str = "narration.wav", path: Path | None = None) -> bool:
         if path is None:
-            chosen, _ = QFileDialog.getSaveFileName(self, "Export audio", default_name, "WAV (*.wav);;FLAC (*.flac)")
+            filters = ";;".join(f"{fmt.name} (*{suffix})" for suffix, fmt in FORMATS.items())
+            chosen, chosen_filter = QFileDialog.getSaveFileName(self, "Export audio", default_name, filters)
             if not chosen:
                 return False
             path = Path(chosen)
-        if path.suffix.lower() not in (".wav", ".flac"):
-            path = path.with_suffix(".wav")
+            if path.suffix.lower() not in FORMATS:  # a typed extension picks the format; none takes the filter's
+                path = path.with_name(path.name + chosen_filter[chosen_filter.find("*") + 1 : -1])
         try:
             write_audio(path, audio, SAMPLE_RATE)
         except ChatterboxError as exc:

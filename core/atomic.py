@@ -13,11 +13,22 @@ import json
 import os
 import shutil
 import tempfile
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
 PARTIAL = ".partial"
+
+
+def _current_umask() -> int:
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+_FILE_MODE = 0o666 & ~_current_umask()
+"""The mode a plain ``open()`` would give a new file (``mkstemp`` creates 0600 whatever the umask)."""
 
 
 @contextmanager
@@ -27,6 +38,7 @@ def atomic_path(path: Path | str) -> Iterator[Path]:
     fd, tmp = tempfile.mkstemp(prefix=f".{path.stem}.", suffix=f"{PARTIAL}{path.suffix}", dir=path.parent)
     os.close(fd)
     try:
+        os.chmod(tmp, _FILE_MODE)
         yield Path(tmp)
         os.replace(tmp, path)
     except BaseException:
@@ -48,12 +60,21 @@ def copy_file_atomic(source: Path | str, target: Path | str) -> None:
         shutil.copyfile(source, tmp)
 
 
-def remove_partial_files(folder: Path | str) -> int:
-    """Delete temporary files left by a process that was killed while writing; returns how many."""
+def remove_partial_files(folder: Path | str, older_than_s: float = 0.0) -> int:
+    """Delete temporary files left by a process that was killed while writing; returns how many.
+
+    ``older_than_s`` spares files that another live process may still be writing (a folder two processes share).
+    """
     removed = 0
+    now = time.time()
     try:
         for leftover in Path(folder).glob(f".*{PARTIAL}*"):
-            leftover.unlink(missing_ok=True)
+            try:
+                if older_than_s and now - leftover.stat().st_mtime < older_than_s:
+                    continue
+                leftover.unlink(missing_ok=True)
+            except OSError:
+                continue
             removed += 1
     except OSError:
         pass

@@ -23,6 +23,11 @@ def user_logs() -> Path:
     return Path(platformdirs.user_log_dir(APP_NAME, appauthor=False))
 
 
+def voices_dir(data: Path | None = None) -> Path:
+    """The voice library (a copy of each named reference recording and ``voices.json``) inside ``data``."""
+    return (data or user_data()) / "voices"
+
+
 def q4_graph_cache_dir() -> Path:
     """Rewritten copies of 4-bit language-model graphs (int8 compute), one small file per bundle."""
     return user_cache() / "q4-int8"

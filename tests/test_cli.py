@@ -145,7 +145,7 @@ def test_bad_reference_audio_exits_2(capsys, bundles, tmp_path, name, make, expe
         (("--text", "Hi.", "--language", "xx"), "not supported"),
         (("--text", "Hi.", "--threads", "0"), "threads"),
         (("--text", "Hi.", "--out", "/nonexistent-dir/o.wav"), "does not exist"),
-        (("--text", "Hi.", "--out", "o.mp4"), ".wav, .flac or .ogg"),
+        (("--text", "Hi.", "--out", "o.mp4"), ".wav, .flac, .ogg, .opus, .mp3"),
         (("--text-file", "/nonexistent.txt"), "Cannot read"),
         (("--text", "Hi.", "--precision", "q9"), "invalid choice"),
     ],

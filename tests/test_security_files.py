@@ -23,10 +23,10 @@ import numpy as np
 import pytest
 
 from app.history import History
-from app.voice_library import AUDIO_SUFFIXES, VoiceLibrary
 from core.options import RuntimeOptions, SynthesisOptions
 from core.pipeline import Pipeline
 from core.voice import load_voice
+from core.voice_library import AUDIO_SUFFIXES, VoiceLibrary
 
 from .security_support import ROOT, Evil, audited, child_env
 

@@ -11,8 +11,8 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from core.atomic import copy_file_atomic, remove_partial_files, write_json_atomic
-from core.voice import VoiceReference, load_voice
+from .atomic import copy_file_atomic, remove_partial_files, write_json_atomic
+from .voice import VoiceReference, load_voice
 
 AUDIO_SUFFIXES = {".wav", ".flac", ".ogg", ".mp3", ".aiff", ".aif"}
 
