@@ -234,7 +234,8 @@ class Bench:
                  "streaming": self.streaming, "spinning": self.spinning, "threads": self.threads,
                  "decoder": lambda: bp.decoder_costs(self), "q4": lambda: bp.q4_int8(self),
                  "plan": lambda: bp.streaming(self), "book": lambda: bp.book(self),
-                 "cold": lambda: bp.cold_start(self, self._voice_file())}  # fmt: skip
+                 "cold": lambda: bp.cold_start(self, self._voice_file()),
+                 "export": lambda: bp.export_finishing(self)}  # fmt: skip
         for name, step in steps.items():
             if not only or name in only:
                 step()

@@ -233,3 +233,36 @@ def cold_start(bench, voice_file: Path | None) -> None:
         f"{'Cold start: process start to first audio':<44} {first_ms:.0f} ms (of which {load_ms:.0f} ms "
         "until the model was loaded)"
     )
+
+
+def export_finishing(bench) -> None:
+    """A project of the book's sentences rendered through the pipeline, then exported with pace 1.25, loudness
+    -16 LUFS and MP3 encoding: the export's share of the synthesis time of the same text (target < 3 %)."""
+    import tempfile
+
+    from .project import create_project
+    from .project_build import import_document, source_identity
+    from .project_export import ExportRequest, export_project
+    from .project_import import parse_text
+    from .project_render import render_pending
+
+    text = BOOK if not bench.config.quick else " ".join(BOOK.split(". ")[:6]) + "."
+    with tempfile.TemporaryDirectory(prefix="chatterbox-bench-export-") as folder:
+        folder = Path(folder)
+        project = create_project(folder / "bench.cbproj", "Bench")
+        voice = str(bench._voice_file())
+        import_document(project, parse_text(text, "Bench"), voice, None, None, source_identity("bench", text, voice))
+        project.settings.update({"max_new_tokens": 75, "cfg_weight": 0.0})
+        project.seed = 2
+        project.save()
+        summary_ = render_pending(project, bench.pipe)
+        project.set_speed(None, 1.25)
+        started = time.perf_counter()
+        result = export_project(project, ExportRequest(out=folder / "book.mp3", loudness=-16.0))
+        finishing_s = time.perf_counter() - started
+    share = finishing_s / summary_.elapsed_s
+    bench.log(f"  export (pace 1.25 + loudness + MP3) {finishing_s * 1000:.0f} ms for {result.seconds:.1f} s of "
+              f"audio; synthesis {summary_.elapsed_s:.1f} s: share {share * 100:.2f} %")  # fmt: skip
+    bench.report["export"] = {"finishing_share": share, "finishing_ms": finishing_s * 1000,
+                              "synthesis_s": summary_.elapsed_s, "audio_seconds": result.seconds,
+                              "segments": len(project.segments)}  # fmt: skip

@@ -1,5 +1,5 @@
-"""``python -m core``: make-standin, info, synth, bench and soak. A public interface: keep flags, JSON fields and
-exit codes.
+"""``python -m core``: make-standin, info, synth, bench, soak, narrate and project. A public interface: keep flags,
+JSON fields and exit codes.
 
 Exit codes: 0 success; 2 bad input or bad bundle (one-line message on stderr, no traceback); 1 internal error;
 3 (``soak`` only) the soak ran but failed its criteria (tokens drifted, a request failed, or memory kept growing).
@@ -16,7 +16,9 @@ from pathlib import Path
 
 import numpy as np
 
-from .audio_io import FORMATS, write_audio_stream
+from .audio_io import audio_format, write_audio_stream
+from .cli_project import add_parsers as add_project_parsers
+from .cli_project import add_sampling_arguments, narrate, project_command
 from .constants import SAMPLE_RATE
 from .errors import ChatterboxError, InvalidOptions
 
@@ -85,7 +87,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--only",
         help="comma-separated subset: kv,overhead,floor,cfg,prefix,conditioning,streaming,spinning,threads,"
-        "decoder,q4,plan,book,cold",
+        "decoder,q4,plan,book,cold,export",
     )
     p.add_argument("--json", type=Path, help="also write the full report as JSON")
 
@@ -120,25 +122,9 @@ def build_parser() -> argparse.ArgumentParser:
     text.add_argument("--text")
     text.add_argument("--text-file", type=Path)
     p.add_argument("--voice", type=Path, help="reference recording (default: the bundle's default_voice.wav)")
-    p.add_argument("--out", type=Path, required=True, help="output file (.wav, .flac or .ogg)")
-    p.add_argument("--language")
-    p.add_argument("--seed", type=int)
-    p.add_argument("--greedy", action="store_true")
-    for name, kind in (
-        ("temperature", float),
-        ("top-k", int),
-        ("top-p", float),
-        ("min-p", float),
-        ("repetition-penalty", float),
-        ("cfg-weight", float),
-        ("exaggeration", float),
-        ("max-new-tokens", int),
-    ):
-        p.add_argument(f"--{name}", type=kind)
-    p.add_argument("--precision", choices=PRECISIONS, default="fp32")
-    p.add_argument("--q4-compute", choices=Q4_COMPUTE, default=defaults.q4_compute, help=Q4_HELP)
-    p.add_argument("--provider", choices=PROVIDERS, default="auto")
-    p.add_argument("--threads", type=int)
+    p.add_argument("--out", type=Path, required=True, help="output file (.wav, .flac, .ogg, .opus or .mp3)")
+    add_sampling_arguments(p)
+    runtime_arguments(p, cache_dir=False)
     p.add_argument("--no-kv-chaining", action="store_true", help="plain loop: copy the KV cache through numpy")
     p.add_argument("--no-conditioning-cache", action="store_true", help="run the speech encoder every time")
     p.add_argument("--no-prefix-cache", action="store_true", help="prefill the voice's conditioning rows every time")
@@ -166,7 +152,20 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--no-trim-silence", action="store_true", help="keep trailing silence after each sentence")
     p.add_argument("--cache-dir", type=Path, help="conditioning cache folder (default: the user cache dir)")
     p.add_argument("--json", action="store_true", help="print one JSON object with tokens and timings")
+    add_project_parsers(sub, runtime_arguments)
     return parser
+
+
+def runtime_arguments(p: argparse.ArgumentParser, cache_dir: bool = True) -> None:
+    """How the model runs: precision, 4-bit compute, provider, threads (and the conditioning cache folder)."""
+    from .options import PRECISIONS, PROVIDERS, Q4_COMPUTE, RuntimeOptions
+
+    p.add_argument("--precision", choices=PRECISIONS, default="fp32")
+    p.add_argument("--q4-compute", choices=Q4_COMPUTE, default=RuntimeOptions().q4_compute, help=Q4_HELP)
+    p.add_argument("--provider", choices=PROVIDERS, default="auto")
+    p.add_argument("--threads", type=int)
+    if cache_dir:
+        p.add_argument("--cache-dir", type=Path, help="conditioning cache folder (default: the user cache dir)")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -181,7 +180,15 @@ def main(argv: list[str] | None = None) -> int:
         format="%(levelname)s %(name)s: %(message)s",
     )
     try:
-        commands = {"make-standin": _make_standin, "info": _info, "synth": _synth, "bench": _bench, "soak": _soak}
+        commands = {
+            "make-standin": _make_standin,
+            "info": _info,
+            "synth": _synth,
+            "bench": _bench,
+            "soak": _soak,
+            "narrate": lambda a: narrate(a, _runtime(a)),
+            "project": lambda a: project_command(a, _runtime(a)),
+        }
         return commands[args.command](args)
     except ChatterboxError as exc:
         print(f"error: {exc}", file=sys.stderr)
@@ -294,6 +301,8 @@ def _runtime(args):
         common = {"provider": args.provider, "precision": args.precision, "q4_compute": args.q4_compute}
         if args.command == "soak":
             return RuntimeOptions(**common, threads=args.threads)
+        if args.command in ("narrate", "project"):
+            return RuntimeOptions(**common, threads=args.threads, cache_dir=args.cache_dir)
         if args.command != "synth":
             return RuntimeOptions(**common)
         return RuntimeOptions(
@@ -365,9 +374,7 @@ def _synth(args) -> int:
             text = args.text_file.read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError) as exc:
             raise TextInputError(f"Cannot read {args.text_file}: {exc}. Use a UTF-8 text file.") from exc
-    suffix = args.out.suffix.lower()
-    if suffix not in FORMATS:
-        raise TextInputError(f"Cannot write {args.out.name}: use a .wav, .flac or .ogg file name.")
+    audio_format(args.out)  # an unknown suffix is refused before the model loads
     options = SynthesisOptions(
         temperature=args.temperature,
         top_k=args.top_k,

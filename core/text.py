@@ -78,6 +78,11 @@ def split_text(text: str, max_chars: int = MAX_CHARS) -> list[Sentence | Pause]:
     return pieces
 
 
+def find_pauses(text: str) -> list[Pause]:
+    """The ``[pause]`` tags of a text (for text that has nothing else to say)."""
+    return [Pause(_pause_seconds(m), m.start(), m.end()) for m in _PAUSE.finditer(text)]
+
+
 def _pause_seconds(match: re.Match) -> float:
     if match.group(1) is None:
         return DEFAULT_PAUSE_S

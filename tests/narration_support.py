@@ -1,0 +1,42 @@
+"""Helpers for the narration tests: an EPUB built with ebooklib, and a small project rendered on a stand-in."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+BOOK = """[chapter: Morning]
+The sun rose over the hills. Birds began to sing.
+
+A farmer walked to the field. He carried a basket of seeds.
+
+[chapter: Evening]
+The light faded slowly. Stars appeared one by one.
+
+Everyone went home to rest. The night was quiet.
+"""
+
+
+def make_epub(path: Path, chapters: list[str], body: str | None = None) -> Path:
+    from ebooklib import epub
+
+    book = epub.EpubBook()
+    book.set_identifier("test-book")
+    book.set_title("A Test Book")
+    book.set_language("en")
+    book.add_author("Tester")
+    items = []
+    for number, title in enumerate(chapters, 1):
+        item = epub.EpubHtml(title=title, file_name=f"chap_{number}.xhtml", lang="en")
+        text = body or (
+            f"<h1>{title}</h1><p>This is the first sentence of chapter {number}. And a second one.</p>"
+            f"<div><p>A new paragraph in chapter {number}.</p></div>"
+        )
+        item.content = f"<html><head><title>{title}</title></head><body>{text}</body></html>"
+        book.add_item(item)
+        items.append(item)
+    book.toc = items
+    book.add_item(epub.EpubNcx())
+    book.add_item(epub.EpubNav())
+    book.spine = ["nav", *items]
+    epub.write_epub(str(path), book)
+    return path
