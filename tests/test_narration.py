@@ -482,3 +482,21 @@ def test_kill_9_during_render_loses_at_most_the_segment_in_flight_and_resume_fin
     assert finished.returncode == 0, finished.stderr
     report = json.loads(finished.stdout)
     assert report["counts"]["rendered"] == 120 and report["render"]["rendered"] == 120 - saved
+
+
+def test_a_full_disk_during_export_leaves_no_file_and_the_project_unchanged(tmp_path, pipe, monkeypatch):
+    project = new_project(tmp_path)
+    render_pending(project, pipe)
+    before = (project.folder / PROJECT_FILE).read_bytes()
+    out = tmp_path / "book.flac"
+    out.write_bytes(b"the previous export")
+
+    def no_space(self, data):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(sf.SoundFile, "write", no_space)
+    code, text = run_cli("project", str(project.folder), "--export", "--out", str(out))
+    assert code == 2 and "No space left on device" in text
+    assert out.read_bytes() == b"the previous export"
+    assert not [p for p in tmp_path.iterdir() if "partial" in p.name]
+    assert (project.folder / PROJECT_FILE).read_bytes() == before
