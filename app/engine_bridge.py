@@ -25,6 +25,8 @@ class EngineBridge(QObject):
     request_finished = Signal(int, object)  # id, RequestReport
     request_failed = Signal(int, str)
     request_cancelled = Signal(int)
+    render_step = Signal(object)  # core.project_render.RenderProgress
+    render_done = Signal(int, object)  # id, RenderSummary
 
     def __init__(self, worker: w.InferenceWorker | None = None, parent=None, poll_ms: int = 10):
         super().__init__(parent)
@@ -46,6 +48,15 @@ class EngineBridge(QObject):
         rid = self.worker.new_request_id()
         self.current = rid
         self.worker.speak(SynthesisRequest(text, voice, options, rid), runtime)
+        return rid
+
+    def render(self, project, runtime: RuntimeOptions | None = None, regenerate: int | None = None,
+               seed: int | None = None) -> int:  # fmt: skip
+        """Render a project's pending segments (or a new take of segment ``regenerate``) on the inference thread."""
+        self.cancel()
+        rid = self.worker.new_request_id()
+        self.current = rid
+        self.worker.render(w.RenderProject(rid, project, regenerate, seed, runtime=runtime))
         return rid
 
     def cancel(self) -> None:
@@ -86,6 +97,11 @@ class EngineBridge(QObject):
             self.request_started.emit(event.request_id)
         elif isinstance(event, w.Chunk):
             self.chunk_ready.emit(event.chunk)
+        elif isinstance(event, w.RenderStep):
+            self.render_step.emit(event.progress)
+        elif isinstance(event, w.RenderDone):
+            self.current = None
+            self.render_done.emit(event.request_id, event.summary)
         elif isinstance(event, w.Finished):
             self.current = None
             self.request_finished.emit(event.request_id, event.report)

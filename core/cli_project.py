@@ -77,7 +77,7 @@ def add_parsers(sub, runtime_arguments) -> None:
 def _export_arguments(p, formats) -> None:
     p.add_argument("--speed", type=float, help="pace of the whole project, 0.5-2.0 (kept in the project)")
     p.add_argument("--loudness", help="target loudness in LUFS, or podcast (-16), audiobook (-19), broadcast (-23)")
-    p.add_argument("--true-peak", type=float, default=-1.0, help="true-peak ceiling in dBTP (default -1)")
+    p.add_argument("--true-peak", type=float, help="true-peak ceiling in dBTP (default -1; kept in the project)")
     p.add_argument("--out", type=Path, help=f"the whole narration as one file ({', '.join(formats)})")
     p.add_argument("--subtitles", type=Path, help="subtitles for --out (.srt or .vtt), one cue per segment")
     p.add_argument("--per-chapter", type=Path, metavar="DIR", help="one file per chapter and a chapter list")
@@ -142,12 +142,16 @@ def _apply_settings(project, args) -> None:
 
 def _apply_finishing(project, args) -> None:
     from .finishing import parse_loudness
+    from .project import ProjectError
 
     if args.speed is not None:
         project.set_speed(None, args.speed)
     if args.loudness is not None:
         project.finishing["loudness"] = parse_loudness(args.loudness)
-    project.finishing["true_peak"] = args.true_peak
+    if args.true_peak is not None:
+        if not -20.0 <= args.true_peak <= 0.0:
+            raise ProjectError(f"--true-peak must be between -20 and 0 dBTP, not {args.true_peak:g}.")
+        project.finishing["true_peak"] = args.true_peak
 
 
 def _render(project, args, runtime, numbers, seed=None, regenerate=False):

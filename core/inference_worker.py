@@ -19,6 +19,8 @@ from .errors import ChatterboxError, SynthesisCancelled, first_line
 from .model_parts import Capabilities
 from .options import RuntimeOptions
 from .pipeline import Pipeline
+from .project import Project
+from .project_render import RenderProgress, RenderSummary, regenerate, render_pending
 from .synthesis import AudioChunk, RequestReport, SynthesisRequest
 
 log = logging.getLogger(__name__)
@@ -36,6 +38,24 @@ class Speak:
     request: SynthesisRequest
     runtime: RuntimeOptions | None = None
     """Switches for this request (applied without a reload when only non-session fields changed)."""
+
+
+@dataclass(frozen=True)
+class RenderProject:
+    """Render a narration project's pending segments (or a new take of one segment) on the inference thread.
+
+    The project belongs to the worker until :class:`RenderDone`, :class:`Failed` or :class:`Cancelled` arrives:
+    the window reads it on events but does not change it meanwhile.
+    """
+
+    request_id: int
+    project: Project
+    regenerate: int | None = None
+    """A segment number: render a new take of it (``seed`` or a new one) instead of the pending segments."""
+    seed: int | None = None
+    numbers: tuple[int, ...] | None = None
+    """Only these pending segments (``None``: all)."""
+    runtime: RuntimeOptions | None = None
 
 
 @dataclass(frozen=True)
@@ -100,6 +120,20 @@ class Cancelled:
     request_id: int
 
 
+@dataclass(frozen=True)
+class RenderStep:
+    """A chunk of a segment being rendered, or a segment done / failed (``progress.kind``)."""
+
+    request_id: int
+    progress: RenderProgress
+
+
+@dataclass(frozen=True)
+class RenderDone:
+    request_id: int
+    summary: RenderSummary
+
+
 @dataclass
 class InferenceWorker:
     """Start with :meth:`start`; stop with :meth:`shutdown` (bounded)."""
@@ -133,6 +167,10 @@ class InferenceWorker:
     def speak(self, request: SynthesisRequest, runtime: RuntimeOptions | None = None) -> int:
         self.commands.put(Speak(request, runtime))
         return request.request_id
+
+    def render(self, command: RenderProject) -> int:
+        self.commands.put(command)
+        return command.request_id
 
     def cancel(self, request_id: int) -> None:
         with self._lock:
@@ -168,10 +206,13 @@ class InferenceWorker:
                     self._load(command)
                 elif isinstance(command, Speak):
                     self._speak(command)
+                elif isinstance(command, RenderProject):
+                    self._render(command)
             except Exception as exc:  # the thread must outlive any bug
                 log.exception("unexpected error in the inference thread")
-                if isinstance(command, Speak):  # every request ends with an event, or the GUI would wait forever
-                    self.events.put(_internal_failure(command.request.request_id, exc))
+                if isinstance(command, (Speak, RenderProject)):  # every request ends with an event
+                    rid = command.request.request_id if isinstance(command, Speak) else command.request_id
+                    self.events.put(_internal_failure(rid, exc))
 
     def _load(self, command: LoadModel) -> None:
         def progress(graph: str, seconds: float | None) -> None:
@@ -194,26 +235,55 @@ class InferenceWorker:
         )
         self.events.put(ModelLoaded(command.bundle, pipe.capabilities, notice))
 
-    def _speak(self, command: Speak) -> None:
-        rid = command.request.request_id
+    def _prepare(self, rid: int, runtime: RuntimeOptions | None) -> Pipeline | None:
+        """The pipeline for a request, reloaded or switched to its runtime; ``None`` after the event saying why."""
         if self.is_cancelled(rid):
             self.events.put(Cancelled(rid))
-            return
+            return None
         pipe = self.pipeline
         if pipe is None:
             self.events.put(Failed(rid, "No model is loaded: choose one in the Models menu."))
-            return
-        if command.runtime is not None:
-            runtime = replace(command.runtime, provider="cpu") if self._gpu_failed else command.runtime
+            return None
+        if runtime is not None:
+            runtime = replace(runtime, provider="cpu") if self._gpu_failed else runtime
             changed = runtime.session_changes(pipe.runtime)
             if changed:
                 self._load(LoadModel(pipe.files.root, runtime))
                 if self.pipeline is pipe:  # the reload failed (ModelFailed says why); the old model stays
                     self.events.put(Failed(rid, f"The model could not be reloaded with the new {', '.join(changed)}."))
-                    return
+                    return None
                 pipe = self.pipeline
             pipe.update_runtime(runtime)
         self.events.put(Started(rid))
+        return pipe
+
+    def _render(self, command: RenderProject) -> None:
+        rid = command.request_id
+        pipe = self._prepare(rid, command.runtime)
+        if pipe is None:
+            return
+        cancelled = lambda: self.is_cancelled(rid)  # noqa: E731
+
+        def progress(step: RenderProgress) -> None:
+            if not cancelled():
+                self.events.put(RenderStep(rid, step))
+
+        try:
+            if command.regenerate is not None:
+                summary = regenerate(command.project, pipe, command.regenerate, command.seed, progress, cancelled)
+            else:
+                numbers = list(command.numbers) if command.numbers is not None else None
+                summary = render_pending(command.project, pipe, progress, cancelled, numbers)
+        except ChatterboxError as exc:
+            self.events.put(Failed(rid, str(exc)))
+            return
+        self.events.put(Cancelled(rid) if summary.cancelled else RenderDone(rid, summary))
+
+    def _speak(self, command: Speak) -> None:
+        rid = command.request.request_id
+        pipe = self._prepare(rid, command.runtime)
+        if pipe is None:
+            return
         try:
             stream = pipe.stream(command.request, cancelled=lambda: self.is_cancelled(rid))
             for chunk in stream:

@@ -89,6 +89,14 @@ def export_project(project: Project, request: ExportRequest) -> ExportResult:
     return result
 
 
+def preview(project: Project, first: int = 1) -> tuple[np.ndarray, list[Placement]]:
+    """The rendered segments from number ``first`` on, finished as an export would be (pace and pauses, no
+    loudness): what the studio plays. Segments not rendered yet are left out."""
+    segments = [s for s in project.segments[first - 1 :] if project.status(s) == "rendered"]
+    part = _assemble(project, Part(project.title, segments), _finished_segments(project, segments))
+    return part.audio, part.placements
+
+
 def _check_request(request: ExportRequest) -> None:
     if request.out is None and request.per_chapter is None and request.subtitles is None:
         raise ProjectError("Nothing to export: give an audio file, a subtitle file or a folder for chapter files.")
@@ -111,10 +119,10 @@ def _check_rendered(project: Project) -> None:
         )
 
 
-def _finished_segments(project: Project) -> dict[int, np.ndarray]:
+def _finished_segments(project: Project, segments: list[Segment] | None = None) -> dict[int, np.ndarray]:
     """Segment id → its chosen take at its pace (read and stretched once per export)."""
     out = {}
-    for segment in project.segments:
+    for segment in project.segments if segments is None else segments:
         take = project.chosen_take(segment)
         path = project.path(take.file)
         try:

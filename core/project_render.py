@@ -106,7 +106,8 @@ def regenerate(
     """A new take of one segment (a new seed unless one is given); it becomes the chosen take, older ones stay."""
     adopt_model(project, pipeline)
     segment = project.segment(number)
-    return _render(project, pipeline, [segment], {segment.id: seed}, progress, cancelled)
+    return _render(project, pipeline, [segment], {segment.id: seed if seed is not None else new_seed()}, progress,
+                   cancelled)  # fmt: skip
 
 
 def adopt_model(project: Project, pipeline: Pipeline) -> None:
@@ -142,9 +143,9 @@ def _render(project, pipeline, todo: list[Segment], seeds: dict, progress, cance
         if cancelled():
             summary.cancelled = True
             break
-        seed = seeds.get(segment.id)
+        seed = seeds.get(segment.id, project.seed)  # a regenerated take: its own seed (or a new one)
         if seed is None:
-            seed = project.seed if project.seed is not None and not segment.takes else new_seed()
+            seed = new_seed()
         try:
             take = _render_one(project, pipeline, segment, seed, voices, lambda c, s=segment: event("chunk", s, c),
                                cancelled)  # fmt: skip
