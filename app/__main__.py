@@ -13,7 +13,14 @@ def main(argv: list[str] | None = None) -> int:
                         help="start the window, speak a sentence, write window.png and report.json, exit")  # fmt: skip
     parser.add_argument("--bundle", type=Path, help="model folder for the self-test (default: a tiny stand-in)")
     parser.add_argument("--timeout", type=float, default=180.0, help="self-test time limit in seconds")
+    parser.add_argument("--screenshot", type=Path, help=argparse.SUPPRESS)  # the self-test's 150 % screenshot
+    parser.add_argument("--size", default="853x480", help=argparse.SUPPRESS)
     args, qt_args = parser.parse_known_args(argv)
+    if args.screenshot:
+        from .self_test import screenshot
+
+        width, height = (int(v) for v in args.size.lower().split("x"))
+        return screenshot(args.screenshot, width, height)
     if args.self_test:
         from .self_test import run_self_test
 

@@ -13,9 +13,9 @@ from PySide6.QtWidgets import (
     QFileDialog,
     QHBoxLayout,
     QLabel,
-    QListWidget,
     QMainWindow,
     QPushButton,
+    QScrollArea,
     QSplitter,
     QTabWidget,
     QVBoxLayout,
@@ -26,17 +26,27 @@ from core.audio_io import FORMATS, write_audio
 from core.constants import SAMPLE_RATE
 from core.errors import ChatterboxError
 from core.options import RuntimeOptions
+from core.project import is_project, open_project
+from core.synthesis import new_seed
 from core.user_dirs import decoder_costs_dir
 from core.voice import VoiceReference, load_voice
-from core.voice_library import VoiceLibrary
+from core.voice_library import AUDIO_SUFFIXES, VoiceLibrary
 
+from . import usability
 from .audio.playback import Player
 from .engine_bridge import EngineBridge
-from .history import History
+from .history import History, HistoryEntry
 from .paths import AppPaths
 from .settings import SESSION_KEYS, Key, Settings
+from .settings_summary import describe_settings
+from .studio.export_dialog import default_folder, export_name
+from .studio.project_files import ProjectFiles
+from .studio.studio_panel import StudioPanel
+from .widgets.history_panel import HistoryPanel
 from .widgets.latency_plot import LatencyPlot
+from .widgets.message_bar import MessageBar
 from .widgets.model_dialog import ModelDialog
+from .widgets.record_dialog import RecordDialog, TrimDialog
 from .widgets.settings_panel import SettingsPanel
 from .widgets.text_entry import TextEntry
 from .widgets.voice_panel import VoicePanel, dropped_file
@@ -58,14 +68,21 @@ class MainWindow(QMainWindow):
         super().__init__()
         self.settings, self.paths, self.hub = settings, paths, hub
         self.player = player or Player()
+        self.input_device = None
+        self._ended = ""
+        """The ``sounddevice`` module for recording (tests inject a fake microphone)."""
         self.bridge = bridge or EngineBridge(parent=self)
         self.library = VoiceLibrary(paths.voices)
         self.history = History(paths.history)
         self.voice: VoiceReference | None = None
         self.voice_name = ""
+        self._removed_voices: list = []
+        """(RemovedVoice, was the current voice) of this session's removals, newest last: Undo restores them."""
         self.last_audio: np.ndarray | None = None
         self.last_report = None
         self._chunks: list[np.ndarray] = []
+        self._request: dict | None = None
+        """The running Speak request: its id and what its history entry records."""
         self._awaiting_playback = False
         self._playback_note_shown = False
         self.setWindowTitle("Chatterbox Desk")
@@ -73,20 +90,20 @@ class MainWindow(QMainWindow):
         self._build_ui()
         self._connect_signals()
         self._restore()
+        usability.install(self)  # focus order, Space / Ctrl+O / F1, the Help menu, dismissed notices
 
     # --- construction ------------------------------------------------------------------------------------------
     def _build_ui(self) -> None:
         self.text = TextEntry(self)
-        self.speak_button = QPushButton("Speak", self)
+        self.speak_button = QPushButton("Spea&k", self)
         self.speak_button.setToolTip("Speak the text (Ctrl+Enter)")
         self.speak_button.setDefault(True)
-        self.stop_button = QPushButton("Stop", self)
+        self.stop_button = QPushButton("S&top", self)
         self.stop_button.setToolTip("Stop synthesis and playback (Esc)")
-        self.export_button = QPushButton("Export…", self)
+        self.export_button = QPushButton("&Export…", self)
+        self.export_button.setToolTip("Save the last result as an audio file (Ctrl+E)")
         self.export_button.setEnabled(False)
-        self.message = QLabel(self)
-        self.message.setWordWrap(True)
-        self.message.hide()
+        self.message = MessageBar(self)  # over the bottom of the central area: never pushes the editor down
         self.waveform = WaveformPlot(self)
         self.latency = LatencyPlot(self)
         buttons = QHBoxLayout()
@@ -96,7 +113,6 @@ class MainWindow(QMainWindow):
         buttons.addWidget(self.export_button)
         left = QWidget(self)
         column = QVBoxLayout(left)
-        column.addWidget(self.message)
         column.addWidget(self.text, 3)
         column.addLayout(buttons)
         column.addWidget(self.waveform, 2)
@@ -104,23 +120,21 @@ class MainWindow(QMainWindow):
 
         self.voice_panel = VoicePanel(self)
         self.settings_panel = SettingsPanel(self.settings, self)
-        self.history_list = QListWidget(self)
-        self.history_list.setToolTip("Double-click to play again")
-        history_tab = QWidget(self)
-        history_layout = QVBoxLayout(history_tab)
-        history_layout.addWidget(self.history_list)
-        self.history_play = QPushButton("Play", self)
-        self.history_export = QPushButton("Export…", self)
-        row = QHBoxLayout()
-        row.addWidget(self.history_play)
-        row.addWidget(self.history_export)
-        history_layout.addLayout(row)
+        self.history_panel = history_tab = HistoryPanel(self)
+        self.history_list = self.history_panel.list
+        self.history_play, self.history_export = self.history_panel.play_button, self.history_panel.export_button
         self.tabs = QTabWidget(self)
         self.tabs.addTab(self.voice_panel, "Voice")
-        self.tabs.addTab(self.settings_panel, "Settings")
+        self.settings_scroll = _scrolling(self.settings_panel)  # tall: it scrolls on small screens
+        self.tabs.addTab(self.settings_scroll, "Settings")
         self.tabs.addTab(history_tab, "History")
         self.splitter = QSplitter(Qt.Orientation.Horizontal, self)
-        self.splitter.addWidget(left)
+        self.studio = StudioPanel(self, self)
+        self.modes = QTabWidget(self)
+        self.modes.addTab(left, "&Speak")
+        self.modes.addTab(self.studio, "&Project")
+        self.modes.setTabToolTip(1, "The narration studio: a book as segments to render, fix one by one and export")
+        self.splitter.addWidget(self.modes)
         self.splitter.addWidget(self.tabs)
         self.splitter.setStretchFactor(0, 3)
         self.splitter.setStretchFactor(1, 1)
@@ -141,7 +155,8 @@ class MainWindow(QMainWindow):
         self.choose_model_action = QAction("Choose model…", self)
         models.addAction(self.choose_model_action)
         file_menu = self.menuBar().addMenu("&File")
-        self.export_action = QAction("Export last result…", self, shortcut=QKeySequence.StandardKey.Save)
+        self.project_files = ProjectFiles(self, self.studio, file_menu)
+        self.export_action = QAction("&Export last result…", self, shortcut=QKeySequence("Ctrl+E"))
         self.export_action.setEnabled(False)
         self.quit_action = QAction("Quit", self, shortcut=QKeySequence.StandardKey.Quit)
         file_menu.addAction(self.export_action)
@@ -161,12 +176,18 @@ class MainWindow(QMainWindow):
         self.voice_panel.file_chosen.connect(self.select_voice_file)
         self.voice_panel.library_selected.connect(self._on_library_selected)
         self.voice_panel.default_selected.connect(self._on_default_voice_selected)
+        self.voice_panel.record_requested.connect(self.record_voice)
+        self.voice_panel.play_requested.connect(self.play_voice)
+        self.voice_panel.trim_requested.connect(self.trim_voice)
         self.voice_panel.save_requested.connect(self._on_save_voice)
         self.voice_panel.remove_requested.connect(self._on_remove_voice)
         self.settings_panel.changed.connect(self._on_setting_changed)
-        self.history_list.itemDoubleClicked.connect(lambda _item: self._on_history_play())
-        self.history_play.clicked.connect(self._on_history_play)
-        self.history_export.clicked.connect(self._on_history_export)
+        self.history_panel.play_requested.connect(self._on_history_play)
+        self.history_panel.export_requested.connect(self._on_history_export)
+        self.history_panel.load_requested.connect(self._on_history_load)
+        self.history_panel.delete_requested.connect(self._on_history_delete)
+        self.history_panel.clear_requested.connect(self._on_history_clear)
+        self.voice_panel.undo_requested.connect(self._on_undo_remove_voice)
         self.bridge.model_loaded.connect(self._on_model_loaded)
         self.bridge.model_failed.connect(self._on_model_failed)
         self.bridge.load_progress.connect(self._on_load_progress)
@@ -174,6 +195,8 @@ class MainWindow(QMainWindow):
         self.bridge.request_finished.connect(self._on_request_finished)
         self.bridge.request_failed.connect(self._on_request_failed)
         self._play_timer.timeout.connect(self._on_play_tick)
+        self.studio.changed.connect(self._on_studio_changed)
+        self.studio.message.connect(lambda text, error: self.show_message(text, error=error))
 
     def _restore(self) -> None:
         geometry = self.settings.get(Key.GEOMETRY)
@@ -190,6 +213,9 @@ class MainWindow(QMainWindow):
             if path.is_file():
                 self.select_voice_file(path, name=current if entry else "", quiet=True)
         self._update_voice_panel()
+        self.library.empty_trash()  # recordings of voices removed in an earlier session
+        self._restore_session()
+        self._restore_project()
 
     # --- models ------------------------------------------------------------------------------------------------
     def start(self) -> None:
@@ -237,10 +263,10 @@ class MainWindow(QMainWindow):
         self.settings_panel.set_capabilities(caps)
         self.speak_button.setEnabled(True)
         self._update_voice_panel()
-        if event.notice:
-            self.show_message(event.notice, error=False)
-        else:
+        self.text.set_tags(caps.tags)  # the Insert tag menu, and unknown tags flagged while typing
+        if not usability.show_model_notice(self, event):  # a closed provider notice is not shown again
             self.hide_message()
+        self._offer_voice_for_turbo()
 
     @Slot(str, object)
     def _on_load_progress(self, graph: str, seconds) -> None:
@@ -286,12 +312,56 @@ class MainWindow(QMainWindow):
             self.hide_message()
         return True
 
-    def _update_voice_panel(self) -> None:
+    @Slot()
+    def record_voice(self) -> bool:
+        """Record a reference from the microphone (the dialog checks the level and trims); select it."""
+        dialog = RecordDialog(self.paths.recordings, self.input_device, self)
+        if dialog.exec() and dialog.path is not None:
+            return self.select_voice_file(dialog.path)
+        return False
+
+    @Slot()
+    def play_voice(self) -> None:
         if self.voice is None:
-            self.voice_panel.show_voice("Default voice", None, saveable=False)
+            return
+        self.bridge.cancel()
+        self.player.begin()
+        if not self.player.feed(self.voice.samples):
+            self.show_message(self.player.error or "Audio cannot be played on this computer.", error=False)
+        self.player.end_of_input()
+        self.playback_label.setText("playing the reference")
+
+    @Slot()
+    def trim_voice(self) -> bool:
+        if self.voice is None:
+            return False
+        name = self.voice_name or Path(self.voice.source).stem
+        dialog = TrimDialog(self.voice.samples, self.paths.recordings, name, self)
+        if dialog.exec() and dialog.path is not None:
+            return self.select_voice_file(dialog.path)
+        return False
+
+    def _offer_voice_for_turbo(self) -> None:
+        """First start with a model that has no built-in voice: say a recording is needed and offer one."""
+        if self.voice is not None or self.bridge.model is None or self.bridge.model.capabilities.has_default_voice:
+            return
+        self.show_message(
+            "This model (Turbo) has no built-in voice: it needs a recording of the voice to clone. Record 10 s "
+            "of speech (Voice → Record…) or choose a recording of 5–10 s of clean speech (Ctrl+O).",
+            error=False,
+        )
+        self.tabs.setCurrentWidget(self.voice_panel)
+
+    def _update_voice_panel(self) -> None:
+        model = self.bridge.model
+        has_default = model is None or model.capabilities.has_default_voice
+        self.voice_panel.set_default_available(has_default)
+        if self.voice is None:
+            self.voice_panel.show_voice("Default voice" if has_default else "No voice", None, saveable=False)
         else:
             title = self.voice_name or Path(self.voice.source).name
             self.voice_panel.show_voice(title, self.voice, saveable=not self.voice_name)
+        self.voice_panel.select_current(self.voice_name or None)
 
     def _refresh_library(self) -> None:
         self.voice_panel.set_library([v.name for v in self.library.voices()], self.voice_name or None)
@@ -328,10 +398,39 @@ class MainWindow(QMainWindow):
 
     @Slot(str)
     def _on_remove_voice(self, name: str) -> None:
-        self.library.remove(name)
-        if self.voice_name == name:
+        """Remove a library voice (the panel asked first); its recording waits in the trash so Undo can restore it."""
+        try:
+            removed = self.library.remove(name)
+        except OSError as exc:
+            self.show_message(f"Cannot remove the voice: {exc}")
+            return
+        was_current = self.voice_name == name
+        if removed is not None:
+            self._removed_voices.append((removed, was_current))
+        if was_current:
             self._on_default_voice_selected()
         self._refresh_library()
+        self._show_voice_undo()
+
+    @Slot()
+    def _on_undo_remove_voice(self) -> None:
+        if not self._removed_voices:
+            return
+        removed, was_current = self._removed_voices.pop()
+        try:
+            entry = self.library.restore(removed)
+        except OSError as exc:
+            self.show_message(f"The voice “{removed.name}” cannot be restored: {exc}")
+        else:
+            if was_current:
+                self.select_voice_file(entry.path, name=entry.name, quiet=True)
+            self.statusBar().showMessage(f"Restored the voice “{entry.name}”.", 4000)
+        self._refresh_library()
+        self._show_voice_undo()
+
+    def _show_voice_undo(self) -> None:
+        last = self._removed_voices[-1][0].name if self._removed_voices else ""
+        self.voice_panel.show_undo(f"Removed “{last}”." if last else "")
 
     # --- speaking ----------------------------------------------------------------------------------------------
     @Slot()
@@ -350,16 +449,22 @@ class MainWindow(QMainWindow):
         self.hide_message()
         self.player.begin()
         self.waveform.clear_audio()
-        self.latency.start_request()
+        self.latency.start_request(describe_settings({k.value: self.settings.get(k) for k in Key}))
         self._chunks = []
         self._awaiting_playback = True
         self._playback_note_shown = False
         self.playback_label.setText("generating…")
-        self.bridge.speak(text, self.voice, self.settings.synthesis_options(variant), self.runtime_options())
+        self._speaking(True)
+        options = self.settings.synthesis_options(variant)
+        if options.seed is None:  # chosen here, so that a result stopped early is kept with its seed too
+            options = replace(options, seed=new_seed())
+        rid = self.bridge.speak(text, self.voice, options, self.runtime_options())
+        self._request = {"rid": rid, **self._history_fields(text, options.seed)}
         self._play_timer.start()
 
     @Slot()
     def _on_stop_clicked(self) -> None:
+        self._save_stopped()
         self.bridge.cancel()
         self.player.stop()
         self.player.end_of_input()
@@ -368,6 +473,7 @@ class MainWindow(QMainWindow):
             self.export_button.setEnabled(True)
             self.export_action.setEnabled(True)
         self.playback_label.setText("stopped")
+        self._speaking(False, "stopped")
 
     @Slot(object)
     def _on_chunk_ready(self, chunk) -> None:
@@ -377,7 +483,7 @@ class MainWindow(QMainWindow):
             self.show_message(self.player.error or "Audio cannot be played on this computer.", error=False)
         self.waveform.append(chunk.samples)
         if chunk.kind == "speech":
-            self.latency.add_chunk(chunk.lm_ms, chunk.decode_ms, chunk.rtf)
+            self.latency.add_chunk(chunk.lm_ms, chunk.decode_ms, chunk.rtf, at_ms=chunk.at_ms)
 
     @Slot(int, object)
     def _on_request_finished(self, _rid: int, report) -> None:
@@ -391,25 +497,31 @@ class MainWindow(QMainWindow):
         self.export_action.setEnabled(self.last_audio.size > 0)
         for warning in report.warnings:
             self.show_message(warning, error=False)
+        request, self._request = self._request, None
+        if request is None or request.pop("rid") != _rid:
+            request = self._history_fields(report.text, report.seed)
         if self.last_audio.size:
-            try:
-                self.history.add(
-                    self.last_audio, SAMPLE_RATE, text=report.text, voice=self.voice_name or (
-                        Path(self.voice.source).name if self.voice else "default"),
-                    variant=self.bridge.model.variant if self.bridge.model else "", seed=report.seed,
-                    settings={k.value: self.settings.get(k) for k in Key if k not in (Key.GEOMETRY, Key.SPLITTER)},
-                    timings={k: round(v, 2) for k, v in t.items()},
-                )  # fmt: skip
-                self._refresh_history()
-            except (OSError, ChatterboxError) as exc:
-                self.show_message(f"The result could not be added to the history: {exc}", error=False)
+            request["seed"] = report.seed
+            timings = {k: round(v, 2) for k, v in t.items()} | {"chunks": self.latency.chunk_rows()}
+            entry = self._add_to_history(self.last_audio, request, timings=timings)
+            if entry is not None:
+                self.latency.name_last_request(entry.id)  # replaying it shows its chunks and marks its point
+        self._speaking(False)
         self.request_done.emit(True)
+
+    def _speaking(self, busy: bool, ended: str = "") -> None:
+        """The Speak button says that work runs; the status line keeps "stopped" / "failed" until the next Speak."""
+        self.speak_button.setText("Speaking…" if busy else "Spea&k")
+        self.speak_button.setToolTip("Speaking: press again to start over, Stop (Esc) to stop" if busy
+                                     else "Speak the text (Ctrl+Enter)")  # fmt: skip
+        self._ended = ended
 
     @Slot(int, str)
     def _on_request_failed(self, _rid: int, message: str) -> None:
         self.player.end_of_input()
         self.show_message(message)
-        self.playback_label.setText("")
+        self.playback_label.setText("failed")
+        self._speaking(False, "failed")
         self.request_done.emit(False)
 
     @Slot()
@@ -418,12 +530,22 @@ class MainWindow(QMainWindow):
         lost = p.check()
         if lost:
             self.show_message(lost, error=False)
-        self.waveform.set_playhead(p.played)
-        text = f"played {p.played / SAMPLE_RATE:.1f} s · underruns {p.underruns}"
+        self.waveform.set_playhead(min(p.played, p.queued))  # never past what exists
+        played = f"{p.played / SAMPLE_RATE:.1f} s"
         if p.lost:
             text = "audio output lost"
         elif p.error and p.stream is None:
             text = "no audio output"
+        elif self._ended:
+            text = f"{self._ended} · played {played}"
+        elif self.bridge.busy and p.stream is not None and p.played and p.ring.available == 0:
+            text = "buffering… (generation is behind playback)"
+        elif self.bridge.busy:
+            text = f"generating… · played {played}"
+        elif p.finished or p.stream is None:
+            text = f"finished · played {played}"
+        else:
+            text = f"playing · {played}"
         self.playback_label.setText(text)
         idle = not self.bridge.busy
         if self._awaiting_playback and idle and (p.finished or p.stream is None):
@@ -432,45 +554,160 @@ class MainWindow(QMainWindow):
             self.playback_finished.emit()
 
     # --- results -----------------------------------------------------------------------------------------------
-    def _refresh_history(self) -> None:
-        self.history_list.clear()
-        for entry in self.history.entries:
-            self.history_list.addItem(entry.title)
+    def _history_fields(self, text: str, seed: int | None) -> dict:
+        """What a history entry records about a request besides its audio (voice, model, seed, settings)."""
+        model = self.bridge.model
+        return {
+            "text": text, "seed": seed or 0,
+            "voice": self.voice_name or (Path(self.voice.source).name if self.voice else "default"),
+            "voice_source": (self.voice_name or str(self.voice.source)) if self.voice else "",
+            "variant": model.variant if model else "", "model": model.bundle.name if model else "",
+            "precision": model.capabilities.lm_precision if model else "",
+            "settings": {k.value: self.settings.get(k) for k in Key
+                         if k.value.startswith(("model/", "runtime/", "sampling/", "voice/"))},
+        }  # fmt: skip
 
-    def _selected_history(self):
-        row = self.history_list.currentRow()
-        return self.history.entries[row] if 0 <= row < len(self.history.entries) else None
+    def _add_to_history(self, audio: np.ndarray, fields: dict, partial: bool = False,
+                        timings=None) -> HistoryEntry | None:  # fmt: skip
+        try:
+            entry = self.history.add(audio, SAMPLE_RATE, partial=partial, timings=timings or {}, **fields)
+        except (OSError, ChatterboxError) as exc:
+            self.show_message(f"The result could not be added to the history: {exc}", error=False)
+            return None
+        self._refresh_history()
+        return entry
 
-    @Slot()
-    def _on_history_play(self) -> None:
-        entry = self._selected_history()
-        if entry is None:
+    def _save_stopped(self) -> None:
+        """The request being stopped keeps what it produced: into the history, marked "stopped (partial)"."""
+        request, self._request = self._request, None
+        if request is None or request.pop("rid") != self.bridge.current or not self._chunks:
             return
-        audio, _rate = self.history.audio(entry)
+        self._add_to_history(np.concatenate(self._chunks), request, partial=True,
+                             timings={"chunks": self.latency.chunk_rows()})  # fmt: skip
+
+    def _refresh_history(self) -> None:
+        self.history_panel.set_entries(self.history.entries)
+
+    def _selected_history(self, entry_id: str | None = None):
+        entry_id = entry_id or self.history_panel.current_id()
+        return next((e for e in self.history.entries if e.id == entry_id), None)
+
+    def _history_audio(self, entry) -> np.ndarray | None:
+        try:
+            return self.history.audio(entry)[0]
+        except (OSError, RuntimeError) as exc:  # soundfile's errors are RuntimeErrors
+            self.show_message(f"The audio of this result cannot be read: {exc}")
+            return None
+
+    @Slot(str)
+    def _on_history_play(self, entry_id: str | None = None) -> None:
+        entry = self._selected_history(entry_id)
+        audio = self._history_audio(entry) if entry is not None else None
+        if audio is None:
+            return
+        self._save_stopped()
         self.bridge.cancel()
         self.player.begin()
         self.waveform.clear_audio()
         self.waveform.append(audio)
+        self.latency.show_replay(entry.id, entry.timings, entry.created)
         self.player.feed(audio)
         self.player.end_of_input()
         self.last_audio = audio
         self._play_timer.start()
 
+    @Slot(str)
+    def _on_history_export(self, entry_id: str | None = None) -> None:
+        entry = self._selected_history(entry_id)
+        audio = self._history_audio(entry) if entry is not None else None
+        if audio is not None:
+            self.export(audio, default_name=export_name(entry.text))
+
+    @Slot(str)
+    def _on_history_load(self, entry_id: str | None = None) -> None:
+        """Put a result's text back into the editor, with its voice and seed where they can still be used."""
+        entry = self._selected_history(entry_id)
+        if entry is None:
+            return
+        speak_tab = self.modes.indexOf(self.text.parentWidget())
+        if speak_tab >= 0:
+            self.modes.setCurrentIndex(speak_tab)
+        self.text.set_text(entry.text)
+        done = ["text"]
+        source = entry.voice_source or (entry.voice if self.library.get(entry.voice) else "")
+        library_voice = self.library.get(source) if source else None
+        if library_voice is not None:
+            if self.select_voice_file(library_voice.path, name=library_voice.name):
+                done.append(f"voice “{library_voice.name}”")
+        elif source and Path(source).suffix.lower() in AUDIO_SUFFIXES and Path(source).is_file():
+            if self.select_voice_file(Path(source)):
+                done.append(f"voice “{Path(source).name}”")
+        elif not source and entry.voice == "default":
+            self._on_default_voice_selected()
+            done.append("the default voice")
+        if entry.seed:
+            self.settings.set(Key.RANDOM_SEED, False)
+            self.settings.set(Key.SEED, int(entry.seed))
+            self.settings_panel.load()
+            done.append(f"seed {entry.seed} (Random seed is now off)")
+        self.statusBar().showMessage("Loaded the " + ", ".join(done) + ".", 8000)
+        self.text.editor.setFocus()
+
+    @Slot(str)
+    def _on_history_delete(self, entry_id: str | None = None) -> None:
+        entry = self._selected_history(entry_id)
+        if entry is None:
+            return
+        row = self.history_list.currentRow()
+        try:
+            self.history.remove(entry)
+        except OSError as exc:
+            self.show_message(f"The result could not be deleted: {exc}")
+            return
+        self._refresh_history()
+        if self.history_list.count():
+            self.history_list.setCurrentRow(min(row, self.history_list.count() - 1))
+
     @Slot()
-    def _on_history_export(self) -> None:
-        entry = self._selected_history()
-        if entry is not None:
-            self.export(self.history.audio(entry)[0], default_name=f"{entry.id}.wav")
+    def _on_history_clear(self) -> None:
+        try:
+            self.history.clear()
+        except OSError as exc:
+            self.show_message(f"The history could not be cleared: {exc}")
+            return
+        self._refresh_history()
+
+    def _restore_session(self) -> None:
+        """The typed text and the selected tabs come back as they were; the text is saved as it changes."""
+        self.text.set_text(self.settings.get(Key.TEXT) or "")
+        for tabs, key in ((self.tabs, Key.TAB), (self.modes, Key.MODE)):
+            index = self.settings.get(key)
+            if 0 <= index < tabs.count():
+                tabs.setCurrentIndex(index)
+            tabs.currentChanged.connect(lambda i, k=key: self.settings.set(k, i))
+        self._draft_timer = QTimer(self)
+        self._draft_timer.setSingleShot(True)
+        self._draft_timer.setInterval(1500)
+        self._draft_timer.timeout.connect(self.save_draft)
+        self.text.editor.textChanged.connect(self._draft_timer.start)
+
+    def save_draft(self) -> None:
+        """Keep the typed text (a moment after each change, and on closing)."""
+        self._draft_timer.stop()
+        if self.text.text != self.settings.get(Key.TEXT):
+            self.settings.set(Key.TEXT, self.text.text)
 
     @Slot()
     def _on_export_clicked(self) -> None:
         if self.last_audio is not None and self.last_audio.size:
-            self.export(self.last_audio)
+            self.export(self.last_audio, default_name=export_name(self.last_report.text if self.last_report else ""))
 
     def export(self, audio: np.ndarray, default_name: str = "narration.wav", path: Path | None = None) -> bool:
+        """Save audio; the dialog starts in the last export folder (or Music / Documents), named after the text."""
         if path is None:
             filters = ";;".join(f"{fmt.name} (*{suffix})" for suffix, fmt in FORMATS.items())
-            chosen, chosen_filter = QFileDialog.getSaveFileName(self, "Export audio", default_name, filters)
+            start = default_folder(self.settings.get(Key.EXPORT_FOLDER)) / default_name
+            chosen, chosen_filter = QFileDialog.getSaveFileName(self, "Export audio", str(start), filters)
             if not chosen:
                 return False
             path = Path(chosen)
@@ -481,6 +718,7 @@ class MainWindow(QMainWindow):
         except ChatterboxError as exc:
             self.show_message(str(exc))
             return False
+        self.settings.set(Key.EXPORT_FOLDER, str(path.parent))
         self.statusBar().showMessage(f"Saved {path}", 5000)
         return True
 
@@ -490,21 +728,60 @@ class MainWindow(QMainWindow):
         if key in SESSION_KEYS and self.bridge.model is not None:
             self.statusBar().showMessage("The model reloads with this setting on the next request.", 4000)
 
-    def show_message(self, text: str, error: bool = True) -> None:
-        color = "#d9534f" if error else "#f0ad4e"
-        self.message.setStyleSheet(f"border: 1px solid {color}; border-radius: 4px; padding: 6px;")
-        self.message.setText(text)
-        self.message.show()
+    def show_message(self, text: str, error: bool = True, key: str = "") -> None:
+        """In the message bar (closed with its ✕); ``key`` names the message for :attr:`MessageBar.dismissed`."""
+        self.message.show_message(text, error=error, key=key)
         log.info("message shown: %s", text)
 
     def hide_message(self) -> None:
         self.message.hide()
 
+    # --- the studio ------------------------------------------------------------------------------------------
+    def project_voice(self) -> str | None:
+        """The current voice as a project names it: a library name, a recording's path, or None (the model's)."""
+        if self.voice is None:
+            return None
+        return self.voice_name or self.voice.source
+
+    def show_project(self) -> None:
+        self.modes.setCurrentWidget(self.studio)
+
+    def _on_studio_changed(self) -> None:
+        project = self.studio.project
+        title = "Chatterbox Desk"
+        if project is not None:
+            title = f"{project.title}{' *' if self.studio.dirty else ''} — {title}"
+        self.setWindowTitle(title)
+        self.project_files.refresh()
+
+    def _restore_project(self) -> None:
+        folder = self.settings.get(Key.PROJECT)
+        if folder and is_project(Path(folder)):
+            try:
+                self.studio.set_project(open_project(Path(folder)))
+            except ChatterboxError as exc:
+                self.show_message(f"The last project could not be opened: {exc}", error=False)
+
     def closeEvent(self, event) -> None:
+        if not self.project_files.confirm_discard():
+            event.ignore()
+            return
+        if self.studio.rendering is not None:
+            self.bridge.cancel()
         self.settings.set(Key.GEOMETRY, self.saveGeometry())
+        self.save_draft()
         self.settings.sync()
+        self.library.empty_trash()  # removed voices can no longer be restored
         self._play_timer.stop()
         self.player.stop()
         if not self.bridge.shutdown(timeout=5.0):
             log.warning("the inference thread did not stop within 5 s")
         super().closeEvent(event)
+
+
+def _scrolling(widget: QWidget) -> QScrollArea:
+    area = QScrollArea()
+    area.setWidget(widget)
+    area.setWidgetResizable(True)
+    area.setFrameShape(QScrollArea.Shape.NoFrame)
+    return area

@@ -10,6 +10,7 @@ nothing touches the network unless the user starts a download.
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import os
 import re
@@ -58,6 +59,56 @@ class DownloadCancelled(Exception):
 
 class IntegrityError(RuntimeError):
     """A downloaded file does not match the size or hash the hub reports for the pinned commit."""
+
+
+OFFLINE_MESSAGE = (
+    "No internet connection: the model cannot be downloaded. Open a folder that holds a downloaded model, "
+    "or build the offline test model."
+)
+_NETWORK_ERRORS = {
+    "gaierror",  # socket: the host name cannot be resolved ("[Errno -2] Name or service not known")
+    "ConnectionError",  # the built-in one (refused, reset, aborted) and requests'
+    "ConnectError",  # httpx / httpcore
+    "ConnectTimeout",
+    "NetworkError",
+    "NewConnectionError",  # urllib3
+    "NameResolutionError",
+    "LocalEntryNotFoundError",  # huggingface_hub: the hub could not be reached and nothing is cached
+    "OfflineModeIsEnabled",  # huggingface_hub with HF_HUB_OFFLINE=1
+}
+_NOT_OFFLINE = {"SSLError", "SSLCertVerificationError", "ProxyError"}
+"""Connection errors that a working connection causes (a certificate or a proxy): their own message is clearer."""
+_NETWORK_ERRNOS = {-2, -3, -5, errno.ENETUNREACH, errno.EHOSTUNREACH, errno.ENETDOWN, 11001, 11002}
+"""getaddrinfo's EAI_NONAME, EAI_AGAIN and EAI_NODATA (Linux), no route or network, and Windows' WSAHOST_NOT_FOUND
+and WSATRY_AGAIN."""
+
+
+def _causes(exc: BaseException):
+    """The exception, what it was raised from or during, and exceptions it wraps (requests and urllib3 keep them in
+    ``args`` or ``reason``), without looping."""
+    seen, todo = set(), [exc]
+    while todo:
+        current = todo.pop()
+        if id(current) in seen:
+            continue
+        seen.add(id(current))
+        yield current
+        linked = [current.__cause__, current.__context__, getattr(current, "reason", None), *current.args]
+        todo += [e for e in linked if isinstance(e, BaseException)]
+
+
+def is_offline_error(exc: BaseException) -> bool:
+    """Whether ``exc`` means the hub could not be reached at all (no connection, no name resolution)."""
+    causes = list(_causes(exc))
+    names = {cls.__name__ for e in causes for cls in type(e).__mro__}
+    if names & _NOT_OFFLINE:
+        return False
+    return bool(names & _NETWORK_ERRORS) or any(isinstance(e, OSError) and e.errno in _NETWORK_ERRNOS for e in causes)
+
+
+def describe_failure(exc: BaseException) -> str:
+    """What a failed download tells the user."""
+    return OFFLINE_MESSAGE if is_offline_error(exc) else f"Download failed: {exc}"
 
 
 @dataclass(frozen=True)
@@ -150,6 +201,8 @@ class Downloader:
         self.total_bytes = 0
         self.done_bytes = 0
         self.error: str | None = None
+        self.offline = False
+        """The hub could not be reached (``error`` then says what to do instead)."""
         self.finished = False
         self._cancel = threading.Event()
         self._thread = threading.Thread(target=self._run, name="download", daemon=True)
@@ -190,7 +243,8 @@ class Downloader:
         except DownloadCancelled:
             self.error = "cancelled"
         except Exception as exc:  # noqa: BLE001 - shown to the user; a failed download must not crash the app
-            self.error = f"Download failed: {exc}"
+            self.offline = is_offline_error(exc)
+            self.error = describe_failure(exc)
         finally:
             self.finished = True
 

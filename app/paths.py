@@ -32,6 +32,11 @@ class AppPaths:
         return self.data / "models"
 
     @property
+    def recordings(self) -> Path:
+        """References recorded from the microphone or trimmed in the app."""
+        return self.data / "recordings"
+
+    @property
     def voices(self) -> Path:
         return voices_dir(self.data)
 

@@ -109,6 +109,11 @@ def _run(out: Path, bundle: Path | None, timeout: float) -> int:
 
     window.grab().save(str(out / "window.png"))
     report = window.last_report
+    speech_played = int(window.player.played)
+    studio = _studio_round(app, window, out, max(30.0, timeout - (time.monotonic() - started)))
+    window.grab().save(str(out / "window-project.png"))
+    sizes = {"small": _screenshot_small(app, window, out / "window-small.png"),
+             "scaled": _screenshot_scaled(out / "window-scaled.png")}  # fmt: skip
     player = window.player
     result = {
         "ok": True,
@@ -119,12 +124,14 @@ def _run(out: Path, bundle: Path | None, timeout: float) -> int:
         "playback_device": device,
         "chunks": len(report.chunks),
         "samples_generated": int(window.last_audio.size),
-        "samples_played": int(player.played),
+        "samples_played": speech_played,
         "underruns": int(player.underruns),
         "ttfa_ms": report.timings["ttfa_ms"],
         "rtf": report.timings["rtf"],
         "waveform_points": window.waveform.points,
         "latency_points": window.latency.points,
+        **studio,
+        "window_sizes": sizes,
         "seconds": round(time.monotonic() - started, 2),
     }
     (out / "report.json").write_text(json.dumps(result, indent=2), encoding="utf-8")
@@ -135,9 +142,101 @@ def _run(out: Path, bundle: Path | None, timeout: float) -> int:
         problems.append("not all audio was played")
     if not result["waveform_points"] or not result["latency_points"]:
         problems.append("a plot is empty")
+    if result["segments"] != 3 or not result["regenerated"]:
+        problems.append("the project was not rendered and regenerated")
+    problems += [f"the window does not fit {s['screen']}: {s['minimum']}" for s in sizes.values() if not s["fits"]]
     if problems:
         _say("self-test failed: " + "; ".join(problems), sys.stderr)
         return 1
+    _say(json.dumps(result), sys.stdout)
+    return 0
+
+
+PROJECT_TEXT = "The studio renders this first sentence. The second one is regenerated! [pause:0.4s] A third ends it."
+
+
+def _studio_round(app, window, out: Path, timeout: float) -> dict:
+    """A three-segment project: render, regenerate segment 2, export MP3 + SRT (what a narrating user does)."""
+    from core.project_export import ExportRequest
+
+    window.text.set_text(PROJECT_TEXT)
+    project = window.project_files.new_from_text(window.text.text, out / "selftest.cbproj")
+    if project is None:
+        raise RuntimeError(f"the project could not be created: {window.message.text()}")
+    studio, done = window.studio, []
+    window.bridge.render_done.connect(lambda rid, summary: done.append(summary))
+    window.bridge.request_failed.connect(lambda rid, message: done.append(message))
+    for action in (studio.render, lambda: studio.regenerate(2)):
+        count = len(done)
+        action()
+        if not _wait(app, lambda c=count: len(done) > c, timeout):
+            raise RuntimeError(f"rendering the project did not finish within {timeout:.0f} s")
+        if isinstance(done[-1], str):
+            raise RuntimeError(f"rendering the project failed: {done[-1]}")
+    export = studio.export(ExportRequest(out=out / "selftest.mp3", subtitles=out / "selftest.srt", loudness=-16.0))
+    if export is None:
+        raise RuntimeError(f"the export failed: {window.message.text()}")
+    _wait(app, lambda: False, 0.2)
+    return {
+        "segments": len(project.segments),
+        "regenerated": len(project.segments[1].takes) == 2 and project.segments[1].chosen == 1,
+        "export_path": str(out / "selftest.mp3"),
+        "subtitles_path": str(out / "selftest.srt"),
+        "export_seconds": round(export.seconds, 3),
+        "progress_events": studio.progress_events,
+    }
+
+
+def _screenshot_small(app, window, path: Path) -> dict:
+    """The window on a 1024×600 screen at 100 %."""
+    return _fit(app, window, path, 1024, 600, "1024×600 at 100 %")
+
+
+def _fit(app, window, path: Path, width: int, height: int, screen: str) -> dict:
+    hint = window.minimumSizeHint()
+    window.resize(width, height)
+    _wait(app, lambda: False, 0.2)
+    window.grab().save(str(path))
+    fits = hint.width() <= width and hint.height() <= height
+    return {"screen": screen, "minimum": f"{hint.width()}×{hint.height()}", "fits": fits, "path": str(path)}
+
+
+def _screenshot_scaled(path: Path) -> dict:
+    """The window on a 1280×720 screen at 150 % (853×480 logical pixels), in a process started at that scale."""
+    import subprocess
+
+    command = [sys.executable] if getattr(sys, "frozen", False) else [sys.executable, "-m", "app"]
+    env = {**os.environ, "QT_SCALE_FACTOR": "1.5", "QT_QPA_PLATFORM": os.environ.get("QT_QPA_PLATFORM", "offscreen")}
+    done = subprocess.run([*command, "--screenshot", str(path), "--size", "853x480"], env=env, capture_output=True,
+                          text=True, timeout=120)  # fmt: skip
+    if done.returncode != 0:
+        raise RuntimeError(f"the 150 % screenshot failed: {done.stderr.strip()[-500:]}")
+    return {**json.loads(done.stdout.strip().splitlines()[-1]), "screen": "1280×720 at 150 %"}
+
+
+def screenshot(path: Path, width: int, height: int) -> int:
+    """``--screenshot PATH --size WxH``: the window (no model) at that logical size; prints whether it fits."""
+    if not os.environ.get("DISPLAY") and not os.environ.get("WAYLAND_DISPLAY"):
+        os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+    import tempfile
+
+    from PySide6.QtCore import QSettings
+
+    from .application import make_application
+    from .audio.playback import Player
+    from .audio.virtual_device import VirtualSoundDevice
+    from .main_window import MainWindow
+    from .paths import AppPaths
+    from .settings import Settings
+
+    app = make_application()
+    with tempfile.TemporaryDirectory(prefix="chatterbox-screenshot-") as home:
+        settings = Settings(QSettings(str(Path(home) / "settings.ini"), QSettings.Format.IniFormat))
+        window = MainWindow(settings, AppPaths.under(Path(home)), player=Player(VirtualSoundDevice()))
+        window.show()
+        result = _fit(app, window, Path(path), width, height, f"{width}×{height}")
+        window.close()
+        app.processEvents()
     _say(json.dumps(result), sys.stdout)
     return 0
 

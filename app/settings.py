@@ -7,7 +7,7 @@ from pathlib import Path
 
 from PySide6.QtCore import QSettings
 
-from core.options import SESSION_FIELDS, RuntimeOptions, SynthesisOptions
+from core.options import SESSION_FIELDS, STREAM_PLANS, RuntimeOptions, SynthesisOptions
 from core.user_dirs import APP_NAME
 
 
@@ -24,6 +24,8 @@ class Key(str, Enum):
     FIRST_CHUNK_TOKENS = "runtime/first_chunk_tokens"
     CHUNK_TOKENS = "runtime/chunk_tokens"
     DECODER_PROMPT = "runtime/decoder_prompt_seconds"
+    STREAM_PLAN = "runtime/stream_plan"
+    DECODER_THREAD = "runtime/decoder_thread"
     TEMPERATURE = "sampling/temperature"
     TOP_P = "sampling/top_p"
     TOP_K = "sampling/top_k"  # 0: off
@@ -36,7 +38,14 @@ class Key(str, Enum):
     LANGUAGE = "sampling/language"
     VOICE = "voice/current"  # a voice-library name or a file path; empty: the bundle's default voice
     GEOMETRY = "window/geometry"
+    EXPORT_FOLDER = "studio/export_folder"
+    RECENT_PROJECTS = "studio/recent_projects"  # newest first, one folder per line
+    PROJECT = "studio/project"  # the project open when the window closed
     SPLITTER = "window/splitter"
+    DISMISSED_NOTICE = "window/dismissed_notice"  # the provider notice the user closed: not shown again
+    TAB = "window/tab"  # the side panel's selected tab
+    MODE = "window/mode"  # the main area's selected tab (Speak or Project)
+    TEXT = "editor/text"  # the text being typed, kept across restarts
 
 
 SESSION_KEYS = frozenset(k for k in Key if k.value.startswith("runtime/") and k.value[8:] in SESSION_FIELDS)
@@ -54,11 +63,20 @@ _DEFAULTS = {
     Key.FIRST_CHUNK_TOKENS: _RUNTIME.first_chunk_tokens,
     Key.CHUNK_TOKENS: _RUNTIME.chunk_tokens,
     Key.DECODER_PROMPT: int(_RUNTIME.decoder_prompt_seconds),
+    Key.STREAM_PLAN: _RUNTIME.stream_plan,
+    Key.DECODER_THREAD: _RUNTIME.decoder_thread,
+    Key.DISMISSED_NOTICE: "",
     Key.SEED: 0,
     Key.RANDOM_SEED: True,
     Key.LANGUAGE: "en",
     Key.VOICE: "",
     Key.BUNDLE: "",
+    Key.EXPORT_FOLDER: "",
+    Key.RECENT_PROJECTS: "",
+    Key.PROJECT: "",
+    Key.TAB: 0,
+    Key.MODE: 0,
+    Key.TEXT: "",
 }
 _SAMPLING = {
     Key.TEMPERATURE: "temperature",
@@ -94,6 +112,8 @@ class Settings:
                 return float(value)
             except (TypeError, ValueError):
                 return None
+        if isinstance(default, str) and isinstance(value, list):  # an INI file edited by hand: "a, b" reads as a list
+            return ", ".join(map(str, value))
         return value
 
     def set(self, key: Key, value) -> None:
@@ -126,6 +146,8 @@ class Settings:
             first_chunk_tokens=self.get(Key.FIRST_CHUNK_TOKENS),
             chunk_tokens=self.get(Key.CHUNK_TOKENS),
             decoder_prompt_seconds=float(self.get(Key.DECODER_PROMPT)),
+            stream_plan=self.get(Key.STREAM_PLAN) if self.get(Key.STREAM_PLAN) in STREAM_PLANS else "adaptive",
+            decoder_thread=self.get(Key.DECODER_THREAD),
             spinning=False,  # a desktop app shares its few cores with the GUI and the audio callback
         )
 

@@ -51,13 +51,15 @@ class Capabilities:
     providers: dict[str, str]
     """Graph → the execution provider its session really got."""
     provider_notice: str | None
-    """Why CUDA was not used although it was asked for."""
+    """Why CUDA was not used although it was asked for (an NVIDIA GPU is there, or ``cuda`` was chosen)."""
     precisions: dict[str, str]
     """Graph → the precision of the file in use."""
     precisions_present: tuple[str, ...]
     """Precisions the bundle holds for the language model (the graph a precision choice is about), in menu order."""
     q4_compute: str | None = None
     """How the 4-bit language model computes: ``int8`` or ``fp32``; ``None`` when it has no 4-bit weights."""
+    tags: tuple[str, ...] = ()
+    """Paralinguistic ``[tags]`` the model speaks (Turbo: ``[laugh]``, ``[sigh]``…); other tags are skipped."""
 
     @property
     def device(self) -> str:
@@ -100,6 +102,7 @@ class ModelParts:
             precisions=dict(files.precisions),
             precisions_present=tuple(p for p in PRECISIONS if p in lm_present) or ("fp32",),
             q4_compute=q4_compute,
+            tags=tokenizer.speakable_tags,
         )
         self.embedder = PromptEmbedder(sessions["embed_tokens"], info.variant, info.embed, text_table)
         self.costs = CostModel()

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import onnxruntime as ort
 
+from . import gpu
 from .errors import ModelFilesMissing, ModelLoadError, first_line
 from .options import RuntimeOptions
 
@@ -57,7 +58,8 @@ class SessionFactory:
     providers: dict[str, str] = field(default_factory=dict)
     """Graph name → the execution provider that session really got."""
     notice: str | None = None
-    """Why CUDA was not used although it was asked for (``None`` when nothing to say)."""
+    """Why CUDA was not used although it was asked for (``None`` when nothing to say: also on ``auto`` without an
+    NVIDIA GPU, where the CPU is expected)."""
     _cuda_ok: bool | None = None
 
     def _wants_cuda(self) -> bool:
@@ -76,6 +78,10 @@ class SessionFactory:
 
     def _give_up_cuda(self, reason: str) -> None:
         self._cuda_ok = False
+        if self.runtime.provider == "auto" and not gpu.nvidia_gpu_present():
+            # No NVIDIA GPU here: the CPU is the normal case, not something to tell the user about.
+            log.info("Running on CPU (no NVIDIA GPU found): %s.", reason)
+            return
         if self.runtime.provider == "auto" and self.notice is None:
             self.notice = f"Running on CPU: {reason}."
         elif self.notice is None:

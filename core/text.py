@@ -159,3 +159,15 @@ def filter_tags(text: str, known: frozenset[str]) -> tuple[str, list[str]]:
         return " "
 
     return " ".join(_TAG.sub(replace, text).split()), dropped
+
+
+def unknown_tags(text: str, known: frozenset[str] | tuple[str, ...]) -> list[str]:
+    """The ``[tags]`` of ``text`` that will be skipped: neither a ``[pause]`` nor one of ``known`` (each once, in
+    order), so an editor can say so while the user types, before anything is synthesised."""
+    known = frozenset(known)
+    seen: dict[str, None] = {}
+    for match in _TAG.finditer(text):
+        tag = match.group(0)
+        if tag not in known and not _PAUSE.fullmatch(tag):
+            seen.setdefault(tag)
+    return list(seen)

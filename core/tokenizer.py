@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import re
 import unicodedata
 from pathlib import Path
 
@@ -15,6 +16,7 @@ from .text import filter_tags, normalize_sentence
 
 log = logging.getLogger(__name__)
 SPACE = "[SPACE]"
+_TAG_WORDS = re.compile(r"\[[a-z][a-z ]{0,38}[a-z]\]")
 
 
 class TextTokenizer:
@@ -44,6 +46,16 @@ class TextTokenizer:
         except Exception:  # noqa: BLE001 - the caller reports a bad tokenizer when it loads it properly
             return False
         return sum(_is_language_tag(t) for t in vocab) >= 2
+
+    @property
+    def speakable_tags(self) -> tuple[str, ...]:
+        """The ``[tags]`` :meth:`prepare` keeps (Turbo's paralinguistic tags), in vocabulary order; the other
+        variants speak none. Bracketed tokens that are not words (byte-pair pieces such as ``[...]``) are left out."""
+        if self.variant != "turbo":
+            return ()
+        vocab = self._tok.get_vocab(with_added_tokens=True)
+        tags = (t for t in self.known_tags if _TAG_WORDS.fullmatch(t))
+        return tuple(sorted(tags, key=lambda t: vocab[t]))
 
     def prepare(self, sentence: str) -> tuple[str, list[str]]:
         """Normalise a sentence as upstream does; returns the text and the tags that were dropped."""

@@ -131,4 +131,5 @@ def _is_noisy(mono: np.ndarray, rate: int) -> bool:
 
 def _short(exc: Exception) -> str:
     text = getattr(exc, "error_string", None) or str(exc)  # libsndfile's reason, without its "Error opening <…>"
-    return first_line(text, 200, default=type(exc).__name__)
+    # Without its final full stop: the reason goes in brackets inside a sentence ("(Format not recognised).").
+    return first_line(text, 200, default=type(exc).__name__).rstrip(" .") or type(exc).__name__

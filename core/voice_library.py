@@ -7,14 +7,19 @@ the first use, across restarts too.
 from __future__ import annotations
 
 import json
+import os
 import re
-from dataclasses import dataclass
+import shutil
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from .atomic import copy_file_atomic, remove_partial_files, write_json_atomic
 from .voice import VoiceReference, load_voice
 
 AUDIO_SUFFIXES = {".wav", ".flac", ".ogg", ".mp3", ".aiff", ".aif"}
+TRASH = ".trash"
+"""A removed voice's recording waits here until :meth:`VoiceLibrary.empty_trash` (the app calls it when it starts
+and when it closes), so a removal can be undone."""
 
 
 @dataclass(frozen=True)
@@ -22,6 +27,16 @@ class LibraryVoice:
     name: str
     path: Path
     seconds: float
+
+
+@dataclass(frozen=True)
+class RemovedVoice:
+    """What :meth:`VoiceLibrary.restore` needs to undo a removal."""
+
+    name: str
+    entry: dict = field(hash=False)
+    trashed: Path | None = None
+    """Where the recording waits (``None``: another voice still uses it, or it could not be moved)."""
 
 
 class VoiceLibrary:
@@ -99,12 +114,80 @@ class VoiceLibrary:
             raise
         return LibraryVoice(name, target, reference.duration_s), reference
 
-    def remove(self, name: str) -> None:
+    def remove(self, name: str) -> RemovedVoice | None:
+        """Take ``name`` out of the library; its recording goes to the trash folder until :meth:`empty_trash`."""
         index = self._index()
         entry = index.pop(name, None)
         if entry is None:
-            return
+            return None
         self._save_index(index)
         path = self._file(entry)
+        trashed = None
         if path is not None and all(self._file(e) != path for e in index.values()):
+            trashed = self._to_trash(path)
+        return RemovedVoice(name, dict(entry), trashed)
+
+    def _trash(self) -> Path | None:
+        trash = self.directory / TRASH
+        if trash.is_symlink() or (trash.exists() and not trash.is_dir()):
+            return None  # never move a recording to wherever a planted link points
+        return trash
+
+    def _to_trash(self, path: Path) -> Path | None:
+        if not path.is_file():
+            return None
+        trash = self._trash()
+        try:
+            if trash is None:
+                raise OSError("no trash folder")
+            trash.mkdir(exist_ok=True)
+            target = _free_name(trash, path.stem, path.suffix)
+            os.replace(path, target)
+            return target
+        except OSError:  # the trash is unusable: the recording is deleted as before, and cannot be restored
             path.unlink(missing_ok=True)
+            return None
+
+    def restore(self, removed: RemovedVoice) -> LibraryVoice:
+        """Undo :meth:`remove` (raises OSError when the recording is gone, e.g. after :meth:`empty_trash`)."""
+        index = self._index()
+        name, counter = removed.name, 1
+        while name in index:
+            counter += 1
+            name = f"{removed.name} ({counter})"
+        entry = dict(removed.entry)
+        if removed.trashed is not None:
+            if not removed.trashed.is_file():
+                raise FileNotFoundError(f"the recording of “{removed.name}” is no longer in the trash")
+            original = self._file(entry)
+            target = original if original is not None and not original.exists() else None
+            if target is None:
+                taken = Path(str(entry.get("file") or "voice.wav"))
+                suffix = taken.suffix.lower() if taken.suffix.lower() in AUDIO_SUFFIXES else removed.trashed.suffix
+                target = _free_name(self.directory, taken.stem or "voice", suffix)
+            os.replace(removed.trashed, target)
+            entry["file"] = target.name
+        else:
+            path = self._file(entry)
+            if path is None or not path.is_file():
+                raise FileNotFoundError(f"the recording of “{removed.name}” no longer exists")
+        index[name] = entry
+        self._save_index(index)
+        restored = self.get(name)
+        if restored is None:
+            raise FileNotFoundError(f"the recording of “{removed.name}” no longer exists")
+        return restored
+
+    def empty_trash(self) -> None:
+        """Delete the recordings of removed voices for good."""
+        trash = self._trash()
+        if trash is not None and trash.is_dir():
+            shutil.rmtree(trash, ignore_errors=True)
+
+
+def _free_name(folder: Path, stem: str, suffix: str) -> Path:
+    target, counter = folder / f"{stem}{suffix}", 1
+    while target.exists():
+        counter += 1
+        target = folder / f"{stem}_{counter}{suffix}"
+    return target

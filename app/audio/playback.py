@@ -1,6 +1,7 @@
 """Live playback through sounddevice: chunks go into a ring buffer, the output stream's callback plays them.
 
-Playback starts with the first chunk, Stop silences at once, underruns are counted. The ``sounddevice`` module is
+Playback starts with the first chunk, Stop silences at once, :attr:`Player.paused` holds it (the device gets
+silence, the queued audio waits), underruns are counted. The ``sounddevice`` module is
 injectable (tests pass a fake), and a machine without an audio device only loses playback: :attr:`Player.error`
 says why, and everything else keeps working. A device that disappears or errors during playback is noticed
 (:meth:`Player.check`): the stream is dropped for the rest of the request, synthesis goes on, and the next request
@@ -53,6 +54,8 @@ class Player:
         self._stopping = False
         self._stream_ended = False
         self._progress = (0, time.monotonic())
+        self.paused = False
+        """Playback is held: the callback plays silence and leaves the queued audio where it is."""
 
     # --- GUI thread --------------------------------------------------------------------------------------------
     def begin(self) -> None:
@@ -61,6 +64,7 @@ class Player:
         self.underruns = self.played = self.queued = 0
         self._input_done = False
         self._started_playing = False
+        self.paused = False
         if self.lost:
             self.lost, self.error = False, None
 
@@ -81,6 +85,20 @@ class Player:
         self._input_done = True
 
     @property
+    def playing(self) -> bool:
+        """The stream is open and audio of the current request is still to be played (or held by a pause)."""
+        return self.stream is not None and not self.finished
+
+    def set_paused(self, paused: bool) -> None:
+        self.paused = paused
+        self._progress = (self.played, time.monotonic())  # a pause is not a stalled device
+
+    def toggle_pause(self) -> bool:
+        """Pause or resume; returns whether playback is now paused."""
+        self.set_paused(not self.paused)
+        return self.paused
+
+    @property
     def finished(self) -> bool:
         """All queued audio has been played (or there is nothing to play)."""
         return self._input_done and self.ring.available == 0
@@ -88,6 +106,7 @@ class Player:
     def stop(self) -> None:
         """Silence now: drop queued audio and abort the stream (no fade, no drain)."""
         self.ring.clear()
+        self.paused = False
         stream, self.stream = self.stream, None
         if stream is not None:
             self._stopping = True
@@ -105,7 +124,7 @@ class Player:
         if stream is None:
             return None
         now = time.monotonic()
-        if self.played != self._progress[0] or self.ring.available == 0:
+        if self.played != self._progress[0] or self.ring.available == 0 or self.paused:
             self._progress = (self.played, now)
         # A device may take a moment to start (Bluetooth): allow it three times longer before its first block.
         limit = self.STALL_SECONDS if self._started_playing else 3 * self.STALL_SECONDS
@@ -153,6 +172,9 @@ class Player:
 
     def _callback(self, outdata, frames, time_info, status) -> None:
         out = outdata[:, 0]
+        if self.paused:
+            out[:] = 0.0
+            return
         n = self.ring.read_into(out)
         if n < frames:
             out[n:] = 0.0

@@ -120,8 +120,11 @@ class ModelDialog(QDialog):
         if d.error:
             self.progress.hide()
             self.status.setText("Download cancelled." if d.error == "cancelled" else d.error)
+            if d.offline:  # point at what works without a connection
+                self.open_button.setDefault(True)
+                self.open_button.setFocus()
             if d.error != "cancelled":
-                QMessageBox.warning(self, "Download failed", d.error)
+                QMessageBox.warning(self, "No internet connection" if d.offline else "Download failed", d.error)
             return
         self.chosen = d.target
         self.accept()

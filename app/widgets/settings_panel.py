@@ -20,8 +20,9 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from core.languages import language_label
 from core.model_parts import Capabilities
-from core.options import PRECISIONS, PROVIDERS, Q4_COMPUTE, upstream_defaults
+from core.options import PRECISIONS, PROVIDERS, Q4_COMPUTE, STREAM_PLANS, upstream_defaults
 
 from ..settings import Key, Settings
 
@@ -30,6 +31,61 @@ Q4_TIP = (
     "(faster, especially with CFG; logits differ by a few hundredths). fp32: weights expanded to float32 as exported. "
     "Changing it reloads the model."
 )
+TIPS = {
+    Key.PROVIDER: "Where the model runs. auto: the NVIDIA GPU (CUDA) when it loads, else the CPU; cuda: ask for the "
+    "GPU and say why when it cannot be used; cpu: never try the GPU. Changing it reloads the model.",
+    Key.THREADS: "CPU threads per model part. auto: one per physical core (fastest here). Fewer leave cores to other "
+    "programs and make speech slower; more than the cores only adds contention. Changing it reloads the model.",
+    Key.PRECISION: "Number format of the language model's weights. fp32: as exported, largest and slowest; fp16, q8, "
+    "q4 (4-bit): smaller files and memory, usually faster steps, with slightly different speech. A precision the "
+    "model lacks falls back to fp32. Changing it reloads the model.",
+    Key.Q4_COMPUTE: Q4_TIP,
+    Key.KV_CHAINING: "Keeps the language model's attention cache where it is between steps instead of copying it "
+    "(IOBinding). A large gain on a GPU (no copy to the CPU and back every step), about even on the CPU. Costs "
+    "nothing; leave it on.",
+    Key.CONDITIONING_CACHE: "Remembers what the voice encoder made of each voice (in memory and on disk), so a voice "
+    "used before starts speaking without running the encoder again. Costs a little disk space per voice.",
+    Key.PREFIX_CACHE: "Keeps the language model's state after the voice part of the prompt, per voice, so each "
+    "request only reads its own text (up to 90 % less time before the first sound on Turbo). Costs some memory "
+    "per voice.",
+    Key.STREAM: "Decode and play audio while the language model is still generating: the first sound comes within "
+    "about a second whatever the length. Off: each sentence is decoded in one go (a little less total work, a much "
+    "later start).",
+    Key.STREAM_PLAN: "How streaming cuts speech into decoder calls. adaptive: a small first window, then as few "
+    "calls as keep playback fed (measured on this computer; usually one per sentence). fixed: the first chunk, then "
+    "a call every chunk, whatever it costs.",
+    Key.FIRST_CHUNK_TOKENS: "Speech tokens (25 per second of speech) generated before the first audio is decoded. "
+    "Smaller starts sooner; too small wastes decoder calls.",
+    Key.CHUNK_TOKENS: "Speech tokens per later decoder call with the fixed plan. Larger chunks mean fewer calls (less "
+    "total work) and a longer wait for each piece of audio.",
+    Key.DECODER_THREAD: "Decode audio on a second thread while the language model goes on with the next words. "
+    "Faster where there are cores to spare (or a GPU); on two cores it gains only a few per cent.",
+    Key.DECODER_PROMPT: "Seconds of your recording the decoder hears on every call (10 s as upstream). The decoder "
+    "pays for it on every call: 6 or 3 s make speech start sooner and render 30–35 % faster, with a little less of "
+    "the voice's detail.",
+    Key.LANGUAGE: "The language of the text (Multilingual model only). A wrong language reads the words with the "
+    "wrong pronunciation.",
+    Key.TEMPERATURE: "Randomness of the speech tokens. Lower: steadier, flatter delivery; higher: livelier and more "
+    "varied, with more risk of mumbling or odd sounds. No effect on speed.",
+    Key.TOP_K: "Only the k most likely tokens are considered at each step (off: all). A small k is safer and duller. "
+    "No effect on speed.",
+    Key.TOP_P: "Only the most likely tokens that together make up this share of the probability are considered "
+    "(1.0: all). Lower is safer and less varied. No effect on speed.",
+    Key.MIN_P: "Tokens less likely than this fraction of the most likely one are dropped (0: off). Cuts rare, odd "
+    "sounds while keeping variety; 0.02–0.1 is typical. No effect on speed.",
+    Key.REPETITION_PENALTY: "Makes tokens the model has just produced less likely: above 1 against stutters and "
+    "loops; too high makes speech rushed or garbled. No effect on speed.",
+    Key.CFG_WEIGHT: "Classifier-free guidance: how strongly the speech follows the text and the voice (0: off). "
+    "Higher is clearer and slower-paced; each step runs the language model twice, so any value above 0 costs up to "
+    "twice the time per step on the CPU.",
+    Key.EXAGGERATION: "Emotional intensity of the delivery: 0.5 is neutral, higher is more expressive and dramatic "
+    "(often faster; lower the CFG weight to slow it down). No effect on speed.",
+    Key.RANDOM_SEED: "Pick a new random seed for every request, so speaking the same text again gives a different "
+    "take.",
+    Key.SEED: "The same seed, text, voice and settings give the same speech again: use it to reproduce a take you "
+    "liked. The seed of each take is kept in the history.",
+}
+"""What each control does and what it costs: the tooltip it shows while it is available."""
 
 
 class SettingsPanel(QWidget):
@@ -50,20 +106,16 @@ class SettingsPanel(QWidget):
         c[Key.THREADS] = _spin(0, 64, "auto")
         c[Key.PRECISION] = _combo(PRECISIONS)
         c[Key.Q4_COMPUTE] = _combo(Q4_COMPUTE)
-        c[Key.Q4_COMPUTE].setToolTip(Q4_TIP)
         c[Key.KV_CHAINING] = QCheckBox("KV chaining (IOBinding, no copies)")
         c[Key.CONDITIONING_CACHE] = QCheckBox("Conditioning cache")
         c[Key.PREFIX_CACHE] = QCheckBox("Voice-prefix KV cache")
         c[Key.STREAM] = QCheckBox("Stream (play while generating)")
+        c[Key.STREAM_PLAN] = _combo(STREAM_PLANS)
+        c[Key.DECODER_THREAD] = QCheckBox("Decoder thread (decode beside the language model)")
         c[Key.FIRST_CHUNK_TOKENS] = _spin(1, 200)
         c[Key.CHUNK_TOKENS] = _spin(1, 400)
         c[Key.DECODER_PROMPT] = _spin(3, 10)
         c[Key.DECODER_PROMPT].setSuffix(" s")
-        c[Key.DECODER_PROMPT].setToolTip(
-            "Seconds of your recording the decoder hears on every call (10 s as upstream). The decoder pays for it "
-            "on every call: 6 or 3 s make speech start sooner and render faster, with a little less of the voice's "
-            "detail."
-        )
         c[Key.TEMPERATURE] = _dspin(0.05, 5.0, 0.05)
         c[Key.TOP_P] = _dspin(0.05, 1.0, 0.01)
         c[Key.TOP_K] = _spin(0, 8194, "off")
@@ -74,7 +126,10 @@ class SettingsPanel(QWidget):
         c[Key.RANDOM_SEED] = QCheckBox("Random seed each time")
         c[Key.SEED] = _spin(0, 2**31 - 1)
         c[Key.LANGUAGE] = _combo(("en",))
-        self.reset_sampling = QPushButton("Model defaults")
+        _set_languages(c[Key.LANGUAGE], ("en",))
+        for key, control in c.items():
+            control.setToolTip(TIPS[key])
+        self.reset_sampling = QPushButton("Model &defaults")
         self.reset_sampling.setToolTip("Use the upstream sampling defaults of the loaded model")
 
         engine = QGroupBox("Engine")
@@ -85,8 +140,10 @@ class SettingsPanel(QWidget):
         form.addRow("4-bit compute", c[Key.Q4_COMPUTE])
         for key in (Key.KV_CHAINING, Key.CONDITIONING_CACHE, Key.PREFIX_CACHE, Key.STREAM):
             form.addRow(c[key])
+        form.addRow("Stream plan", c[Key.STREAM_PLAN])
         form.addRow("First chunk (tokens)", c[Key.FIRST_CHUNK_TOKENS])
         form.addRow("Chunk (tokens)", c[Key.CHUNK_TOKENS])
+        form.addRow(c[Key.DECODER_THREAD])
         form.addRow("Decoder voice prompt", c[Key.DECODER_PROMPT])
         sampling = QGroupBox("Voice and sampling")
         form = QFormLayout(sampling)
@@ -121,8 +178,9 @@ class SettingsPanel(QWidget):
         control = self.controls[key]
         if isinstance(control, QCheckBox):
             return control.isChecked()
-        if isinstance(control, QComboBox):
-            return control.currentText()
+        if isinstance(control, QComboBox):  # the language combo shows "French (fr)" and holds "fr"
+            data = control.currentData()
+            return data if isinstance(data, str) else control.currentText()
         return control.value()
 
     def _set(self, key: Key, value) -> None:
@@ -131,9 +189,13 @@ class SettingsPanel(QWidget):
         if isinstance(control, QCheckBox):
             control.setChecked(bool(value))
         elif isinstance(control, QComboBox):
-            if control.findText(str(value)) < 0:
-                control.addItem(str(value))
-            control.setCurrentText(str(value))
+            index = control.findData(str(value))
+            if index < 0:
+                index = control.findText(str(value))
+            if index < 0:
+                control.addItem(language_label(str(value)) if key == Key.LANGUAGE else str(value), str(value))
+                index = control.count() - 1
+            control.setCurrentIndex(index)
         elif isinstance(control, QSpinBox):
             control.setValue(int(value))
         else:
@@ -160,19 +222,23 @@ class SettingsPanel(QWidget):
     def set_capabilities(self, caps: Capabilities) -> None:
         """Offer what the loaded model has: its languages and precisions; disable what it cannot do."""
         self.capabilities = caps
-        for key, items in ((Key.LANGUAGE, caps.languages or ("en",)), (Key.PRECISION, caps.precisions_present)):
-            combo: QComboBox = self.controls[key]
-            combo.blockSignals(True)
-            combo.clear()
-            combo.addItems(list(items))
-            combo.blockSignals(False)
+        _set_languages(self.controls[Key.LANGUAGE], caps.languages or ("en",))
+        combo: QComboBox = self.controls[Key.PRECISION]
+        combo.blockSignals(True)
+        combo.clear()
+        combo.addItems(list(caps.precisions_present))
+        combo.blockSignals(False)
         self.load()
         wanted = self.settings.get(Key.PRECISION)
         self.controls[Key.PRECISION].setToolTip(
-            f"This model has no {wanted} language model; it runs {caps.lm_precision}."
-            if wanted not in caps.precisions_present
-            else f"Language model in {caps.lm_precision}; other graphs: "
-            + ", ".join(sorted({p for g, p in caps.precisions.items() if g != "language_model"}))
+            (
+                f"This model has no {wanted} language model; it runs {caps.lm_precision}."
+                if wanted not in caps.precisions_present
+                else f"Language model in {caps.lm_precision}; other graphs: "
+                + ", ".join(sorted({p for g, p in caps.precisions.items() if g != "language_model"}))
+            )
+            + "\n\n"
+            + TIPS[Key.PRECISION]
         )
         cfg_why = "Turbo has no classifier-free guidance." if caps.variant == "turbo" else (
             "This model's text table was not found, so classifier-free guidance is unavailable.")  # fmt: skip
@@ -184,7 +250,7 @@ class SettingsPanel(QWidget):
             (Key.Q4_COMPUTE, caps.q4_compute is not None, "The language model in use has no 4-bit weights."),
         ):
             self.controls[key].setEnabled(ok)
-            self.controls[key].setToolTip((Q4_TIP if key == Key.Q4_COMPUTE else "") if ok else why)
+            self.controls[key].setToolTip(TIPS[key] if ok else f"{why}\n\n{TIPS[key]}")
 
     @Slot()
     def _on_control_changed(self, key: Key) -> None:
@@ -198,6 +264,15 @@ class SettingsPanel(QWidget):
         self.settings.reset_sampling()
         self.load()
         self.changed.emit(Key.TEMPERATURE)
+
+
+def _set_languages(combo: QComboBox, codes) -> None:
+    """Language names with their code ("French (fr)"); the item data is the code the core takes."""
+    combo.blockSignals(True)
+    combo.clear()
+    for code in codes:
+        combo.addItem(language_label(code), code)
+    combo.blockSignals(False)
 
 
 def _combo(items) -> QComboBox:

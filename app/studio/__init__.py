@@ -1,0 +1,1 @@
+"""The narration studio: a project of segments to render, hear, fix, pace and export."""

@@ -1,0 +1,197 @@
+"""The project's text as its segments: chapters with their sentences, each marked pending, rendered or failed.
+
+The segment being heard is highlighted and scrolled into view. A context menu and keys act on one segment: play
+from here (Enter), regenerate (R), edit the text (F2), choose a take, change the voice, the pause after it and its
+pace. The list only shows and asks; the studio panel does the work.
+"""
+
+from __future__ import annotations
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QAction, QBrush, QColor, QFont, QKeySequence
+from PySide6.QtWidgets import QAbstractItemView, QMenu, QTreeWidget, QTreeWidgetItem
+
+from core.project import Project
+
+NUMBER_ROLE = Qt.ItemDataRole.UserRole
+STATUS_MARK = {"pending": "○ pending", "rendered": "● rendered", "failed": "✕ failed"}
+TEXT, STATUS, TAKES = 0, 1, 2
+STATUS_TIP = {
+    "pending": "Pending: not rendered with its current text, voice and settings",
+    "rendered": "Rendered",
+    "failed": "Failed",
+}
+
+
+class SegmentList(QTreeWidget):
+    play_from = Signal(int)
+    regenerate = Signal(int)
+    edit_text = Signal(int)
+    choose_take = Signal(int, int)
+    set_voice = Signal(int, object)  # number, voice name or None (the model's voice)
+    set_pause = Signal(int)
+    set_speed = Signal(int)
+
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        self.setColumnCount(3)
+        self.setHeaderLabels(["Text", "Status", "Takes"])
+        self.setRootIsDecorated(True)
+        self.setUniformRowHeights(True)
+        self.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+        self.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
+        self.customContextMenuRequested.connect(self._menu)
+        self.itemDoubleClicked.connect(lambda item, _col: self._emit(self.play_from, item))
+        self.header().setStretchLastSection(False)
+        self.header().setSectionResizeMode(TEXT, self.header().ResizeMode.Stretch)
+        self.header().resizeSection(STATUS, 96)
+        self.header().resizeSection(TAKES, 48)
+        self.project: Project | None = None
+        self.items: dict[int, QTreeWidgetItem] = {}
+        self.current: int | None = None
+        self.voices: list[str] = []
+        self.editable = True
+        """False while the project renders: only playing is offered."""
+
+    # --- content -----------------------------------------------------------------------------------------------
+    def set_project(self, project: Project | None) -> None:
+        self.clear()
+        self.items, self.current, self.project = {}, None, project
+        if project is None:
+            return
+        chapters = []
+        for chapter in project.chapters:
+            item = QTreeWidgetItem(self, [chapter.title, "", ""])
+            font = item.font(TEXT)
+            font.setBold(True)
+            item.setFont(TEXT, font)
+            item.setFlags(Qt.ItemFlag.ItemIsEnabled)
+            chapters.append(item)
+        for number, segment in enumerate(project.segments, 1):
+            parent = chapters[segment.chapter] if segment.chapter < len(chapters) else self.invisibleRootItem()
+            item = QTreeWidgetItem(parent)
+            item.setData(TEXT, NUMBER_ROLE, number)
+            self.items[number] = item
+            self.refresh(number)
+        self.expandAll()
+
+    def refresh(self, number: int | None = None) -> None:
+        """Update one segment's row (or all) from the project."""
+        if self.project is None:
+            return
+        numbers = [number] if number is not None else list(self.items)
+        for n in numbers:
+            item, segment = self.items.get(n), self.project.segments[n - 1]
+            if item is None:
+                continue
+            status = self.project.status(segment)
+            item.setText(STATUS, STATUS_MARK[status])
+            item.setText(TEXT, segment.text)
+            item.setText(TAKES, str(len(segment.takes)) if segment.takes else "")
+            tip = STATUS_TIP[status] + (f": {segment.error}" if status == "failed" and segment.error else "")
+            voice = segment.voice or "the model's voice"
+            item.setToolTip(
+                TEXT,
+                f"{segment.text}\n\nSegment {n} · {tip} · voice: {voice} · pause after "
+                f"{segment.pause_after:g} s" + (f" · pace {segment.speed:g}×" if segment.speed else ""),
+            )
+            item.setToolTip(STATUS, tip)
+            colour = {"pending": QColor(120, 120, 120), "failed": QColor(190, 30, 30)}.get(status)
+            brush = QBrush(colour) if colour is not None else QBrush()
+            for column in range(3):
+                item.setForeground(column, brush)
+            font = item.font(TEXT)
+            font.setItalic(status == "pending")
+            item.setFont(TEXT, font)
+            self._paint_current(n)
+
+    def highlight(self, number: int | None) -> None:
+        """Mark the segment being heard (or rendered) and scroll it into view."""
+        previous, self.current = self.current, number
+        if previous is not None:
+            self._paint_current(previous)
+        if number is not None and number in self.items:
+            self._paint_current(number)
+            self.scrollToItem(self.items[number], QAbstractItemView.ScrollHint.EnsureVisible)
+
+    def _paint_current(self, number: int) -> None:
+        item = self.items.get(number)
+        if item is None:
+            return
+        brush = QBrush(self.palette().highlight().color().lighter(170)) if number == self.current else QBrush()
+        for column in range(3):
+            item.setBackground(column, brush)
+        font: QFont = item.font(TEXT)
+        font.setBold(number == self.current)
+        item.setFont(TEXT, font)
+
+    def selected_number(self) -> int | None:
+        item = self.currentItem()
+        return item.data(TEXT, NUMBER_ROLE) if item is not None else None
+
+    # --- actions ----------------------------------------------------------------------------------------------
+    def keyPressEvent(self, event) -> None:
+        number = self.selected_number()
+        key = event.key()
+        if number is not None and key in (Qt.Key.Key_Return, Qt.Key.Key_Enter):
+            self.play_from.emit(number)
+        elif number is not None and self.editable and key == Qt.Key.Key_R and not event.modifiers():
+            self.regenerate.emit(number)
+        elif number is not None and self.editable and key == Qt.Key.Key_F2:
+            self.edit_text.emit(number)
+        else:
+            super().keyPressEvent(event)
+
+    def _emit(self, signal, item) -> None:
+        number = item.data(TEXT, NUMBER_ROLE) if item is not None else None
+        if number is not None:
+            signal.emit(number)
+
+    def menu_for(self, number: int) -> QMenu:
+        """The context menu of one segment (built on demand; tests trigger its actions directly)."""
+        menu = QMenu(self)
+        segment = self.project.segments[number - 1]
+        menu.addAction(_action(menu, "&Play from here", lambda: self.play_from.emit(number), "Return"))
+        menu.addSeparator()
+        for text, signal, key in (("&Regenerate (new take)", self.regenerate, "R"),
+                                  ("&Edit text…", self.edit_text, "F2")):  # fmt: skip
+            action = _action(menu, text, lambda s=signal: s.emit(number), key)
+            action.setEnabled(self.editable)
+            menu.addAction(action)
+        takes = menu.addMenu("Choose &take")
+        takes.setEnabled(self.editable and len(segment.takes) > 1)
+        key = self.project.render_key(segment)
+        for index, take in enumerate(segment.takes, 1):
+            label = f"Take {index} · seed {take.seed} · {take.seconds:.1f} s"
+            action = _action(takes, label + ("" if take.key == key else " (outdated)"),
+                             lambda i=index: self.choose_take.emit(number, i))  # fmt: skip
+            action.setCheckable(True)
+            action.setChecked(segment.chosen == index - 1)
+            action.setEnabled(take.key == key)
+            takes.addAction(action)
+        voices = menu.addMenu("&Voice")
+        voices.setEnabled(self.editable)
+        for name in [None, *self.voices]:
+            action = _action(voices, name or "The model's voice", lambda n=name: self.set_voice.emit(number, n))
+            action.setCheckable(True)
+            action.setChecked(segment.voice == name)
+            voices.addAction(action)
+        for text, signal in (("Pa&use after…", self.set_pause), ("Pa&ce of this segment…", self.set_speed)):
+            action = _action(menu, text, lambda s=signal: s.emit(number))
+            action.setEnabled(self.editable)
+            menu.addAction(action)
+        return menu
+
+    def _menu(self, position) -> None:
+        item = self.itemAt(position)
+        number = item.data(TEXT, NUMBER_ROLE) if item is not None else None
+        if number is not None and self.project is not None:
+            self.menu_for(number).exec(self.viewport().mapToGlobal(position))
+
+
+def _action(parent, text: str, slot, shortcut: str | None = None) -> QAction:
+    action = QAction(text, parent)
+    if shortcut:
+        action.setShortcut(QKeySequence(shortcut))
+    action.triggered.connect(lambda _checked=False: slot())  # triggered(bool) must not reach the slot's defaults
+    return action

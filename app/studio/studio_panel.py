@@ -1,0 +1,479 @@
+"""The narration studio: a project's segments, rendering with progress, listening, fixing one sentence, pace, export.
+
+Rendering runs on the inference worker (``EngineBridge.render``); the project autosaves after every segment. While
+it renders, what is rendered can be heard (the segment being heard is highlighted); when generation falls behind
+playback the status says "Buffering…". Edits (text, take, voice, pause, pace) change the project in memory and mark
+it unsaved; only the edited segment becomes pending.
+"""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+
+import numpy as np
+from PySide6.QtCore import Qt, QTimer, Signal, Slot
+from PySide6.QtWidgets import (
+    QCheckBox,
+    QHBoxLayout,
+    QInputDialog,
+    QLabel,
+    QProgressBar,
+    QPushButton,
+    QSlider,
+    QVBoxLayout,
+    QWidget,
+)
+
+from core.constants import SAMPLE_RATE
+from core.errors import ChatterboxError
+from core.project import SPEED_RANGE, Project
+from core.project_export import Placement, export_project, preview
+
+from ..settings import Key
+from ..widgets.waveform_plot import WaveformPlot
+from .export_dialog import ExportDialog, default_folder
+from .segment_list import SegmentList
+
+log = logging.getLogger(__name__)
+
+
+class SeekableWaveform(WaveformPlot):
+    seek_requested = Signal(float)
+
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        self.setToolTip("Click to play from that point")
+        self.scene().sigMouseClicked.connect(self._clicked)
+
+    def show_audio(self, audio: np.ndarray) -> None:
+        self.clear_audio()
+        self.append(audio)
+
+    def _clicked(self, event) -> None:
+        point = self.getPlotItem().vb.mapSceneToView(event.scenePos())
+        self.seek_requested.emit(max(0.0, float(point.x())))
+
+
+class StudioPanel(QWidget):
+    changed = Signal()
+    """The project was edited, rendered, saved, opened or closed (the window updates its title and menus)."""
+    message = Signal(str, bool)
+    """Text for the window's message line, and whether it is an error."""
+
+    def __init__(self, host, parent=None):
+        super().__init__(parent)
+        self.host = host
+        """The main window: ``bridge``, ``player``, ``settings``, ``runtime_options()``, ``synthesis_defaults()``."""
+        self.project: Project | None = None
+        self.dirty = False
+        self.rendering: int | None = None
+        self.progress_events = 0
+        self._audio = np.zeros(0, np.float32)
+        self._placements: list[Placement] = []
+        self._offset = 0.0
+        """Seconds of the preview before what the player was given."""
+        self._paused_at: float | None = None
+        self._live = False
+        """Playing chunks as they render (rather than a preview of finished segments)."""
+        self._build()
+
+    # --- construction ------------------------------------------------------------------------------------------
+    def _build(self) -> None:
+        self.title = QLabel("No project: File → New project, Import or Open.", self)
+        self.title.setWordWrap(True)
+        self.render_button = QPushButton("&Render", self)
+        self.render_button.setToolTip("Render every pending segment (only what changed since the last render)")
+        self.stop_button = QPushButton("S&top", self)
+        self.play_button = QPushButton("&Play", self)
+        self.play_button.setToolTip("Play the project from the selected segment (Space pauses and resumes)")
+        self.export_button = QPushButton("E&xport…", self)
+        self.listen = QCheckBox("&Listen while rendering", self)
+        self.listen.setChecked(True)
+        self.progress = QProgressBar(self)
+        self.progress.setTextVisible(True)
+        self.progress.setFormat("")
+        self.status = QLabel("", self)
+        self.status.setWordWrap(True)
+        self.pace = QSlider(Qt.Orientation.Horizontal, self)
+        self.pace.setRange(round(SPEED_RANGE[0] * 100), round(SPEED_RANGE[1] * 100))
+        self.pace.setSingleStep(5)
+        self.pace.setPageStep(10)
+        self.pace.setValue(100)
+        self.pace.setToolTip("Pace of the whole narration, pitch preserved (applied when playing and exporting; "
+                             "nothing is rendered again)")  # fmt: skip
+        self.pace_label = QLabel("Pace 1.00×", self)
+        self.segments = SegmentList(self)
+        self.waveform = SeekableWaveform(self)
+        self.waveform.setMinimumHeight(70)
+
+        buttons = QHBoxLayout()
+        for widget in (self.render_button, self.stop_button, self.play_button, self.export_button):
+            buttons.addWidget(widget)
+        buttons.addStretch(1)
+        pace = QHBoxLayout()
+        pace.addWidget(self.pace_label)
+        pace.addWidget(self.pace, 1)
+        pace.addWidget(self.listen)
+        column = QVBoxLayout(self)
+        column.addWidget(self.title)
+        column.addLayout(buttons)
+        column.addWidget(self.progress)
+        column.addWidget(self.status)
+        column.addWidget(self.segments, 3)
+        column.addLayout(pace)
+        column.addWidget(self.waveform, 1)
+
+        self.render_button.clicked.connect(self.render)
+        self.stop_button.clicked.connect(self.stop)
+        self.play_button.clicked.connect(self.toggle_play)
+        self.export_button.clicked.connect(self.export_dialog)
+        self.pace.valueChanged.connect(self._on_pace)
+        self.segments.play_from.connect(self.play_from)
+        self.segments.regenerate.connect(self.regenerate)
+        self.segments.edit_text.connect(self._ask_text)
+        self.segments.choose_take.connect(self.choose_take)
+        self.segments.set_voice.connect(self.set_voice)
+        self.segments.set_pause.connect(self._ask_pause)
+        self.segments.set_speed.connect(self._ask_speed)
+        self.waveform.seek_requested.connect(self.seek)
+        self.host.bridge.render_step.connect(self._on_step)
+        self.host.bridge.render_done.connect(self._on_done)
+        self.host.bridge.request_failed.connect(self._on_failed)
+        self.host.bridge.request_cancelled.connect(self._on_cancelled)
+        self._timer = QTimer(self)
+        self._timer.setInterval(50)
+        self._timer.timeout.connect(self._tick)
+        self._update_controls()
+
+    # --- the project -------------------------------------------------------------------------------------------
+    def set_project(self, project: Project | None) -> None:
+        self.stop()
+        self.project, self.dirty = project, False
+        self.segments.set_project(project)
+        self.segments.voices = sorted(project.voices) if project else []
+        self.pace.blockSignals(True)
+        self.pace.setValue(round(float(project.finishing.get("speed") or 1.0) * 100) if project else 100)
+        self.pace.blockSignals(False)
+        self._on_pace(self.pace.value(), mark=False)
+        self.waveform.clear_audio()
+        self._show_counts()
+        self._update_controls()
+        self.changed.emit()
+
+    def save(self) -> bool:
+        if self.project is None:
+            return True
+        try:
+            self.project.save()
+        except ChatterboxError as exc:
+            self.message.emit(str(exc), True)
+            return False
+        self.dirty = False
+        self.changed.emit()
+        return True
+
+    def _edited(self, number: int | None = None) -> None:
+        self.dirty = True
+        self.segments.refresh(number)
+        self._show_counts()
+        self.changed.emit()
+
+    # --- rendering ---------------------------------------------------------------------------------------------
+    @Slot()
+    def render(self) -> None:
+        self._start_render(None)
+
+    @Slot(int)
+    def regenerate(self, number: int) -> None:
+        self._start_render(number)
+
+    def _start_render(self, regenerate: int | None) -> None:
+        project = self.project
+        if project is None or self.rendering is not None:
+            return
+        if self.host.bridge.model is None:
+            self.message.emit("No model is loaded: choose one in the Models menu.", True)
+            return
+        todo = 1 if regenerate is not None else len(project.pending())
+        if not todo:
+            self.status.setText("Every segment is rendered. Play it, fix a sentence, or export.")
+            return
+        self.stop_playback()
+        self._live = self.listen.isChecked()
+        if self._live:
+            self.host.player.begin()
+            self.waveform.clear_audio()
+        self.progress.setRange(0, todo)
+        self.progress.setValue(0)
+        self.progress.setFormat(f"0 of {todo} segments")
+        self.status.setText("Generating…")
+        self.segments.editable = False
+        self.rendering = self.host.bridge.render(project, self.host.runtime_options(), regenerate)
+        self.dirty = False  # the render saves the project after every segment
+        self._timer.start()
+        self._update_controls()
+
+    @Slot(object)
+    def _on_step(self, step) -> None:
+        if self.rendering is None:
+            return
+        self.progress_events += 1
+        if step.kind == "chunk":
+            if self._live and step.chunk is not None:
+                self.host.player.feed(step.chunk.samples)
+                self.waveform.append(step.chunk.samples)
+            self.segments.highlight(step.number)
+            return
+        self.segments.refresh(step.number)
+        self.progress.setValue(step.done)
+        left = f" · {_clock(step.eta_s)} left" if step.eta_s is not None and step.done < step.total else ""
+        self.progress.setFormat(f"Segment {step.done} of {step.total} · {_clock(step.audio_seconds)} of audio{left}")
+        if step.kind == "failed":
+            self.message.emit(f"Segment {step.number} failed: {step.error}", True)
+        self._show_counts()
+
+    @Slot(int, object)
+    def _on_done(self, rid: int, summary) -> None:
+        if rid != self.rendering:
+            return
+        self._end_render()
+        self.status.setText(
+            f"Rendered {summary.rendered} segment(s), {_clock(summary.audio_seconds)} of audio in "
+            f"{_clock(summary.elapsed_s)} (RTF {summary.rtf:.2f})" + (f"; {summary.failed} failed" if summary.failed
+                                                                       else "") + "."
+        )  # fmt: skip
+
+    @Slot(int, str)
+    def _on_failed(self, rid: int, message: str) -> None:
+        if rid == self.rendering:
+            self._end_render()
+            self.status.setText("Rendering stopped: " + message)
+            self.message.emit(message, True)
+
+    @Slot(int)
+    def _on_cancelled(self, rid: int) -> None:
+        if rid == self.rendering:
+            self._end_render()
+            self.status.setText("Stopped. Finished segments are saved; Render continues with the rest.")
+
+    def _end_render(self) -> None:
+        self.rendering = None
+        self.segments.editable = True
+        if self._live:
+            self.host.player.end_of_input()
+        self.segments.refresh()
+        self._show_counts()
+        self._update_controls()
+        self.changed.emit()
+
+    # --- listening ---------------------------------------------------------------------------------------------
+    @Slot()
+    def toggle_play(self) -> None:
+        """Play from the selected segment; pause; resume where it paused."""
+        if self._paused_at is not None:
+            self._play_at(self._paused_at)
+        elif self._timer.isActive() and not self._live:
+            self.pause()
+        else:
+            self.play_from(self.segments.selected_number() or 1)
+
+    @Slot(int)
+    def play_from(self, number: int) -> None:
+        if self.project is None or self.rendering is not None:
+            return
+        try:
+            self._audio, self._placements = preview(self.project, number)
+        except ChatterboxError as exc:
+            self.message.emit(str(exc), True)
+            return
+        if not self._audio.size:
+            self.status.setText("Nothing from here on is rendered yet: press Render.")
+            return
+        self.waveform.show_audio(self._audio)
+        self.segments.highlight(self._placements[0].number)
+        self._play_at(0.0)
+
+    def _play_at(self, seconds: float) -> None:
+        seconds = min(max(0.0, seconds), self._audio.size / SAMPLE_RATE)
+        self._live, self._paused_at, self._offset = False, None, seconds
+        player = self.host.player
+        player.begin()
+        if not player.feed(self._audio[round(seconds * SAMPLE_RATE) :]):
+            self.message.emit(player.error or "Audio cannot be played on this computer.", False)
+        player.end_of_input()
+        self.status.setText("Playing")
+        self._timer.start()
+        self._update_controls()
+
+    @Slot()
+    def pause(self) -> None:
+        if not self._timer.isActive() or self._live:
+            return
+        self._paused_at = self.position()
+        self.host.player.stop()
+        self._timer.stop()
+        self.status.setText(f"Paused at {_clock(self._paused_at)}")
+        self._update_controls()
+
+    @Slot(float)
+    def seek(self, seconds: float) -> None:
+        if self.rendering is None and self._audio.size:
+            self._play_at(seconds)
+
+    def position(self) -> float:
+        """Seconds into the preview being heard (never past the end of what exists)."""
+        played = self.host.player.played / SAMPLE_RATE
+        return min(self._offset + played, self._audio.size / SAMPLE_RATE)
+
+    def stop_playback(self) -> None:
+        self.host.player.stop()
+        self._paused_at = None
+        if self.rendering is None:
+            self._timer.stop()
+
+    @Slot()
+    def stop(self) -> None:
+        if self.rendering is not None:
+            self.host.bridge.cancel()
+        self.stop_playback()
+        if self.project is not None and self.rendering is None:
+            self.status.setText("Stopped")
+        self._update_controls()
+
+    @Slot()
+    def _tick(self) -> None:
+        player = self.host.player
+        if self._live:
+            if self.rendering is not None and player.stream is not None and player.ring.available == 0:
+                self.status.setText("Buffering… (generation is behind playback)")
+            elif self.rendering is not None:
+                self.status.setText("Generating…")
+            self.waveform.set_playhead(min(player.played, player.queued))
+            return
+        seconds = self.position()
+        self.waveform.set_playhead(round(seconds * SAMPLE_RATE))
+        current = next((p.number for p in self._placements if p.start <= seconds < p.end), None)
+        if current is None:  # in a pause: the segment before it
+            current = next((p.number for p in reversed(self._placements) if p.start <= seconds), None)
+        self.segments.highlight(current)
+        if player.finished or player.stream is None:
+            self._timer.stop()
+            self.status.setText("Finished playing")
+            self._update_controls()
+
+    # --- one segment -------------------------------------------------------------------------------------------
+    def _ask_text(self, number: int) -> None:
+        segment = self.project.segments[number - 1]
+        text, ok = QInputDialog.getMultiLineText(self, "Edit segment", f"Segment {number}:", segment.text)
+        if ok and text.strip() and text != segment.text:
+            self.edit_text(number, text)
+
+    def edit_text(self, number: int, text: str) -> bool:
+        try:
+            self.project.edit_text(self.project.segments[number - 1], text)
+        except ChatterboxError as exc:
+            self.message.emit(str(exc), True)
+            return False
+        self._edited(number)
+        return True
+
+    @Slot(int, int)
+    def choose_take(self, number: int, take: int) -> None:
+        try:
+            self.project.choose(self.project.segments[number - 1], take)
+        except ChatterboxError as exc:
+            self.message.emit(str(exc), True)
+            return
+        self._edited(number)
+        self.play_from(number)  # A/B: hear the chosen take at once
+
+    @Slot(int, object)
+    def set_voice(self, number: int, name) -> None:
+        try:
+            self.project.set_voice(self.project.segments[number - 1], name)
+        except ChatterboxError as exc:
+            self.message.emit(str(exc), True)
+            return
+        self._edited(number)
+
+    def _ask_pause(self, number: int) -> None:
+        segment = self.project.segments[number - 1]
+        value, ok = QInputDialog.getDouble(self, "Pause after", f"Seconds of silence after segment {number}:",
+                                           segment.pause_after, 0.0, 30.0, 2)  # fmt: skip
+        if ok:
+            self.project.set_pause(segment, value)
+            self._edited(number)
+
+    def _ask_speed(self, number: int) -> None:
+        segment = self.project.segments[number - 1]
+        value, ok = QInputDialog.getDouble(self, "Pace of this segment", f"Pace of segment {number} (× the project's):",
+                                           segment.speed or 1.0, SPEED_RANGE[0], SPEED_RANGE[1], 2)  # fmt: skip
+        if ok:
+            self.project.set_speed(segment, None if abs(value - 1.0) < 1e-6 else value)
+            self._edited(number)
+
+    def _on_pace(self, value: int, mark: bool = True) -> None:
+        speed = value / 100
+        self.pace_label.setText(f"Pace {speed:.2f}×")
+        if self.project is not None and mark and abs(float(self.project.finishing.get("speed", 1.0)) - speed) > 1e-9:
+            self.project.set_speed(None, speed)
+            self.dirty = True
+            self.changed.emit()
+
+    # --- export ------------------------------------------------------------------------------------------------
+    @Slot()
+    def export_dialog(self) -> None:
+        if self.project is None:
+            return
+        settings = self.host.settings
+        folder = default_folder(settings.get(Key.EXPORT_FOLDER))
+        dialog = ExportDialog(self.project.title, folder, self.project.finishing.get("loudness"),
+                              float(self.project.finishing.get("true_peak", -1.0)), self)  # fmt: skip
+        if dialog.exec():
+            request = dialog.request()
+            self.project.finishing["loudness"] = request.loudness
+            self.export(request)
+
+    def export(self, request):
+        """Write the export (the window is busy for the few seconds finishing takes); ``None`` on failure."""
+        try:
+            result = export_project(self.project, request)
+        except ChatterboxError as exc:
+            self.message.emit(str(exc), True)
+            return None
+        target = request.out or request.per_chapter
+        self.host.settings.set(Key.EXPORT_FOLDER, str(Path(target).parent))
+        self.status.setText(f"Exported {_clock(result.seconds)} to {target}")
+        return result
+
+    # --- display -----------------------------------------------------------------------------------------------
+    def _show_counts(self) -> None:
+        if self.project is None:
+            self.title.setText("No project: File → New project, Import or Open.")
+            return
+        counts = self.project.counts()
+        unsaved = " · unsaved changes" if self.dirty else ""
+        self.title.setText(
+            f"<b>{self.project.title}</b> — {len(self.project.segments)} segments in {len(self.project.chapters)} "
+            f"chapter(s): {counts['rendered']} rendered, {counts['pending']} pending, {counts['failed']} failed"
+            f"{unsaved}"
+        )
+
+    def _update_controls(self) -> None:
+        has, busy = self.project is not None, self.rendering is not None
+        self.render_button.setEnabled(has and not busy)
+        self.render_button.setText("Rendering…" if busy else "&Render")
+        self.stop_button.setEnabled(busy or self._timer.isActive())
+        self.play_button.setEnabled(has and not busy)
+        playing = self._timer.isActive() and not self._live and self._paused_at is None
+        self.play_button.setText("&Pause" if playing else ("&Resume" if self._paused_at is not None else "&Play"))
+        self.export_button.setEnabled(has and not busy)
+        self.pace.setEnabled(has)
+
+
+def _clock(seconds: float | None) -> str:
+    seconds = max(0, round(seconds or 0))
+    if seconds >= 3600:
+        return f"{seconds // 3600}:{seconds // 60 % 60:02d}:{seconds % 60:02d}"
+    return f"{seconds // 60}:{seconds % 60:02d}"

@@ -1,0 +1,105 @@
+"""One request, chunk by chunk: language-model and decoder time in ms (left axis) and the real-time factor (right
+axis, with the real-time line at 1); the mouse reads a chunk's values."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pyqtgraph as pg
+from PySide6.QtCore import Qt
+
+from .plot_axes import IntegerAxis, add_right_axis
+from .plot_hover import HoverReadout
+from .plot_style import add_legend, legend_headroom, placeholder, set_y_from_zero, style_plot
+
+LM_COLOR, DECODE_COLOR, RTF_COLOR = "#4aa3df", "#5cb85c", "#d9534f"
+EMPTY_TEXT = "Speak to see latency per chunk"
+MIN_SLOTS = 5
+"""The x axis shows at least this many chunks, so one chunk is a point, not the whole width."""
+MIN_MS, MIN_RTF = 100.0, 1.25
+
+
+@dataclass(frozen=True)
+class ChunkPoint:
+    lm_ms: float
+    decode_ms: float
+    rtf: float
+    at_ms: float | None = None
+    """When the chunk was ready, from the start of the request."""
+
+    def row(self) -> list[float | None]:
+        """As the history keeps it."""
+        at = None if self.at_ms is None else round(self.at_ms, 1)
+        return [round(self.lm_ms, 2), round(self.decode_ms, 2), round(self.rtf, 4), at]
+
+    @classmethod
+    def from_row(cls, row) -> ChunkPoint | None:
+        try:
+            lm, decode, rtf = (float(v) for v in row[:3])
+            at = float(row[3]) if len(row) > 3 and row[3] is not None else None
+        except (TypeError, ValueError, IndexError):
+            return None
+        return cls(lm, decode, rtf, at)
+
+
+class ChunkLatencyPlot(pg.PlotWidget):
+    def __init__(self, parent=None):
+        super().__init__(parent, axisItems={"bottom": IntegerAxis("bottom")})
+        self.setFocusPolicy(Qt.FocusPolicy.NoFocus)  # a picture: Tab passes it by
+        plot = self.getPlotItem()
+        plot.setMenuEnabled(False)
+        plot.hideButtons()
+        self.setMouseEnabled(x=False, y=False)
+        plot.setLabel("bottom", "chunk")
+        plot.setLabel("left", "time (ms)")
+        plot.showGrid(x=False, y=True, alpha=0.15)
+        self.rtf_view = add_right_axis(plot, "RTF (1 = real time)")
+        style_plot(plot, self)
+        self.legend = add_legend(plot, self, columns=3)
+        self.lm_curve = plot.plot(pen=pg.mkPen(LM_COLOR, width=2), symbol="o", symbolSize=6, symbolPen=None,
+                                  symbolBrush=LM_COLOR, name="LM")  # fmt: skip
+        self.decode_curve = plot.plot(pen=pg.mkPen(DECODE_COLOR, width=2), symbol="s", symbolSize=6,
+                                      symbolPen=None, symbolBrush=DECODE_COLOR, name="decode")  # fmt: skip
+        self.rtf_curve = pg.PlotDataItem(pen=pg.mkPen(RTF_COLOR, width=2, style=Qt.PenStyle.DashLine), symbol="t",
+                                         symbolSize=7, symbolPen=None, symbolBrush=RTF_COLOR)  # fmt: skip
+        self.rtf_view.addItem(self.rtf_curve)
+        self.legend.addItem(self.rtf_curve, "RTF (right)")
+        self.realtime = pg.InfiniteLine(1.0, angle=0, pen=pg.mkPen(RTF_COLOR, width=1, style=Qt.PenStyle.DotLine))
+        self.rtf_view.addItem(self.realtime, ignoreBounds=True)
+        self.empty = placeholder(plot, self, EMPTY_TEXT)
+        self.hover = HoverReadout(self, self._describe)
+        self.chunks: list[ChunkPoint] = []
+        plot.vb.sigResized.connect(self._fit)
+        self.show_chunks([])
+
+    def show_chunks(self, chunks: list[ChunkPoint], empty_text: str = EMPTY_TEXT) -> None:
+        self.chunks = list(chunks)
+        xs = list(range(1, len(self.chunks) + 1))
+        self.lm_curve.setData(xs, [c.lm_ms for c in self.chunks])
+        self.decode_curve.setData(xs, [c.decode_ms for c in self.chunks])
+        self.rtf_curve.setData(xs, [c.rtf for c in self.chunks])
+        self.empty.setText(empty_text)
+        self.empty.setVisible(not self.chunks)
+        self.hover.hide()
+        self._fit()
+
+    def _fit(self) -> None:
+        """Whole chunks from 1, times and RTF from 0, room above the data for the legend."""
+        plot, headroom = self.getPlotItem(), legend_headroom(self.getPlotItem(), self.legend)
+        top_ms = max([MIN_MS] + [max(c.lm_ms, c.decode_ms) for c in self.chunks]) * headroom
+        top_rtf = max([MIN_RTF] + [c.rtf for c in self.chunks]) * headroom
+        slots = max(MIN_SLOTS, len(self.chunks))
+        plot.setXRange(0.5, slots + 0.5, padding=0)
+        set_y_from_zero(plot.vb, top_ms)
+        set_y_from_zero(self.rtf_view, top_rtf)
+        self.empty.setPos((slots + 1) / 2, top_ms / 2)
+
+    def _describe(self, x: float, _y: float):
+        index = round(x) - 1
+        if not 0 <= index < len(self.chunks):
+            return None
+        c = self.chunks[index]
+        lines = [f"chunk {index + 1}", f"LM {c.lm_ms:.0f} ms · decode {c.decode_ms:.0f} ms", f"RTF {c.rtf:.2f}"]
+        if c.at_ms is not None:
+            lines.append(f"ready at {c.at_ms:.0f} ms")
+        return index + 1, "\n".join(lines)

@@ -1,0 +1,200 @@
+"""Record a reference voice from the microphone (level meter, 10 s countdown), then trim it; or trim a file.
+
+Both dialogs end with a checked WAV file in the app's recordings folder (``path``), which the window selects like a
+dropped file.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from pathlib import Path
+
+import numpy as np
+import soundfile as sf
+from PySide6.QtCore import QTimer, Slot
+from PySide6.QtWidgets import (
+    QDialog,
+    QDialogButtonBox,
+    QDoubleSpinBox,
+    QFormLayout,
+    QHBoxLayout,
+    QLabel,
+    QProgressBar,
+    QPushButton,
+    QVBoxLayout,
+)
+
+from core.atomic import atomic_path
+from core.constants import SAMPLE_RATE
+from core.voice_trim import cut, speech_span
+
+from ..audio.recorder import Recorder
+
+
+def save_recording(folder: Path, samples: np.ndarray, stem: str = "recording") -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"{stem}-{time.strftime('%Y%m%d-%H%M%S')}.wav"
+    counter = 1
+    while path.exists():
+        counter += 1
+        path = folder / f"{stem}-{time.strftime('%Y%m%d-%H%M%S')}-{counter}.wav"
+    with atomic_path(path) as tmp:
+        sf.write(tmp, samples, SAMPLE_RATE, format="WAV", subtype="PCM_16")
+    return path
+
+
+class TrimPanel(QFormLayout):
+    """Start and end of the part to keep, with "Trim silence" finding the speech."""
+
+    def __init__(self, parent):
+        super().__init__()
+        self.samples = np.zeros(0, np.float32)
+        self.start = QDoubleSpinBox(parent)
+        self.end = QDoubleSpinBox(parent)
+        for box in (self.start, self.end):
+            box.setDecimals(2)
+            box.setSuffix(" s")
+            box.setSingleStep(0.1)
+        self.auto = QPushButton("Trim &silence", parent)
+        self.auto.setToolTip("Keep from the first to the last sound (with 0.1 s of margin)")
+        self.auto.clicked.connect(self.trim_silence)
+        self.length = QLabel("", parent)
+        row = QHBoxLayout()
+        row.addWidget(self.start)
+        row.addWidget(QLabel("to", parent))
+        row.addWidget(self.end)
+        row.addWidget(self.auto)
+        self.addRow("&Keep:", row)
+        self.addRow("", self.length)
+        self.start.valueChanged.connect(self._show_length)
+        self.end.valueChanged.connect(self._show_length)
+
+    def set_samples(self, samples: np.ndarray) -> None:
+        self.samples = samples
+        total = samples.size / SAMPLE_RATE
+        for box in (self.start, self.end):
+            box.setRange(0.0, total)
+        self.start.setValue(0.0)
+        self.end.setValue(total)
+        self._show_length()
+
+    @Slot()
+    def trim_silence(self) -> None:
+        start, end = speech_span(self.samples)
+        self.start.setValue(start)
+        self.end.setValue(end)
+
+    def kept(self) -> np.ndarray:
+        return cut(self.samples, self.start.value(), max(self.end.value(), self.start.value()))
+
+    def _show_length(self) -> None:
+        seconds = max(0.0, self.end.value() - self.start.value())
+        advice = " (a voice needs at least 1 s; 5–10 s is best)" if seconds < 5 else ""
+        self.length.setText(f"{seconds:.1f} s kept{advice}")
+
+
+class RecordDialog(QDialog):
+    SECONDS = 10
+
+    def __init__(self, folder: Path, sd=None, parent=None):
+        super().__init__(parent)
+        self.setWindowTitle("Record a reference voice")
+        self.folder, self.path = folder, None
+        self.recorder = Recorder(sd, max_seconds=self.SECONDS)
+        self.hint = QLabel("Read a few sentences in your normal voice, in a quiet room, 20–30 cm from the "
+                           "microphone. Recording stops after 10 s.", self)  # fmt: skip
+        self.hint.setWordWrap(True)
+        self.meter = QProgressBar(self)
+        self.meter.setRange(0, 100)
+        self.meter.setFormat("level")
+        self.meter.setToolTip("Input level: aim for the upper half without reaching the end")
+        self.countdown = QLabel(f"{self.SECONDS} s", self)
+        self.record = QPushButton("● &Record", self)
+        self.stop = QPushButton("■ &Stop", self)
+        self.stop.setEnabled(False)
+        self.trim = TrimPanel(self)
+        self.buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Cancel, self)
+        self.use = self.buttons.addButton("&Use this recording", QDialogButtonBox.ButtonRole.AcceptRole)
+        self.use.setEnabled(False)
+        row = QHBoxLayout()
+        row.addWidget(self.record)
+        row.addWidget(self.stop)
+        row.addWidget(self.countdown)
+        layout = QVBoxLayout(self)
+        layout.addWidget(self.hint)
+        layout.addLayout(row)
+        layout.addWidget(self.meter)
+        layout.addLayout(self.trim)
+        layout.addWidget(self.buttons)
+        self.record.clicked.connect(self.start_recording)
+        self.stop.clicked.connect(self.stop_recording)
+        self.buttons.accepted.connect(self._use)
+        self.buttons.rejected.connect(self.reject)
+        self._timer = QTimer(self)
+        self._timer.setInterval(50)
+        self._timer.timeout.connect(self._tick)
+
+    @Slot()
+    def start_recording(self) -> bool:
+        if not self.recorder.start():
+            self.hint.setText(self.recorder.error or "The microphone cannot be used.")
+            return False
+        self.record.setEnabled(False)
+        self.stop.setEnabled(True)
+        self.use.setEnabled(False)
+        self._timer.start()
+        return True
+
+    @Slot()
+    def stop_recording(self) -> None:
+        self._timer.stop()
+        self.recorder.stop()
+        self.record.setEnabled(True)
+        self.record.setText("● Record &again")
+        self.stop.setEnabled(False)
+        samples = self.recorder.samples()
+        self.trim.set_samples(samples)
+        self.trim.trim_silence()
+        self.countdown.setText(f"{samples.size / SAMPLE_RATE:.1f} s recorded")
+        self.use.setEnabled(samples.size > 0)
+
+    def _tick(self) -> None:
+        level = self.recorder.level
+        self.meter.setValue(min(100, round(100 * (1 + 20 * np.log10(max(level, 1e-5)) / 60))))
+        self.countdown.setText(f"{max(0, self.SECONDS - int(self.recorder.seconds))} s left")
+        if self.recorder.full:
+            self.stop_recording()
+
+    def _use(self) -> None:
+        self.path = save_recording(self.folder, self.trim.kept())
+        self.accept()
+
+    def done(self, result: int) -> None:
+        self._timer.stop()
+        self.recorder.stop()
+        super().done(result)
+
+
+class TrimDialog(QDialog):
+    """Keep part of the current reference; the result is a new recording (the original file is not changed)."""
+
+    def __init__(self, samples: np.ndarray, folder: Path, name: str, parent=None):
+        super().__init__(parent)
+        self.setWindowTitle("Trim the reference voice")
+        self.folder, self.name, self.path = folder, name, None
+        self.trim = TrimPanel(self)
+        self.trim.set_samples(samples)
+        buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel, self)
+        buttons.accepted.connect(self._keep)
+        buttons.rejected.connect(self.reject)
+        layout = QVBoxLayout(self)
+        layout.addWidget(QLabel("The trimmed part is saved as a new recording; the original file is not changed.",
+                                self))  # fmt: skip
+        layout.addLayout(self.trim)
+        layout.addWidget(buttons)
+
+    def _keep(self) -> None:
+        stem = re.sub(r"[^A-Za-z0-9_-]+", "_", self.name).strip("_") or "voice"
+        self.path = save_recording(self.folder, self.trim.kept(), stem=f"{stem}-trimmed")
+        self.accept()
