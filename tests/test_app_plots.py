@@ -69,7 +69,7 @@ def x_ticks(widget) -> list[float]:
 # --- empty state and axes --------------------------------------------------------------------------------------
 def test_empty_plots_say_what_to_do_and_start_at_zero_and_one(latency, waveform):
     chunks, requests = latency.chunk_plot, latency.request_plot
-    for plot, hint in ((chunks, "Speak to see latency per chunk"), (requests, "Each request adds a point"),
+    for plot, hint in ((chunks, "Speak to see\nlatency per chunk"), (requests, "Each request\nadds a point"),
                        (waveform, "Speak to see the waveform")):  # fmt: skip
         assert plot.empty.isVisible() and plot.empty.toPlainText().startswith(hint)
     for plot in (chunks, requests):

@@ -224,3 +224,17 @@ def test_export_last_result_starts_in_a_sensible_folder_named_after_the_text_and
     assert oct(target.stat().st_mode & 0o777) != oct(0o600)
     window.export_button.click()  # the next export starts where the last one went
     assert Path(asked[1]).parent == target.parent and window.settings.get(Key.EXPORT_FOLDER) == str(target.parent)
+
+
+@pytest.mark.parametrize(("width", "height"), [(1024, 600), (853, 480)])  # 1280×720 at 150 % is 853×480 logical
+def test_the_window_fits_small_screens_in_both_views(qtbot, studio_window, tmp_path, width, height):
+    window = studio_window
+    new_project(window, tmp_path)
+    for view in (0, 1):
+        window.modes.setCurrentIndex(view)
+        hint = window.minimumSizeHint()
+        assert hint.width() <= width and hint.height() <= height, (view, hint)
+    window.resize(width, height)
+    qtbot.wait(50)
+    assert window.width() <= width and window.height() <= height
+    assert window.latency.height() >= 100 and window.statusBar().isVisible()

@@ -13,7 +13,7 @@ from .plot_hover import HoverReadout
 from .plot_style import add_legend, legend_headroom, placeholder, set_y_from_zero, style_plot
 
 LM_COLOR, DECODE_COLOR, RTF_COLOR = "#4aa3df", "#5cb85c", "#d9534f"
-EMPTY_TEXT = "Speak to see latency per chunk"
+EMPTY_TEXT = "Speak to see\nlatency per chunk"
 MIN_SLOTS = 5
 """The x axis shows at least this many chunks, so one chunk is a point, not the whole width."""
 MIN_MS, MIN_RTF = 100.0, 1.25
@@ -53,7 +53,7 @@ class ChunkLatencyPlot(pg.PlotWidget):
         plot.setLabel("bottom", "chunk")
         plot.setLabel("left", "time (ms)")
         plot.showGrid(x=False, y=True, alpha=0.15)
-        self.rtf_view = add_right_axis(plot, "RTF (1 = real time)")
+        self.rtf_view = add_right_axis(plot, "RTF")
         style_plot(plot, self)
         self.legend = add_legend(plot, self, columns=3)
         self.lm_curve = plot.plot(pen=pg.mkPen(LM_COLOR, width=2), symbol="o", symbolSize=6, symbolPen=None,
@@ -80,6 +80,7 @@ class ChunkLatencyPlot(pg.PlotWidget):
         self.rtf_curve.setData(xs, [c.rtf for c in self.chunks])
         self.empty.setText(empty_text)
         self.empty.setVisible(not self.chunks)
+        self.legend.setVisible(bool(self.chunks))  # an empty plot shows its hint, not a legend over it
         self.hover.hide()
         self._fit()
 

@@ -17,7 +17,7 @@ from .plot_hover import HoverReadout
 from .plot_style import add_legend, legend_headroom, placeholder, set_y_from_zero, style_plot
 
 GROUP_COLORS = ("#4aa3df", "#f0ad4e", "#5cb85c", "#d9534f", "#9b59b6", "#1abc9c", "#e67e22", "#7f8c8d")
-EMPTY_TEXT = "Each request adds a point here"
+EMPTY_TEXT = "Each request\nadds a point here"
 MIN_SLOTS = 5
 
 

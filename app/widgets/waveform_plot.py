@@ -28,6 +28,7 @@ class WaveformPlot(pg.PlotWidget):
         plot.hideButtons()
         self.setLabel("bottom", "time (s)")
         self.setLabel("left", "amplitude")
+        self.getAxis("left").setTicks([[(-1.0, "−1"), (0.0, "0"), (1.0, "1")], []])  # readable when short
         self.setYRange(-1, 1, padding=0.02)
         self.setLimits(xMin=0)
         self.setXRange(0, EMPTY_SECONDS, padding=0)
