@@ -42,6 +42,7 @@ from .settings_summary import describe_settings
 from .studio.export_dialog import default_folder, export_name
 from .studio.project_files import ProjectFiles
 from .studio.studio_panel import StudioPanel
+from .widgets.api_panel import ApiPanel
 from .widgets.history_panel import HistoryPanel
 from .widgets.latency_plot import LatencyPlot
 from .widgets.message_bar import MessageBar
@@ -120,6 +121,8 @@ class MainWindow(QMainWindow):
 
         self.voice_panel = VoicePanel(self)
         self.settings_panel = SettingsPanel(self.settings, self)
+        self.api_panel = ApiPanel(self.bridge.worker, self.library, self)  # Settings → Local API
+        self.settings_panel.add_section(self.api_panel)
         self.history_panel = history_tab = HistoryPanel(self)
         self.history_list = self.history_panel.list
         self.history_play, self.history_export = self.history_panel.play_button, self.history_panel.export_button
@@ -774,6 +777,7 @@ class MainWindow(QMainWindow):
         self.library.empty_trash()  # removed voices can no longer be restored
         self._play_timer.stop()
         self.player.stop()
+        self.api_panel.shutdown()  # the local API's requests are cancelled before the worker stops
         if not self.bridge.shutdown(timeout=5.0):
             log.warning("the inference thread did not stop within 5 s")
         super().closeEvent(event)

@@ -112,6 +112,7 @@ def _run(out: Path, bundle: Path | None, timeout: float) -> int:
     speech_played = int(window.player.played)
     studio = _studio_round(app, window, out, max(30.0, timeout - (time.monotonic() - started)))
     window.grab().save(str(out / "window-project.png"))
+    api = _api_round(app, window)
     sizes = {"small": _screenshot_small(app, window, out / "window-small.png"),
              "scaled": _screenshot_scaled(out / "window-scaled.png")}  # fmt: skip
     player = window.player
@@ -131,6 +132,7 @@ def _run(out: Path, bundle: Path | None, timeout: float) -> int:
         "waveform_points": window.waveform.points,
         "latency_points": window.latency.points,
         **studio,
+        "api": api,
         "window_sizes": sizes,
         "seconds": round(time.monotonic() - started, 2),
     }
@@ -144,6 +146,8 @@ def _run(out: Path, bundle: Path | None, timeout: float) -> int:
         problems.append("a plot is empty")
     if result["segments"] != 3 or not result["regenerated"]:
         problems.append("the project was not rendered and regenerated")
+    if not api.get("ok"):
+        problems.append(f"the local API did not answer: {api}")
     problems += [f"the window does not fit {s['screen']}: {s['minimum']}" for s in sizes.values() if not s["fits"]]
     if problems:
         _say("self-test failed: " + "; ".join(problems), sys.stderr)
@@ -185,6 +189,34 @@ def _studio_round(app, window, out: Path, timeout: float) -> dict:
         "export_seconds": round(export.seconds, 3),
         "progress_events": studio.progress_events,
     }
+
+
+def _api_round(app, window) -> dict:
+    """Settings → Local API on (any free port), one speech request over loopback, off again."""
+    import threading
+    import urllib.request
+
+    panel = window.api_panel
+    panel.port.setValue(0)
+    if not panel.start():
+        return {"ok": False, "status": panel.status.text()}
+    url = panel.server.url
+    body = json.dumps({"model": "tts-1", "input": "The local API speaks.", "response_format": "wav"}).encode()
+    result: dict = {}
+
+    def fetch():
+        try:
+            request = urllib.request.Request(f"{url}/audio/speech", body, {"Content-Type": "application/json"})
+            with urllib.request.urlopen(request, timeout=60) as response:
+                result.update(status=response.status, bytes=len(response.read()))
+        except Exception as exc:  # noqa: BLE001 - reported in the self-test's report
+            result["error"] = f"{type(exc).__name__}: {exc}"
+
+    thread = threading.Thread(target=fetch, daemon=True)
+    thread.start()
+    _wait(app, lambda: not thread.is_alive(), 60)
+    panel.shutdown()
+    return {"ok": result.get("status") == 200 and result.get("bytes", 0) > 44, "url": url, **result}
 
 
 def _screenshot_small(app, window, path: Path) -> dict:

@@ -1,5 +1,5 @@
-"""``python -m core``: make-standin, info, synth, bench, soak, narrate and project. A public interface: keep flags,
-JSON fields and exit codes.
+"""``python -m core``: make-standin, info, synth, bench, soak, narrate, project and serve. A public interface: keep
+flags, JSON fields and exit codes.
 
 Exit codes: 0 success; 2 bad input or bad bundle (one-line message on stderr, no traceback); 1 internal error;
 3 (``soak`` only) the soak ran but failed its criteria (tokens drifted, a request failed, or memory kept growing).
@@ -19,6 +19,8 @@ import numpy as np
 from .audio_io import audio_format, write_audio_stream
 from .cli_project import add_parsers as add_project_parsers
 from .cli_project import add_sampling_arguments, narrate, project_command
+from .cli_serve import add_parser as add_serve_parser
+from .cli_serve import serve
 from .constants import SAMPLE_RATE
 from .errors import ChatterboxError, InvalidOptions
 
@@ -153,6 +155,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--cache-dir", type=Path, help="conditioning cache folder (default: the user cache dir)")
     p.add_argument("--json", action="store_true", help="print one JSON object with tokens and timings")
     add_project_parsers(sub, runtime_arguments)
+    add_serve_parser(sub, runtime_arguments)
     return parser
 
 
@@ -188,6 +191,7 @@ def main(argv: list[str] | None = None) -> int:
             "soak": _soak,
             "narrate": lambda a: narrate(a, _runtime(a)),
             "project": lambda a: project_command(a, _runtime(a)),
+            "serve": lambda a: serve(a, _runtime(a)),
         }
         return commands[args.command](args)
     except ChatterboxError as exc:
@@ -301,7 +305,7 @@ def _runtime(args):
         common = {"provider": args.provider, "precision": args.precision, "q4_compute": args.q4_compute}
         if args.command == "soak":
             return RuntimeOptions(**common, threads=args.threads)
-        if args.command in ("narrate", "project"):
+        if args.command in ("narrate", "project", "serve"):
             return RuntimeOptions(**common, threads=args.threads, cache_dir=args.cache_dir)
         if args.command != "synth":
             return RuntimeOptions(**common)

@@ -1,8 +1,11 @@
 """The one long-lived inference thread: it owns the pipeline; requests go in over a queue, events come out.
 
 No Qt here: the app's bridge drains :attr:`InferenceWorker.events` on a timer and turns events into signals.
-Every request has an id; ``cancel(id)`` marks it and the decode loop stops between steps; events of cancelled
-requests are not emitted. A failed request becomes a :class:`Failed` event and the worker lives on.
+A Speak request may name its own ``sink`` (anything with ``put(event)``, e.g. a queue): its Started, Chunk,
+Finished, Failed and Cancelled events go there instead of :attr:`InferenceWorker.events` (the local speech API routes
+each HTTP request's events this way, so the window never sees them). Every request has an id; ``cancel(id)``
+marks it and the decode loop stops between steps; events of cancelled requests are not emitted. A failed
+request becomes a :class:`Failed` event and the worker lives on.
 """
 
 from __future__ import annotations
@@ -38,6 +41,8 @@ class Speak:
     request: SynthesisRequest
     runtime: RuntimeOptions | None = None
     """Switches for this request (applied without a reload when only non-session fields changed)."""
+    sink: object = None
+    """Where this request's events go (anything with ``put(event)``); ``None``: :attr:`InferenceWorker.events`."""
 
 
 @dataclass(frozen=True)
@@ -151,6 +156,8 @@ class InferenceWorker:
         self._next_id = 0
         self._gpu_failed: str | None = None
         """Why the GPU failed mid-request; until the next explicit load, requests run on the CPU."""
+        self.running: int | None = None
+        """The id of the request on the inference thread now (``None`` while it waits for a command)."""
 
     # --- called from any thread ----------------------------------------------------------------------------------
     def start(self) -> None:
@@ -164,9 +171,15 @@ class InferenceWorker:
     def load(self, bundle: Path, runtime: RuntimeOptions) -> None:
         self.commands.put(LoadModel(Path(bundle), runtime))
 
-    def speak(self, request: SynthesisRequest, runtime: RuntimeOptions | None = None) -> int:
-        self.commands.put(Speak(request, runtime))
+    def speak(self, request: SynthesisRequest, runtime: RuntimeOptions | None = None, sink=None) -> int:
+        """Queue a request; its events go to ``sink`` (anything with ``put(event)``) or, by default, :attr:`events`."""
+        self.commands.put(Speak(request, runtime, sink))
         return request.request_id
+
+    @property
+    def queued(self) -> int:
+        """Commands waiting for the inference thread (not counting the one it runs)."""
+        return self.commands.qsize()
 
     def render(self, command: RenderProject) -> int:
         self.commands.put(command)
@@ -200,6 +213,8 @@ class InferenceWorker:
             if isinstance(command, _Stop):
                 self.pipeline = None
                 return
+            if isinstance(command, (Speak, RenderProject)):
+                self.running = command.request.request_id if isinstance(command, Speak) else command.request_id
             try:
                 if isinstance(command, LoadModel):
                     self._gpu_failed = None  # an explicit load tries the GPU again
@@ -212,7 +227,14 @@ class InferenceWorker:
                 log.exception("unexpected error in the inference thread")
                 if isinstance(command, (Speak, RenderProject)):  # every request ends with an event
                     rid = command.request.request_id if isinstance(command, Speak) else command.request_id
-                    self.events.put(_internal_failure(rid, exc))
+                    self._sink(command).put(_internal_failure(rid, exc))
+            finally:
+                self.running = None
+
+    def _sink(self, command):
+        """Where a command's request events go."""
+        sink = getattr(command, "sink", None)
+        return self.events if sink is None else sink
 
     def _load(self, command: LoadModel) -> None:
         def progress(graph: str, seconds: float | None) -> None:
@@ -235,14 +257,15 @@ class InferenceWorker:
         )
         self.events.put(ModelLoaded(command.bundle, pipe.capabilities, notice))
 
-    def _prepare(self, rid: int, runtime: RuntimeOptions | None) -> Pipeline | None:
+    def _prepare(self, rid: int, runtime: RuntimeOptions | None, sink=None) -> Pipeline | None:
         """The pipeline for a request, reloaded or switched to its runtime; ``None`` after the event saying why."""
+        sink = self.events if sink is None else sink
         if self.is_cancelled(rid):
-            self.events.put(Cancelled(rid))
+            sink.put(Cancelled(rid))
             return None
         pipe = self.pipeline
         if pipe is None:
-            self.events.put(Failed(rid, "No model is loaded: choose one in the Models menu."))
+            sink.put(Failed(rid, "No model is loaded: choose one in the Models menu."))
             return None
         if runtime is not None:
             runtime = replace(runtime, provider="cpu") if self._gpu_failed else runtime
@@ -250,11 +273,11 @@ class InferenceWorker:
             if changed:
                 self._load(LoadModel(pipe.files.root, runtime))
                 if self.pipeline is pipe:  # the reload failed (ModelFailed says why); the old model stays
-                    self.events.put(Failed(rid, f"The model could not be reloaded with the new {', '.join(changed)}."))
+                    sink.put(Failed(rid, f"The model could not be reloaded with the new {', '.join(changed)}."))
                     return None
                 pipe = self.pipeline
             pipe.update_runtime(runtime)
-        self.events.put(Started(rid))
+        sink.put(Started(rid))
         return pipe
 
     def _render(self, command: RenderProject) -> None:
@@ -281,7 +304,8 @@ class InferenceWorker:
 
     def _speak(self, command: Speak) -> None:
         rid = command.request.request_id
-        pipe = self._prepare(rid, command.runtime)
+        sink = self._sink(command)
+        pipe = self._prepare(rid, command.runtime, sink)
         if pipe is None:
             return
         try:
@@ -289,26 +313,26 @@ class InferenceWorker:
             for chunk in stream:
                 if self.is_cancelled(rid):
                     raise SynthesisCancelled("cancelled")
-                self.events.put(Chunk(rid, chunk))
+                sink.put(Chunk(rid, chunk))
         except SynthesisCancelled:
-            self.events.put(Cancelled(rid))
+            sink.put(Cancelled(rid))
             return
         except ChatterboxError as exc:
-            self.events.put(Failed(rid, str(exc)))
+            sink.put(Failed(rid, str(exc)))
             return
         except Exception as exc:  # noqa: BLE001 - one failed request never takes the worker down
             log.error("request %d failed:\n%s", rid, traceback.format_exc())
             if pipe.capabilities.on_gpu and _is_device_failure(exc):
-                self._fall_back_to_cpu(rid, pipe, exc)
+                self._fall_back_to_cpu(rid, pipe, exc, sink)
             else:
-                self.events.put(_internal_failure(rid, exc))
+                sink.put(_internal_failure(rid, exc))
             return
-        self.events.put(Finished(rid, stream.report))
+        sink.put(Finished(rid, stream.report))
 
-    def _fall_back_to_cpu(self, rid: int, pipe: Pipeline, exc: Exception) -> None:
+    def _fall_back_to_cpu(self, rid: int, pipe: Pipeline, exc: Exception, sink=None) -> None:
         """The GPU failed mid-request: report it, and reload on the CPU so the next request works."""
         self._gpu_failed = first_line(str(exc), 200) or type(exc).__name__
-        self.events.put(
+        (self.events if sink is None else sink).put(
             Failed(
                 rid,
                 f"The GPU failed during synthesis ({self._gpu_failed}). Switched to the CPU: press Speak to try again.",

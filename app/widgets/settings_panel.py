@@ -158,11 +158,15 @@ class SettingsPanel(QWidget):
         form.addRow(c[Key.RANDOM_SEED])
         form.addRow("Seed", c[Key.SEED])
         form.addRow(self.reset_sampling)
-        layout = QVBoxLayout(self)
+        self._layout = layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(engine)
         layout.addWidget(sampling)
         layout.addStretch(1)
+
+    def add_section(self, widget: QWidget) -> None:
+        """Another group below the settings (the window adds the Local API)."""
+        self._layout.insertWidget(self._layout.count() - 1, widget)
 
     def _connect_signals(self) -> None:
         for key, control in self.controls.items():

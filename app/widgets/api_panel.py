@@ -1,0 +1,130 @@
+"""Settings → Local API: serve the OpenAI-compatible speech API from the window, on this machine only.
+
+The server runs in a thread inside the app on the window's own inference worker, so the caches are shared and API
+requests queue with the window's in order. It listens on 127.0.0.1 only (the command line's ``python -m core serve
+--host`` is for other machines); the key, when given, is required as ``Authorization: Bearer KEY``.
+"""
+
+from __future__ import annotations
+
+from PySide6.QtCore import QTimer, Signal, Slot
+from PySide6.QtGui import QGuiApplication
+from PySide6.QtWidgets import (
+    QCheckBox,
+    QFormLayout,
+    QGroupBox,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QPushButton,
+    QSpinBox,
+    QWidget,
+)
+
+from core.errors import ChatterboxError
+
+DEFAULT_HOST, DEFAULT_PORT = "127.0.0.1", 8765
+"""As ``python -m core serve``. The server code (FastAPI, uvicorn) is imported only when the API is turned on."""
+
+TIP = (
+    "Lets other programs on this computer (chat front ends, readers, scripts) speak through this app's model with "
+    "an OpenAI client: base URL below, any key unless you set one. Requests wait in line with your own."
+)
+
+
+class ApiPanel(QGroupBox):
+    state_changed = Signal(bool)
+
+    def __init__(self, worker, library, parent=None):
+        super().__init__("Local API", parent)
+        self.worker, self.library = worker, library
+        self.server = None
+        self.enabled = QCheckBox("Serve the local speech API (OpenAI-compatible)")
+        self.enabled.setToolTip(TIP)
+        self.port = QSpinBox()
+        self.port.setRange(0, 65535)
+        self.port.setSpecialValueText("any free")
+        self.port.setValue(DEFAULT_PORT)
+        self.key = QLineEdit()
+        self.key.setPlaceholderText("none (only this computer can connect)")
+        self.key.setEchoMode(QLineEdit.EchoMode.PasswordEchoOnEdit)
+        self.url = QLineEdit()
+        self.url.setReadOnly(True)
+        self.url.setPlaceholderText("off")
+        self.copy_button = QPushButton("Copy")
+        self.copy_button.setToolTip("Copy the base URL for an OpenAI client")
+        self.served = QLabel("0 requests served")
+        self.status = QLabel("")
+        self.status.setWordWrap(True)
+        url_row = QWidget()
+        row = QHBoxLayout(url_row)
+        row.setContentsMargins(0, 0, 0, 0)
+        row.addWidget(self.url, 1)
+        row.addWidget(self.copy_button)
+        form = QFormLayout(self)
+        form.addRow(self.enabled)
+        form.addRow("Port", self.port)
+        form.addRow("API key", self.key)
+        form.addRow("Base URL", url_row)
+        form.addRow(self.served)
+        form.addRow(self.status)
+        self._timer = QTimer(self)
+        self._timer.setInterval(500)
+        self._timer.timeout.connect(self._refresh)
+        self.enabled.toggled.connect(self._on_toggled)
+        self.copy_button.clicked.connect(self._copy)
+
+    @property
+    def running(self) -> bool:
+        return self.server is not None
+
+    def start(self) -> bool:
+        if self.server is not None:
+            return True
+        from core.api_server import ApiConfig, ApiServer, create_app
+
+        config = ApiConfig(api_key=self.key.text().strip() or None)
+        try:
+            server = ApiServer(create_app(self.worker, self.library, config), DEFAULT_HOST, self.port.value())
+            server.start()
+        except ChatterboxError as exc:
+            self.status.setText(f"Not serving: {exc}")
+            self._show(False)
+            return False
+        self.server = server
+        self.status.setText("Serving on this computer only.")
+        self._show(True)
+        return True
+
+    def shutdown(self) -> None:
+        """Stop serving (requests in progress are cancelled); the window calls it when it closes."""
+        if self.server is not None:
+            self.server.stop()
+            self.server = None
+        self._show(False)
+        self.status.setText("")
+
+    def _show(self, on: bool) -> None:
+        self.enabled.blockSignals(True)
+        self.enabled.setChecked(on)
+        self.enabled.blockSignals(False)
+        self.port.setEnabled(not on)
+        self.key.setEnabled(not on)
+        self.url.setText(self.server.url if on and self.server else "")
+        self._timer.start() if on else self._timer.stop()
+        self._refresh()
+        self.state_changed.emit(on)
+
+    @Slot(bool)
+    def _on_toggled(self, on: bool) -> None:
+        self.start() if on else self.shutdown()
+
+    @Slot()
+    def _copy(self) -> None:
+        if self.url.text():
+            QGuiApplication.clipboard().setText(self.url.text())
+
+    @Slot()
+    def _refresh(self) -> None:
+        count = self.server.jobs.served if self.server else 0
+        self.served.setText(f"{count} request{'s' if count != 1 else ''} served")
