@@ -196,10 +196,12 @@ def syscall_opens(trace: Path) -> list[tuple[Path, bool]]:
 
 
 def network_syscalls(trace: Path) -> list[str]:
-    """connect/sendto/sendmsg towards an IP address, or to the name-service cache (a DNS lookup)."""
+    """connect/sendto/sendmsg towards an IP address other than loopback (the self-test calls its own local speech
+    API on 127.0.0.1), or to the name-service cache (a DNS lookup)."""
     return [line for line in trace.read_text(errors="replace").splitlines()
             if re.search(r"\b(connect|sendto|sendmsg)\(", line)
-            and ("sa_family=AF_INET" in line or "nscd/socket" in line)]  # fmt: skip
+            and ("sa_family=AF_INET" in line or "nscd/socket" in line)
+            and not re.search(r'inet_addr\("127\.|inet_pton\(AF_INET6, "::1"', line)]  # fmt: skip
 
 
 def _child_main(config: str) -> None:
