@@ -18,7 +18,7 @@ import numpy as np
 
 from .audio_io import audio_format, write_audio_stream
 from .cli_project import add_parsers as add_project_parsers
-from .cli_project import add_sampling_arguments, narrate, project_command
+from .cli_project import add_sampling_arguments, narrate, project_command, sampling_given
 from .cli_serve import add_parser as add_serve_parser
 from .cli_serve import serve
 from .constants import SAMPLE_RATE
@@ -379,20 +379,7 @@ def _synth(args) -> int:
         except (OSError, UnicodeDecodeError) as exc:
             raise TextInputError(f"Cannot read {args.text_file}: {exc}. Use a UTF-8 text file.") from exc
     audio_format(args.out)  # an unknown suffix is refused before the model loads
-    options = SynthesisOptions(
-        temperature=args.temperature,
-        top_k=args.top_k,
-        top_p=args.top_p,
-        min_p=args.min_p,
-        repetition_penalty=args.repetition_penalty,
-        cfg_weight=args.cfg_weight,
-        exaggeration=args.exaggeration,
-        max_new_tokens=args.max_new_tokens,
-        seed=args.seed,
-        greedy=args.greedy,
-        language=args.language,
-        trim_silence=not args.no_trim_silence,
-    )
+    options = SynthesisOptions(**sampling_given(args), seed=args.seed, trim_silence=not args.no_trim_silence)
     pipe = Pipeline.from_bundle(args.bundle, _runtime(args), background=True)  # slow graphs load while it speaks
     pipe.resolve(options)  # reject bad options before any work
     stream = pipe.stream(SynthesisRequest(text, args.voice, options))

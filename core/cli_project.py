@@ -119,18 +119,18 @@ def narrate(args, runtime) -> int:
     return _finish(project, args, summary)
 
 
+def sampling_given(args) -> dict:
+    """The sampling options given on the command line (``add_sampling_arguments``), by SynthesisOptions field."""
+    names = [name.replace("-", "_") for name, _kind in SAMPLING] + ["language"]
+    given = {name: getattr(args, name) for name in names if getattr(args, name) is not None}
+    return given | ({"greedy": True} if args.greedy else {})
+
+
 def _apply_settings(project, args) -> None:
     from .options import SynthesisOptions
     from .project import ProjectError
 
-    given = {
-        "temperature": args.temperature, "top_k": args.top_k, "top_p": args.top_p, "min_p": args.min_p,
-        "repetition_penalty": args.repetition_penalty, "cfg_weight": args.cfg_weight,
-        "exaggeration": args.exaggeration, "max_new_tokens": args.max_new_tokens, "language": args.language,
-    }  # fmt: skip
-    changed = {k: v for k, v in given.items() if v is not None}
-    if args.greedy:
-        changed["greedy"] = True
+    changed = sampling_given(args)
     SynthesisOptions(**changed)
     project.settings.update(changed)
     if args.seed is not None:
@@ -375,15 +375,17 @@ class _ProgressBar:
         self.open = False
 
     def update(self, event) -> None:
+        from .project_render import clock
+
         if event.kind == "chunk" and (not self.tty or time.monotonic() - self.shown_at < 0.2):
             return
         self.shown_at = time.monotonic()
         width = 24
         filled = round(width * event.done / max(event.total, 1))
-        left = f"{_clock(event.eta_s)} left" if event.eta_s is not None else "estimating…"
+        left = f"{clock(event.eta_s)} left" if event.eta_s is not None else "estimating…"
         status = f" segment {event.number} failed: {event.error}" if event.kind == "failed" else ""
         line = (f"[{'#' * filled}{'.' * (width - filled)}] segment {min(event.done + 1, event.total)}/{event.total}  "
-                f"{_clock(event.audio_seconds)} of audio  RTF {event.rtf:.2f}  {left}{status}")  # fmt: skip
+                f"{clock(event.audio_seconds)} of audio  RTF {event.rtf:.2f}  {left}{status}")  # fmt: skip
         if self.tty:
             self.stream.write("\r" + line.ljust(100)[:160])
             self.open = True
@@ -396,9 +398,3 @@ class _ProgressBar:
             self.stream.write("\n")
             self.stream.flush()
             self.open = False
-
-
-def _clock(seconds: float) -> str:
-    seconds = max(0, round(seconds))
-    return f"{seconds // 3600}:{seconds // 60 % 60:02d}:{seconds % 60:02d}" if seconds >= 3600 else \
-        f"{seconds // 60}:{seconds % 60:02d}"  # fmt: skip

@@ -76,6 +76,14 @@ class RenderSummary:
 Progress = Callable[[RenderProgress], None]
 
 
+def clock(seconds: float | None) -> str:
+    """``m:ss`` (``h:mm:ss`` from an hour): how progress lines and the studio show durations."""
+    seconds = max(0, round(seconds or 0))
+    if seconds >= 3600:
+        return f"{seconds // 3600}:{seconds // 60 % 60:02d}:{seconds % 60:02d}"
+    return f"{seconds // 60}:{seconds % 60:02d}"
+
+
 def model_identity(pipeline: Pipeline) -> dict:
     """What of the model changes a segment's audio (part of every render key)."""
     caps = pipeline.capabilities

@@ -29,6 +29,7 @@ from core.constants import SAMPLE_RATE
 from core.errors import ChatterboxError
 from core.project import SPEED_RANGE, Project
 from core.project_export import Placement, export_project, preview
+from core.project_render import clock
 
 from ..settings import Key
 from ..widgets.waveform_plot import WaveformPlot
@@ -227,8 +228,8 @@ class StudioPanel(QWidget):
             return
         self.segments.refresh(step.number)
         self.progress.setValue(step.done)
-        left = f" · {_clock(step.eta_s)} left" if step.eta_s is not None and step.done < step.total else ""
-        self.progress.setFormat(f"Segment {step.done} of {step.total} · {_clock(step.audio_seconds)} of audio{left}")
+        left = f" · {clock(step.eta_s)} left" if step.eta_s is not None and step.done < step.total else ""
+        self.progress.setFormat(f"Segment {step.done} of {step.total} · {clock(step.audio_seconds)} of audio{left}")
         if step.kind == "failed":
             self.message.emit(f"Segment {step.number} failed: {step.error}", True)
         self._show_counts()
@@ -239,8 +240,8 @@ class StudioPanel(QWidget):
             return
         self._end_render()
         self.status.setText(
-            f"Rendered {summary.rendered} segment(s), {_clock(summary.audio_seconds)} of audio in "
-            f"{_clock(summary.elapsed_s)} (RTF {summary.rtf:.2f})" + (f"; {summary.failed} failed" if summary.failed
+            f"Rendered {summary.rendered} segment(s), {clock(summary.audio_seconds)} of audio in "
+            f"{clock(summary.elapsed_s)} (RTF {summary.rtf:.2f})" + (f"; {summary.failed} failed" if summary.failed
                                                                        else "") + "."
         )  # fmt: skip
 
@@ -313,7 +314,7 @@ class StudioPanel(QWidget):
         self._paused_at = self.position()
         self.host.player.stop()
         self._timer.stop()
-        self.status.setText(f"Paused at {_clock(self._paused_at)}")
+        self.status.setText(f"Paused at {clock(self._paused_at)}")
         self._update_controls()
 
     @Slot(float)
@@ -444,7 +445,7 @@ class StudioPanel(QWidget):
             return None
         target = request.out or request.per_chapter
         self.host.settings.set(Key.EXPORT_FOLDER, str(Path(target).parent))
-        self.status.setText(f"Exported {_clock(result.seconds)} to {target}")
+        self.status.setText(f"Exported {clock(result.seconds)} to {target}")
         return result
 
     # --- display -----------------------------------------------------------------------------------------------
@@ -470,10 +471,3 @@ class StudioPanel(QWidget):
         self.play_button.setText("&Pause" if playing else ("&Resume" if self._paused_at is not None else "&Play"))
         self.export_button.setEnabled(has and not busy)
         self.pace.setEnabled(has)
-
-
-def _clock(seconds: float | None) -> str:
-    seconds = max(0, round(seconds or 0))
-    if seconds >= 3600:
-        return f"{seconds // 3600}:{seconds // 60 % 60:02d}:{seconds % 60:02d}"
-    return f"{seconds // 60}:{seconds % 60:02d}"
