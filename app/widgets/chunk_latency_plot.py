@@ -10,7 +10,7 @@ from PySide6.QtCore import Qt
 
 from .plot_axes import IntegerAxis, add_right_axis
 from .plot_hover import HoverReadout
-from .plot_style import add_legend, legend_headroom, placeholder, set_y_from_zero, style_plot
+from .plot_style import add_legend, legend_headroom, placeholder, set_y_from_zero, still_plot, style_plot
 
 LM_COLOR, DECODE_COLOR, RTF_COLOR = "#4aa3df", "#5cb85c", "#d9534f"
 EMPTY_TEXT = "Speak to see\nlatency per chunk"
@@ -45,14 +45,8 @@ class ChunkPoint:
 class ChunkLatencyPlot(pg.PlotWidget):
     def __init__(self, parent=None):
         super().__init__(parent, axisItems={"bottom": IntegerAxis("bottom")})
-        self.setFocusPolicy(Qt.FocusPolicy.NoFocus)  # a picture: Tab passes it by
-        plot = self.getPlotItem()
-        plot.setMenuEnabled(False)
-        plot.hideButtons()
-        self.setMouseEnabled(x=False, y=False)
-        plot.setLabel("bottom", "chunk")
+        plot = still_plot(self, "chunk")
         plot.setLabel("left", "time (ms)")
-        plot.showGrid(x=False, y=True, alpha=0.15)
         self.rtf_view = add_right_axis(plot, "RTF")
         style_plot(plot, self)
         self.legend = add_legend(plot, self, columns=3)

@@ -4,6 +4,7 @@ semi-opaque background, and a placeholder text for an empty plot."""
 from __future__ import annotations
 
 import pyqtgraph as pg
+from PySide6.QtCore import Qt
 from PySide6.QtGui import QColor, QPalette
 
 AXES = ("left", "bottom", "right")
@@ -64,3 +65,16 @@ def set_y_from_zero(view: pg.ViewBox, top: float) -> None:
     height = view.height()
     below = top * ZERO_MARGIN_PX / (height - ZERO_MARGIN_PX) if height > 2 * ZERO_MARGIN_PX else 0.0
     view.setYRange(-below, top, padding=0)
+
+
+def still_plot(widget: pg.PlotWidget, x_label: str):
+    """A plot that is a picture of numbers: no focus (Tab passes it by), no menu or mouse zoom, a y grid, and
+    ``x_label`` under its whole-number x axis. Returns its PlotItem."""
+    widget.setFocusPolicy(Qt.FocusPolicy.NoFocus)
+    plot = widget.getPlotItem()
+    plot.setMenuEnabled(False)
+    plot.hideButtons()
+    widget.setMouseEnabled(x=False, y=False)
+    plot.setLabel("bottom", x_label)
+    plot.showGrid(x=False, y=True, alpha=0.15)
+    return plot

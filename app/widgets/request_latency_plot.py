@@ -14,7 +14,7 @@ from ..settings_summary import distinguishing_labels, summary_text
 from .chunk_latency_plot import ChunkPoint
 from .plot_axes import IntegerAxis
 from .plot_hover import HoverReadout
-from .plot_style import add_legend, legend_headroom, placeholder, set_y_from_zero, style_plot
+from .plot_style import add_legend, legend_headroom, placeholder, set_y_from_zero, still_plot, style_plot
 
 GROUP_COLORS = ("#4aa3df", "#f0ad4e", "#5cb85c", "#d9534f", "#9b59b6", "#1abc9c", "#e67e22", "#7f8c8d")
 EMPTY_TEXT = "Each request\nadds a point here"
@@ -53,13 +53,7 @@ METRICS = (
 class RequestLatencyPlot(pg.PlotWidget):
     def __init__(self, parent=None):
         super().__init__(parent, axisItems={"bottom": IntegerAxis("bottom")})
-        self.setFocusPolicy(Qt.FocusPolicy.NoFocus)  # a picture: Tab passes it by
-        plot = self.getPlotItem()
-        plot.setMenuEnabled(False)
-        plot.hideButtons()
-        self.setMouseEnabled(x=False, y=False)
-        plot.setLabel("bottom", "request")
-        plot.showGrid(x=False, y=True, alpha=0.15)
+        plot = still_plot(self, "request")
         style_plot(plot, self)
         self.legend = add_legend(plot, self)
         mid = self.palette().color(QPalette.ColorRole.Mid)
