@@ -10,7 +10,6 @@ import numpy as np
 from PySide6.QtCore import QByteArray, Qt, QTimer, Signal, Slot
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import (
-    QFileDialog,
     QHBoxLayout,
     QLabel,
     QMainWindow,
@@ -22,24 +21,22 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from core.audio_io import FORMATS, write_audio
 from core.constants import SAMPLE_RATE
 from core.errors import ChatterboxError
 from core.options import RuntimeOptions
 from core.project import is_project, open_project
 from core.synthesis import new_seed
 from core.user_dirs import decoder_costs_dir
-from core.voice import VoiceReference, load_voice
-from core.voice_library import AUDIO_SUFFIXES, VoiceLibrary
+from core.voice import VoiceReference
+from core.voice_library import VoiceLibrary
 
 from . import usability
 from .audio.playback import Player
 from .engine_bridge import EngineBridge
-from .history import History, HistoryEntry
+from .history import History
 from .paths import AppPaths
 from .settings import SESSION_KEYS, Key, Settings
 from .settings_summary import describe_settings
-from .studio.export_dialog import default_folder, export_name
 from .studio.project_files import ProjectFiles
 from .studio.studio_panel import StudioPanel
 from .widgets.api_panel import ApiPanel
@@ -47,18 +44,19 @@ from .widgets.history_panel import HistoryPanel
 from .widgets.latency_plot import LatencyPlot
 from .widgets.message_bar import MessageBar
 from .widgets.model_dialog import ModelDialog
-from .widgets.record_dialog import RecordDialog, TrimDialog
 from .widgets.settings_panel import SettingsPanel
 from .widgets.text_entry import TextEntry
-from .widgets.voice_panel import VoicePanel, dropped_file
+from .widgets.voice_panel import VoicePanel
 from .widgets.waveform_plot import WaveformPlot
+from .window_results import ResultActions
+from .window_voice import VoiceActions
 
 log = logging.getLogger(__name__)
 GRAPH_NAMES = {"speech_encoder": "voice encoder", "embed_tokens": "embeddings", "language_model": "language model",
                "conditional_decoder": "decoder"}  # fmt: skip
 
 
-class MainWindow(QMainWindow):
+class MainWindow(VoiceActions, ResultActions, QMainWindow):
     playback_finished = Signal()
     """The last request's audio has been played to the end (or could not be played)."""
     request_done = Signal(bool)
@@ -147,6 +145,7 @@ class MainWindow(QMainWindow):
         self.load_label = QLabel("", self)
         self.load_label.hide()
         self._load_times: dict[str, float | None] = {}
+        self._load_failed = False
         self.provider_label = QLabel("", self)
         self.rtf_label = QLabel("", self)
         self.playback_label = QLabel("", self)
@@ -252,6 +251,7 @@ class MainWindow(QMainWindow):
     def load_model(self, bundle: Path) -> None:
         self.model_label.setText(f"Loading {bundle.name}…")
         self._load_times = {}
+        self._load_failed = False
         self.speak_button.setEnabled(False)
         self.bridge.load(bundle, self.runtime_options())
 
@@ -274,6 +274,8 @@ class MainWindow(QMainWindow):
     @Slot(str, object)
     def _on_load_progress(self, graph: str, seconds) -> None:
         """Per-graph load progress in the status bar; the decoder may finish after the model is usable."""
+        if self._load_failed:  # graphs loading in parallel may still report after the load has failed
+            return
         self._load_times[graph] = seconds
         parts = [f"{GRAPH_NAMES.get(g, g)} {'…' if s is None else f'✓ {s:.1f} s'}" for g, s in self._load_times.items()]
         self.load_label.setText("Loading: " + " · ".join(parts))
@@ -283,157 +285,11 @@ class MainWindow(QMainWindow):
 
     @Slot(str)
     def _on_model_failed(self, message: str) -> None:
+        self._load_failed = True
         self.load_label.hide()  # a graph that failed never reports its end
         self.model_label.setText("No model")
         self.speak_button.setEnabled(self.bridge.model is not None)
         self.show_message(message)
-
-    # --- voice -------------------------------------------------------------------------------------------------
-    def dragEnterEvent(self, event) -> None:
-        if event.mimeData().hasUrls():
-            event.acceptProposedAction()
-
-    def dropEvent(self, event) -> None:
-        path = dropped_file(event)
-        if path is not None:
-            event.acceptProposedAction()
-            self.select_voice_file(path)
-
-    @Slot(Path)
-    def select_voice_file(self, path: Path, name: str = "", quiet: bool = False) -> bool:
-        """The drop / file-dialog path: check the recording; on a problem, say so and change nothing."""
-        try:
-            voice = load_voice(path)
-        except ChatterboxError as exc:
-            if not quiet:
-                self.show_message(str(exc))
-            return False
-        self.voice, self.voice_name = voice, name
-        self.settings.set(Key.VOICE, name or str(path))
-        self._update_voice_panel()
-        if not quiet:
-            self.hide_message()
-        return True
-
-    @Slot()
-    def record_voice(self) -> bool:
-        """Record a reference from the microphone (the dialog checks the level and trims); select it."""
-        dialog = RecordDialog(self.paths.recordings, self.input_device, self)
-        if dialog.exec() and dialog.path is not None:
-            return self.select_voice_file(dialog.path)
-        return False
-
-    @Slot()
-    def play_voice(self) -> None:
-        if self.voice is None:
-            return
-        self.bridge.cancel()
-        self.player.begin()
-        if not self.player.feed(self.voice.samples):
-            self.show_message(self.player.error or "Audio cannot be played on this computer.", error=False)
-        self.player.end_of_input()
-        self.playback_label.setText("playing the reference")
-
-    @Slot()
-    def trim_voice(self) -> bool:
-        if self.voice is None:
-            return False
-        name = self.voice_name or Path(self.voice.source).stem
-        dialog = TrimDialog(self.voice.samples, self.paths.recordings, name, self)
-        if dialog.exec() and dialog.path is not None:
-            return self.select_voice_file(dialog.path)
-        return False
-
-    def _offer_voice_for_turbo(self) -> None:
-        """First start with a model that has no built-in voice: say a recording is needed and offer one."""
-        if self.voice is not None or self.bridge.model is None or self.bridge.model.capabilities.has_default_voice:
-            return
-        self.show_message(
-            "This model (Turbo) has no built-in voice: it needs a recording of the voice to clone. Record 10 s "
-            "of speech (Voice → Record…) or choose a recording of 5–10 s of clean speech (Ctrl+O).",
-            error=False,
-        )
-        self.tabs.setCurrentWidget(self.voice_panel)
-
-    def _update_voice_panel(self) -> None:
-        model = self.bridge.model
-        has_default = model is None or model.capabilities.has_default_voice
-        self.voice_panel.set_default_available(has_default)
-        if self.voice is None:
-            self.voice_panel.show_voice("Default voice" if has_default else "No voice", None, saveable=False)
-        else:
-            title = self.voice_name or Path(self.voice.source).name
-            self.voice_panel.show_voice(title, self.voice, saveable=not self.voice_name)
-        self.voice_panel.select_current(self.voice_name or None)
-
-    def _refresh_library(self) -> None:
-        self.voice_panel.set_library([v.name for v in self.library.voices()], self.voice_name or None)
-
-    @Slot(str)
-    def _on_library_selected(self, name: str) -> None:
-        entry = self.library.get(name)
-        if entry is None:
-            self.show_message(f"The voice “{name}” is no longer in the library (its recording was removed).")
-            self._refresh_library()
-            return
-        self.select_voice_file(entry.path, name=name)
-
-    @Slot()
-    def _on_default_voice_selected(self) -> None:
-        self.voice, self.voice_name = None, ""
-        self.settings.set(Key.VOICE, "")
-        self._update_voice_panel()
-        self._refresh_library()
-
-    @Slot(str)
-    def _on_save_voice(self, name: str) -> None:
-        if self.voice is None:
-            return
-        try:
-            entry, voice = self.library.add(name, Path(self.voice.source))
-        except (ChatterboxError, OSError) as exc:
-            self.show_message(f"Cannot save the voice: {exc}")
-            return
-        self.voice, self.voice_name = voice, entry.name
-        self.settings.set(Key.VOICE, entry.name)
-        self._refresh_library()
-        self._update_voice_panel()
-
-    @Slot(str)
-    def _on_remove_voice(self, name: str) -> None:
-        """Remove a library voice (the panel asked first); its recording waits in the trash so Undo can restore it."""
-        try:
-            removed = self.library.remove(name)
-        except OSError as exc:
-            self.show_message(f"Cannot remove the voice: {exc}")
-            return
-        was_current = self.voice_name == name
-        if removed is not None:
-            self._removed_voices.append((removed, was_current))
-        if was_current:
-            self._on_default_voice_selected()
-        self._refresh_library()
-        self._show_voice_undo()
-
-    @Slot()
-    def _on_undo_remove_voice(self) -> None:
-        if not self._removed_voices:
-            return
-        removed, was_current = self._removed_voices.pop()
-        try:
-            entry = self.library.restore(removed)
-        except OSError as exc:
-            self.show_message(f"The voice “{removed.name}” cannot be restored: {exc}")
-        else:
-            if was_current:
-                self.select_voice_file(entry.path, name=entry.name, quiet=True)
-            self.statusBar().showMessage(f"Restored the voice “{entry.name}”.", 4000)
-        self._refresh_library()
-        self._show_voice_undo()
-
-    def _show_voice_undo(self) -> None:
-        last = self._removed_voices[-1][0].name if self._removed_voices else ""
-        self.voice_panel.show_undo(f"Removed “{last}”." if last else "")
 
     # --- speaking ----------------------------------------------------------------------------------------------
     @Slot()
@@ -555,175 +411,6 @@ class MainWindow(QMainWindow):
             self._awaiting_playback = False
             self._play_timer.stop()
             self.playback_finished.emit()
-
-    # --- results -----------------------------------------------------------------------------------------------
-    def _history_fields(self, text: str, seed: int | None) -> dict:
-        """What a history entry records about a request besides its audio (voice, model, seed, settings)."""
-        model = self.bridge.model
-        return {
-            "text": text, "seed": seed or 0,
-            "voice": self.voice_name or (Path(self.voice.source).name if self.voice else "default"),
-            "voice_source": (self.voice_name or str(self.voice.source)) if self.voice else "",
-            "variant": model.variant if model else "", "model": model.bundle.name if model else "",
-            "precision": model.capabilities.lm_precision if model else "",
-            "settings": {k.value: self.settings.get(k) for k in Key
-                         if k.value.startswith(("model/", "runtime/", "sampling/", "voice/"))},
-        }  # fmt: skip
-
-    def _add_to_history(self, audio: np.ndarray, fields: dict, partial: bool = False,
-                        timings=None) -> HistoryEntry | None:  # fmt: skip
-        try:
-            entry = self.history.add(audio, SAMPLE_RATE, partial=partial, timings=timings or {}, **fields)
-        except (OSError, ChatterboxError) as exc:
-            self.show_message(f"The result could not be added to the history: {exc}", error=False)
-            return None
-        self._refresh_history()
-        return entry
-
-    def _save_stopped(self) -> None:
-        """The request being stopped keeps what it produced: into the history, marked "stopped (partial)"."""
-        request, self._request = self._request, None
-        if request is None or request.pop("rid") != self.bridge.current or not self._chunks:
-            return
-        self._add_to_history(np.concatenate(self._chunks), request, partial=True,
-                             timings={"chunks": self.latency.chunk_rows()})  # fmt: skip
-
-    def _refresh_history(self) -> None:
-        self.history_panel.set_entries(self.history.entries)
-
-    def _selected_history(self, entry_id: str | None = None):
-        entry_id = entry_id or self.history_panel.current_id()
-        return next((e for e in self.history.entries if e.id == entry_id), None)
-
-    def _history_audio(self, entry) -> np.ndarray | None:
-        try:
-            return self.history.audio(entry)[0]
-        except (OSError, RuntimeError) as exc:  # soundfile's errors are RuntimeErrors
-            self.show_message(f"The audio of this result cannot be read: {exc}")
-            return None
-
-    @Slot(str)
-    def _on_history_play(self, entry_id: str | None = None) -> None:
-        entry = self._selected_history(entry_id)
-        audio = self._history_audio(entry) if entry is not None else None
-        if audio is None:
-            return
-        self._save_stopped()
-        self.bridge.cancel()
-        self.player.begin()
-        self.waveform.clear_audio()
-        self.waveform.append(audio)
-        self.latency.show_replay(entry.id, entry.timings, entry.created)
-        self.player.feed(audio)
-        self.player.end_of_input()
-        self.last_audio = audio
-        self._play_timer.start()
-
-    @Slot(str)
-    def _on_history_export(self, entry_id: str | None = None) -> None:
-        entry = self._selected_history(entry_id)
-        audio = self._history_audio(entry) if entry is not None else None
-        if audio is not None:
-            self.export(audio, default_name=export_name(entry.text))
-
-    @Slot(str)
-    def _on_history_load(self, entry_id: str | None = None) -> None:
-        """Put a result's text back into the editor, with its voice and seed where they can still be used."""
-        entry = self._selected_history(entry_id)
-        if entry is None:
-            return
-        speak_tab = self.modes.indexOf(self.text.parentWidget())
-        if speak_tab >= 0:
-            self.modes.setCurrentIndex(speak_tab)
-        self.text.set_text(entry.text)
-        done = ["text"]
-        source = entry.voice_source or (entry.voice if self.library.get(entry.voice) else "")
-        library_voice = self.library.get(source) if source else None
-        if library_voice is not None:
-            if self.select_voice_file(library_voice.path, name=library_voice.name):
-                done.append(f"voice “{library_voice.name}”")
-        elif source and Path(source).suffix.lower() in AUDIO_SUFFIXES and Path(source).is_file():
-            if self.select_voice_file(Path(source)):
-                done.append(f"voice “{Path(source).name}”")
-        elif not source and entry.voice == "default":
-            self._on_default_voice_selected()
-            done.append("the default voice")
-        if entry.seed:
-            self.settings.set(Key.RANDOM_SEED, False)
-            self.settings.set(Key.SEED, int(entry.seed))
-            self.settings_panel.load()
-            done.append(f"seed {entry.seed} (Random seed is now off)")
-        self.statusBar().showMessage("Loaded the " + ", ".join(done) + ".", 8000)
-        self.text.editor.setFocus()
-
-    @Slot(str)
-    def _on_history_delete(self, entry_id: str | None = None) -> None:
-        entry = self._selected_history(entry_id)
-        if entry is None:
-            return
-        row = self.history_list.currentRow()
-        try:
-            self.history.remove(entry)
-        except OSError as exc:
-            self.show_message(f"The result could not be deleted: {exc}")
-            return
-        self._refresh_history()
-        if self.history_list.count():
-            self.history_list.setCurrentRow(min(row, self.history_list.count() - 1))
-
-    @Slot()
-    def _on_history_clear(self) -> None:
-        try:
-            self.history.clear()
-        except OSError as exc:
-            self.show_message(f"The history could not be cleared: {exc}")
-            return
-        self._refresh_history()
-
-    def _restore_session(self) -> None:
-        """The typed text and the selected tabs come back as they were; the text is saved as it changes."""
-        self.text.set_text(self.settings.get(Key.TEXT) or "")
-        for tabs, key in ((self.tabs, Key.TAB), (self.modes, Key.MODE)):
-            index = self.settings.get(key)
-            if 0 <= index < tabs.count():
-                tabs.setCurrentIndex(index)
-            tabs.currentChanged.connect(lambda i, k=key: self.settings.set(k, i))
-        self._draft_timer = QTimer(self)
-        self._draft_timer.setSingleShot(True)
-        self._draft_timer.setInterval(1500)
-        self._draft_timer.timeout.connect(self.save_draft)
-        self.text.editor.textChanged.connect(self._draft_timer.start)
-
-    def save_draft(self) -> None:
-        """Keep the typed text (a moment after each change, and on closing)."""
-        self._draft_timer.stop()
-        if self.text.text != self.settings.get(Key.TEXT):
-            self.settings.set(Key.TEXT, self.text.text)
-
-    @Slot()
-    def _on_export_clicked(self) -> None:
-        if self.last_audio is not None and self.last_audio.size:
-            self.export(self.last_audio, default_name=export_name(self.last_report.text if self.last_report else ""))
-
-    def export(self, audio: np.ndarray, default_name: str = "narration.wav", path: Path | None = None) -> bool:
-        """Save audio; the dialog starts in the last export folder (or Music / Documents), named after the text."""
-        if path is None:
-            filters = ";;".join(f"{fmt.name} (*{suffix})" for suffix, fmt in FORMATS.items())
-            start = default_folder(self.settings.get(Key.EXPORT_FOLDER)) / default_name
-            chosen, chosen_filter = QFileDialog.getSaveFileName(self, "Export audio", str(start), filters)
-            if not chosen:
-                return False
-            path = Path(chosen)
-            if path.suffix.lower() not in FORMATS:  # a typed extension picks the format; none takes the filter's
-                path = path.with_name(path.name + chosen_filter[chosen_filter.find("*") + 1 : -1])
-        try:
-            write_audio(path, audio, SAMPLE_RATE)
-        except ChatterboxError as exc:
-            self.show_message(str(exc))
-            return False
-        self.settings.set(Key.EXPORT_FOLDER, str(path.parent))
-        self.statusBar().showMessage(f"Saved {path}", 5000)
-        return True
 
     # --- settings, messages, closing -------------------------------------------------------------------------
     @Slot(object)
