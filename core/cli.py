@@ -305,7 +305,9 @@ def _runtime(args):
         common = {"provider": args.provider, "precision": args.precision, "q4_compute": args.q4_compute}
         if args.command == "soak":
             return RuntimeOptions(**common, threads=args.threads)
-        if args.command in ("narrate", "project", "serve"):
+        if args.command in ("narrate", "project"):  # nobody listens: one decoder call per segment (1.29x faster)
+            return RuntimeOptions(**common, threads=args.threads, cache_dir=args.cache_dir, stream=False)
+        if args.command == "serve":
             return RuntimeOptions(**common, threads=args.threads, cache_dir=args.cache_dir)
         if args.command != "synth":
             return RuntimeOptions(**common)

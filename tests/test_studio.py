@@ -238,3 +238,20 @@ def test_the_window_fits_small_screens_in_both_views(qtbot, studio_window, tmp_p
     qtbot.wait(50)
     assert window.width() <= width and window.height() <= height
     assert window.latency.height() >= 100 and window.statusBar().isVisible()
+
+
+def test_rendering_without_listening_decodes_each_segment_in_one_call(qtbot, studio_window, tmp_path):
+    window = studio_window
+    new_project(window, tmp_path)
+    window.studio.listen.setChecked(False)
+    speech = {}
+    window.bridge.render_step.connect(
+        lambda step: speech.update({step.number: speech.get(step.number, 0) + 1})
+        if step.kind == "chunk" and step.chunk.kind == "speech" else None
+    )
+    render(qtbot, window)
+    assert speech == {1: 1, 2: 1, 3: 1, 4: 1}  # streaming would cut a segment into several decoder windows
+    from core.cli import _runtime, build_parser
+
+    args = build_parser().parse_args(["narrate", "b.txt", "--project", "P", "--bundle", "B"])
+    assert _runtime(args).stream is False  # the command line has no listener either

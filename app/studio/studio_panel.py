@@ -9,6 +9,7 @@ it unsaved; only the edited segment becomes pending.
 from __future__ import annotations
 
 import logging
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -210,7 +211,10 @@ class StudioPanel(QWidget):
         self.progress.setFormat(f"0 of {todo} segments")
         self.status.setText("Generating…")
         self.segments.editable = False
-        self.rendering = self.host.bridge.render(project, self.host.runtime_options(), regenerate)
+        runtime = self.host.runtime_options()
+        if not self._live:  # nobody listens: one decoder call per segment renders faster than streaming windows
+            runtime = replace(runtime, stream=False)
+        self.rendering = self.host.bridge.render(project, runtime, regenerate)
         self.dirty = False  # the render saves the project after every segment
         self._timer.start()
         self._update_controls()
