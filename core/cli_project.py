@@ -202,35 +202,37 @@ def _finish(project, args, summary) -> int:
 
 
 def _export(project, args):
-    from .project_export import ExportRequest, export_project
+    from .project_export import export_project
+
+    loudness, true_peak = project.finishing.get("loudness"), float(project.finishing.get("true_peak", -1.0))
+    return export_project(project, _export_request(args, loudness, true_peak))
+
+
+def _export_request(args, loudness: float | None, true_peak: float):
+    from .project_export import ExportRequest
 
     chapter_format = f".{args.format}" if args.format else (args.out.suffix.lower() if args.out else ".flac")
-    return export_project(
-        project,
-        ExportRequest(
-            out=args.out,
-            subtitles=args.subtitles,
-            per_chapter=args.per_chapter,
-            chapter_format=chapter_format,
-            chapter_subtitles=f".{args.chapter_subtitles}" if args.chapter_subtitles else None,
-            loudness=project.finishing.get("loudness"),
-            true_peak=float(project.finishing.get("true_peak", -1.0)),
-        ),
+    return ExportRequest(
+        out=args.out,
+        subtitles=args.subtitles,
+        per_chapter=args.per_chapter,
+        chapter_format=chapter_format,
+        chapter_subtitles=f".{args.chapter_subtitles}" if args.chapter_subtitles else None,
+        loudness=loudness,
+        true_peak=true_peak,
     )
 
 
 def _check_export_arguments(args) -> None:
-    from .audio_io import audio_format
+    """The export's names, formats, pace and loudness are refused before the model loads or anything renders."""
     from .finishing import parse_loudness
-    from .project import ProjectError
-    from .subtitles import SUBTITLE_SUFFIXES
+    from .project import SPEED_RANGE, ProjectError
+    from .project_export import check_request
 
-    if args.out is not None:
-        audio_format(args.out)
-    if args.subtitles is not None and args.subtitles.suffix.lower() not in SUBTITLE_SUFFIXES:
-        raise ProjectError(f"Cannot write subtitles to {args.subtitles.name}: use a .srt or .vtt file name.")
-    if args.speed is not None and not 0.5 <= args.speed <= 2.0:
-        raise ProjectError(f"--speed must be between 0.5 and 2.0, not {args.speed:g}.")
+    if args.out or args.subtitles or args.per_chapter:
+        check_request(_export_request(args, None, -1.0))
+    if args.speed is not None and not SPEED_RANGE[0] <= args.speed <= SPEED_RANGE[1]:
+        raise ProjectError(f"--speed must be between {SPEED_RANGE[0]} and {SPEED_RANGE[1]}, not {args.speed:g}.")
     parse_loudness(args.loudness)
 
 

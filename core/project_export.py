@@ -67,7 +67,7 @@ class ExportRequest:
 
 
 def export_project(project: Project, request: ExportRequest) -> ExportResult:
-    _check_request(request)
+    check_request(request)
     _check_rendered(project)
     finished = _finished_segments(project)
     result = ExportResult()
@@ -97,7 +97,8 @@ def preview(project: Project, first: int = 1) -> tuple[np.ndarray, list[Placemen
     return part.audio, part.placements
 
 
-def _check_request(request: ExportRequest) -> None:
+def check_request(request: ExportRequest) -> None:
+    """Refuse a request whose file names or formats cannot be written (before any rendering or reading)."""
     if request.out is None and request.per_chapter is None and request.subtitles is None:
         raise ProjectError("Nothing to export: give an audio file, a subtitle file or a folder for chapter files.")
     if request.out is not None:
