@@ -7,7 +7,6 @@ own folder), and an uploaded recording is written to a fresh staging folder insi
 
 from __future__ import annotations
 
-import re
 import secrets
 import shutil
 from collections import OrderedDict
@@ -15,7 +14,7 @@ from pathlib import Path
 
 from .errors import ChatterboxError, VoiceReferenceError
 from .voice import VoiceReference, load_voice
-from .voice_library import AUDIO_SUFFIXES, LibraryVoice, VoiceLibrary
+from .voice_library import AUDIO_SUFFIXES, LibraryVoice, VoiceLibrary, safe_stem
 
 OPENAI_VOICES = frozenset(
     ("alloy", "ash", "ballad", "coral", "echo", "fable", "nova", "onyx", "sage", "shimmer", "verse", "marin", "cedar")
@@ -82,7 +81,7 @@ class ApiVoices:
         if suffix not in AUDIO_SUFFIXES:
             kinds = ", ".join(sorted(AUDIO_SUFFIXES))
             raise VoiceReferenceError(f"{base or 'The upload'} is not a supported recording: send a {kinds} file.")
-        stem = re.sub(r"[^A-Za-z0-9_-]+", "_", Path(base).stem).strip("_")[:60] or "reference"
+        stem = safe_stem(Path(base).stem, "reference")[:60]
         return stem + suffix
 
     def _staged(self, filename: str, data: bytes) -> Path:

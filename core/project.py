@@ -20,6 +20,7 @@ from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 
 from .atomic import remove_partial_files, write_json_atomic
+from .bundle import file_stamp
 from .errors import ChatterboxError
 from .options import SynthesisOptions
 
@@ -400,16 +401,15 @@ def _inside(folder: Path, relative: str, what: str, under: str | None = None) ->
     return path
 
 
-_DIGESTS: dict[tuple, str] = {}
+_DIGESTS: dict[str, str] = {}
 
 
 def _file_digest(path: Path) -> str:
-    """SHA-256 of a voice file, cached by (path, size, mtime): replacing the recording changes the render keys."""
+    """SHA-256 of a voice file, cached by its :func:`~core.bundle.file_stamp`: a replaced recording changes the keys."""
     try:
-        stat = path.stat()
+        stamp = file_stamp(path)
+        if stamp not in _DIGESTS:
+            _DIGESTS[stamp] = hashlib.sha256(path.read_bytes()).hexdigest()
     except OSError:
         return "missing"
-    key = (str(path), stat.st_size, stat.st_mtime_ns)
-    if key not in _DIGESTS:
-        _DIGESTS[key] = hashlib.sha256(path.read_bytes()).hexdigest()
-    return _DIGESTS[key]
+    return _DIGESTS[stamp]

@@ -7,13 +7,12 @@ an unknown name fails with the list of known ones.
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
 from .atomic import copy_file_atomic
 from .project import VOICES_DIR, Project, ProjectError
 from .voice import VoiceReference, load_voice
-from .voice_library import AUDIO_SUFFIXES, VoiceLibrary
+from .voice_library import AUDIO_SUFFIXES, VoiceLibrary, safe_stem
 
 MODEL_VOICE_NAMES = ("default", "model")
 """``--voice default`` speaks in the model's built-in voice (Original and Multilingual bundles ship one)."""
@@ -22,7 +21,7 @@ MODEL_VOICE_NAMES = ("default", "model")
 def add_voice(project: Project, name: str, source: Path) -> str:
     """Check ``source`` (raises :class:`VoiceReferenceError`) and copy it into the project as ``name``."""
     load_voice(source)
-    stem = re.sub(r"[^A-Za-z0-9_-]+", "_", name).strip("_") or "voice"
+    stem = safe_stem(name)
     suffix = Path(source).suffix.lower()
     taken = {p for n, p in project.voices.items() if n != name}
     rel, counter = f"{VOICES_DIR}/{stem}{suffix}", 1

@@ -22,6 +22,11 @@ TRASH = ".trash"
 and when it closes), so a removal can be undone."""
 
 
+def safe_stem(name: str, default: str = "voice") -> str:
+    """A file-name stem from a voice's name: letters, digits, ``_`` and ``-`` only (``default`` when none is left)."""
+    return re.sub(r"[^A-Za-z0-9_-]+", "_", name).strip("_") or default
+
+
 @dataclass(frozen=True)
 class LibraryVoice:
     name: str
@@ -92,7 +97,7 @@ class VoiceLibrary:
         """Check the recording (raises VoiceReferenceError) and keep a copy under ``name``."""
         name = " ".join(name.split())[:60] or Path(source).stem
         reference = load_voice(source)
-        stem = re.sub(r"[^A-Za-z0-9_-]+", "_", name).strip("_") or "voice"
+        stem = safe_stem(name)
         target = self.directory / f"{stem}{Path(source).suffix.lower()}"
         counter = 1
         index = self._index()

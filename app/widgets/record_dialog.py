@@ -6,7 +6,6 @@ dropped file.
 
 from __future__ import annotations
 
-import re
 import time
 from pathlib import Path
 
@@ -27,6 +26,7 @@ from PySide6.QtWidgets import (
 
 from core.atomic import atomic_path
 from core.constants import SAMPLE_RATE
+from core.voice_library import safe_stem
 from core.voice_trim import cut, speech_span
 
 from ..audio.recorder import Recorder
@@ -195,6 +195,5 @@ class TrimDialog(QDialog):
         layout.addWidget(buttons)
 
     def _keep(self) -> None:
-        stem = re.sub(r"[^A-Za-z0-9_-]+", "_", self.name).strip("_") or "voice"
-        self.path = save_recording(self.folder, self.trim.kept(), stem=f"{stem}-trimmed")
+        self.path = save_recording(self.folder, self.trim.kept(), stem=f"{safe_stem(self.name)}-trimmed")
         self.accept()
