@@ -71,9 +71,8 @@ def normalize_loudness(
     before = integrated_loudness(audio)
     if before is None:
         return audio, LoudnessReport(target_lufs, None, None, 0.0, true_peak_db(audio), False)
-    out, gain, limited = audio, 0.0, False
+    out, gain, limited, current = audio, 0.0, False, before
     for _ in range(3):  # limiting lowers the loudness a little: correct the gain and limit again
-        current = integrated_loudness(out)
         step = target_lufs - current if current is not None else 0.0
         if abs(step) < 0.05:
             break
@@ -83,11 +82,13 @@ def normalize_loudness(
         if peak is not None and peak > ceiling_db:
             out = _limit(out, ceiling_db - _LIMITER_MARGIN_DB)
             limited = True
+        current = integrated_loudness(out)  # each whole-programme measurement is made once
     peak = true_peak_db(out)
     if peak is not None and peak > ceiling_db:  # what the limiter let through: a last static trim
         out = (out * np.float32(10 ** ((ceiling_db - peak) / 20))).astype(np.float32)
         peak = true_peak_db(out)
-    return out, LoudnessReport(target_lufs, before, integrated_loudness(out), gain, peak, limited)
+        current = integrated_loudness(out)
+    return out, LoudnessReport(target_lufs, before, current, gain, peak, limited)
 
 
 def _limit(audio: np.ndarray, ceiling_db: float) -> np.ndarray:
