@@ -145,7 +145,6 @@ class MainWindow(VoiceActions, ResultActions, QMainWindow):
         self.load_label = QLabel("", self)
         self.load_label.hide()
         self._load_times: dict[str, float | None] = {}
-        self._load_failed = False
         self.provider_label = QLabel("", self)
         self.rtf_label = QLabel("", self)
         self.playback_label = QLabel("", self)
@@ -251,7 +250,6 @@ class MainWindow(VoiceActions, ResultActions, QMainWindow):
     def load_model(self, bundle: Path) -> None:
         self.model_label.setText(f"Loading {bundle.name}…")
         self._load_times = {}
-        self._load_failed = False
         self.speak_button.setEnabled(False)
         self.bridge.load(bundle, self.runtime_options())
 
@@ -274,8 +272,6 @@ class MainWindow(VoiceActions, ResultActions, QMainWindow):
     @Slot(str, object)
     def _on_load_progress(self, graph: str, seconds) -> None:
         """Per-graph load progress in the status bar; the decoder may finish after the model is usable."""
-        if self._load_failed:  # graphs loading in parallel may still report after the load has failed
-            return
         self._load_times[graph] = seconds
         parts = [f"{GRAPH_NAMES.get(g, g)} {'…' if s is None else f'✓ {s:.1f} s'}" for g, s in self._load_times.items()]
         self.load_label.setText("Loading: " + " · ".join(parts))
@@ -285,7 +281,6 @@ class MainWindow(VoiceActions, ResultActions, QMainWindow):
 
     @Slot(str)
     def _on_model_failed(self, message: str) -> None:
-        self._load_failed = True
         self.load_label.hide()  # a graph that failed never reports its end
         self.model_label.setText("No model")
         self.speak_button.setEnabled(self.bridge.model is not None)

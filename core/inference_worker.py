@@ -237,17 +237,26 @@ class InferenceWorker:
         return self.events if sink is None else sink
 
     def _load(self, command: LoadModel) -> None:
+        failed, lock = [], threading.Lock()
+
         def progress(graph: str, seconds: float | None) -> None:
-            self.events.put(LoadProgress(command.bundle, graph, seconds))
+            with lock:  # graphs loading in parallel may still report after the load failed: they are not heard
+                if not failed:
+                    self.events.put(LoadProgress(command.bundle, graph, seconds))
+
+        def fail(message: str) -> None:
+            with lock:
+                failed.append(message)
+                self.events.put(ModelFailed(command.bundle, message))
 
         try:
             pipe = self.pipeline_factory(command.bundle, command.runtime, progress=progress, background=True)
         except ChatterboxError as exc:
-            self.events.put(ModelFailed(command.bundle, str(exc)))
+            fail(str(exc))
             return
         except Exception as exc:
             log.exception("loading %s failed", command.bundle)
-            self.events.put(ModelFailed(command.bundle, f"Unexpected error while loading the model: {exc}"))
+            fail(f"Unexpected error while loading the model: {exc}")
             return
         self.pipeline = pipe
         notice = (
