@@ -246,8 +246,11 @@ def test_rendering_without_listening_decodes_each_segment_in_one_call(qtbot, stu
     window.studio.listen.setChecked(False)
     speech = {}
     window.bridge.render_step.connect(
-        lambda step: speech.update({step.number: speech.get(step.number, 0) + 1})
-        if step.kind == "chunk" and step.chunk.kind == "speech" else None
+        lambda step: (
+            speech.update({step.number: speech.get(step.number, 0) + 1})
+            if step.kind == "chunk" and step.chunk.kind == "speech"
+            else None
+        )
     )
     render(qtbot, window)
     assert speech == {1: 1, 2: 1, 3: 1, 4: 1}  # streaming would cut a segment into several decoder windows
