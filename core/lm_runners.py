@@ -12,6 +12,10 @@ that are fed back as the next past.
 Both expose ``prefill(embeds)`` (callable more than once: conditioning rows, then text) and ``step(token)``, each
 returning the last position's logits as a [batch, vocab] array, plus ``ort_s``, the seconds spent inside
 onnxruntime, so Python overhead can be measured.
+
+Several sentences can share one batch (:mod:`core.batch_generate`): ``prefill_rows`` left-pads each row's text to the
+longest, masks the padding out and keeps per-row positions (``step`` then takes one token per row). Only language
+models with a ``position_ids`` input (Turbo) can do that: the others derive positions from the cache length.
 """
 
 from __future__ import annotations
@@ -39,18 +43,30 @@ class _KVBase:
         self.step_pos = np.zeros((batch, 1), dtype=np.int64)
         self.lm_pos = np.zeros((batch, 1), dtype=np.int64)
         self._mask = np.ones(batch * 1024, dtype=np.int64)
+        self.pads = np.zeros((batch, 1), dtype=np.int64)
+        """Padding columns per row (``prefill_rows``): positions run that much behind the cache length."""
+        self._row_mask: np.ndarray | None = None
+        """[batch, columns] mask with the padding zeroed, once a row is padded; ``None`` while all ones."""
         self.names, self.embed_names = info.lm, info.embed
 
     def _mask_view(self, length: int) -> np.ndarray:
-        """``attention_mask`` [batch, length] as a contiguous view of one preallocated buffer of ones."""
+        """``attention_mask`` [batch, length] as a contiguous view of one preallocated buffer of ones (a copy of
+        the rows' mask once a row has padding)."""
+        if self._row_mask is not None:
+            if length > self._row_mask.shape[1]:
+                grow = np.ones((self.batch, max(length, 2 * self._row_mask.shape[1])), dtype=np.int64)
+                grow[:, : self._row_mask.shape[1]] = self._row_mask
+                self._row_mask = grow
+            return np.ascontiguousarray(self._row_mask[:, :length])
         needed = self.batch * length
         if needed > self._mask.size:
             self._mask = np.ones(max(needed, 2 * self._mask.size), dtype=np.int64)
         return self._mask[:needed].reshape(self.batch, length)
 
-    def _embed_step_feeds(self, token: int) -> dict[str, np.ndarray]:
+    def _embed_step_feeds(self, token) -> dict[str, np.ndarray]:
+        """``token``: one id for every row, or one per row."""
         names = self.embed_names
-        self.ids[:] = token
+        self.ids[:, 0] = token
         if self.info.variant == "turbo":
             return {names.input_ids: self.ids}
         self.step_pos[:] = self.generated_fed + 1
@@ -58,7 +74,29 @@ class _KVBase:
 
     def _prefill_positions(self, length: int) -> np.ndarray:
         row = np.arange(self.total, self.total + length, dtype=np.int64)
-        return np.broadcast_to(row, (self.batch, length)).copy()
+        return np.maximum(row[None, :] - self.pads, 0)  # padding columns (masked) get any valid position
+
+    def _step_positions(self) -> np.ndarray:
+        self.lm_pos[:] = self.total - self.pads
+        return self.lm_pos
+
+    def prefill_rows(self, blocks: list[np.ndarray]) -> np.ndarray:
+        """Prefill one [1, S_i, H] block per row, each left-padded to the longest; the padding is masked out and
+        each row's positions continue from its own text. Needs ``position_ids`` (see the module's docstring)."""
+        if not self.info.lm_has_position_ids:
+            raise ValueError("this language model derives positions from the cache length: rows cannot be padded")
+        if len(blocks) != self.batch:
+            raise ValueError(f"{len(blocks)} blocks for a batch of {self.batch}")
+        longest = max(block.shape[1] for block in blocks)
+        embeds = np.zeros((self.batch, longest, self.info.hidden), dtype=self.info.embeds_dtype)
+        if self._row_mask is None:
+            self._row_mask = np.ones((self.batch, max(1024, 2 * (self.total + longest))), dtype=np.int64)
+        for row, block in enumerate(blocks):
+            pad = longest - block.shape[1]
+            embeds[row, pad:] = block[0]
+            self._row_mask[row, self.total : self.total + pad] = 0
+        self.pads += longest - np.array([[block.shape[1]] for block in blocks], dtype=np.int64)
+        return self._prefill(embeds, self._prefill_positions(longest))
 
 
 class ChainedKV(_KVBase):
@@ -86,7 +124,7 @@ class ChainedKV(_KVBase):
         """Start from an existing cache (shared, never mutated: each run allocates new presents)."""
         self.past, self.total = list(past), total
 
-    def _run(self, length: int, step: bool) -> list[ort.OrtValue]:
+    def _run(self, length: int, step: bool, positions: np.ndarray | None = None) -> list[ort.OrtValue]:
         io = self._lm_io
         # Bound numpy arrays must outlive the run: keep a reference until the next one.
         self._bound = [self._mask_view(self.total + length)]
@@ -94,10 +132,9 @@ class ChainedKV(_KVBase):
         io.bind_cpu_input(names.attention_mask, self._bound[0])
         if self.info.lm_has_position_ids:
             if step:
-                self.lm_pos[:] = self.total
-                io.bind_cpu_input(names.position_ids, self.lm_pos)
+                io.bind_cpu_input(names.position_ids, self._step_positions())
             else:
-                self._bound.append(self._prefill_positions(length))
+                self._bound.append(self._prefill_positions(length) if positions is None else positions)
                 io.bind_cpu_input(names.position_ids, self._bound[-1])
         for name, value in zip(self.info.past_names, self.past):
             io.bind_ortvalue_input(name, value)
@@ -116,12 +153,15 @@ class ChainedKV(_KVBase):
         return outputs
 
     def prefill(self, embeds: np.ndarray) -> np.ndarray:
+        return self._prefill(embeds, None)
+
+    def _prefill(self, embeds: np.ndarray, positions: np.ndarray | None) -> np.ndarray:
         self._prefill_embeds = np.ascontiguousarray(embeds, dtype=self.info.embeds_dtype)
         self._lm_io.bind_cpu_input(self.names.inputs_embeds, self._prefill_embeds)
-        outputs = self._run(embeds.shape[1], step=False)
+        outputs = self._run(embeds.shape[1], step=False, positions=positions)
         return outputs[0].numpy()[:, -1, :]
 
-    def step(self, token: int) -> np.ndarray:
+    def step(self, token) -> np.ndarray:
         feeds = self._embed_step_feeds(token)
         started = time.perf_counter()
         if self._chain_embeds:
@@ -153,7 +193,7 @@ class CopiedKV(_KVBase):
         length = embeds.shape[1]
         feeds = {
             self.names.inputs_embeds: embeds.astype(self.info.embeds_dtype, copy=False),
-            self.names.attention_mask: np.ones((self.batch, self.total + length), dtype=np.int64),
+            self.names.attention_mask: self._mask_view(self.total + length),
             **self.past,
         }
         if self.info.lm_has_position_ids:
@@ -168,10 +208,13 @@ class CopiedKV(_KVBase):
     def prefill(self, embeds: np.ndarray) -> np.ndarray:
         return self._run(embeds, self._prefill_positions(embeds.shape[1]))
 
-    def step(self, token: int) -> np.ndarray:
+    def _prefill(self, embeds: np.ndarray, positions: np.ndarray) -> np.ndarray:
+        return self._run(embeds, positions)
+
+    def step(self, token) -> np.ndarray:
         feeds = self._embed_step_feeds(token)
         started = time.perf_counter()
         embeds = self.embed.run([self.embed_names.inputs_embeds], feeds)[0]
         self.ort_s += time.perf_counter() - started
         self.generated_fed += 1
-        return self._run(embeds, np.full((self.batch, 1), self.total, dtype=np.int64))
+        return self._run(embeds, self._step_positions().copy())

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import numpy as np
 
+from .batch_generate import Generated
 from .constants import SAMPLE_RATE
 from .model_parts import Capabilities, LoadProgress, ModelParts, load_parts
 from .options import RuntimeOptions, SamplingParams, SynthesisOptions
@@ -104,8 +105,14 @@ class Pipeline:
         return self.parts.reference(None)
 
     # --- synthesis ---------------------------------------------------------------------------------------------
-    def stream(self, request: SynthesisRequest, cancelled: Callable[[], bool] | None = None) -> SynthesisStream:
-        return SynthesisStream(self.parts, request, cancelled)
+    def stream(
+        self,
+        request: SynthesisRequest,
+        cancelled: Callable[[], bool] | None = None,
+        pregenerated: dict[int, Generated] | None = None,
+    ) -> SynthesisStream:
+        """``pregenerated``: speech tokens by sentence (piece) number from :func:`core.batch_generate.generate_rows`."""
+        return SynthesisStream(self.parts, request, cancelled, pregenerated)
 
     def synthesize(
         self,

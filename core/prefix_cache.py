@@ -50,24 +50,27 @@ class PrefixCache:
 
     def start(self, key: tuple, features: np.ndarray, text: np.ndarray, new_runner: Callable[[], object]):
         """A runner that starts from the voice's cached prefix (built with ``new_runner`` on a miss)."""
-        build_ms = 0.0
-        prefix = self._items.get(key)
-        hit = prefix is not None
-        if hit:
-            self._items.move_to_end(key)
-            self.hits += 1
-        else:
-            self.misses += 1
-            started = time.perf_counter()
-            builder = new_runner()
-            builder.prefill(features)
-            build_ms = (time.perf_counter() - started) * 1000
-            prefix = self._items[key] = VoicePrefix(builder.past, builder.total)
-            while len(self._items) > self.capacity:
-                self._items.popitem(last=False)  # the KV is released with the last reference
+        prefix, hit, build_ms = self.prefix(key, features, new_runner)
         runner = new_runner()
         runner.adopt(prefix.past, prefix.total)
         return SentenceStart(runner, [text], hit, build_ms)
+
+    def prefix(self, key: tuple, features: np.ndarray, new_runner: Callable[[], object]):
+        """The voice's prefix, its hit/miss and the milliseconds spent building it (0 on a hit)."""
+        prefix = self._items.get(key)
+        if prefix is not None:
+            self._items.move_to_end(key)
+            self.hits += 1
+            return prefix, True, 0.0
+        self.misses += 1
+        started = time.perf_counter()
+        builder = new_runner()
+        builder.prefill(features)
+        build_ms = (time.perf_counter() - started) * 1000
+        prefix = self._items[key] = VoicePrefix(builder.past, builder.total)
+        while len(self._items) > self.capacity:
+            self._items.popitem(last=False)  # the KV is released with the last reference
+        return prefix, False, build_ms
 
     def clear(self) -> None:
         self._items.clear()

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
+from .batch_generate import Generated
 from .constants import LOGITS_VOCAB, SAMPLE_RATE
 from .decode_loop import DecodeStats, generate, step_overhead_share
 from .errors import SynthesisCancelled
@@ -23,7 +24,7 @@ from .model_parts import ModelParts
 from .options import SynthesisOptions
 from .prefix_cache import SentenceStart, start_uncached
 from .sampler import Sampler
-from .speech_decoder import SentenceAudio
+from .speech_decoder import DecodedAudio, SentenceAudio
 from .stop_guards import RunawayGuard, token_cap
 from .stream_plan import StreamPlan
 from .text import SENTENCE_GAP_S, Pause, clean_text, split_text
@@ -91,9 +92,18 @@ def new_seed() -> int:
 class SynthesisStream:
     """Iterate to get the chunks; :attr:`report` is complete once iteration ends."""
 
-    def __init__(self, parts: ModelParts, request: SynthesisRequest, cancelled: Callable[[], bool] | None = None):
+    def __init__(
+        self,
+        parts: ModelParts,
+        request: SynthesisRequest,
+        cancelled: Callable[[], bool] | None = None,
+        pregenerated: dict[int, Generated] | None = None,
+    ):
         self.parts = parts
         self.request = request
+        self.pregenerated = pregenerated or {}
+        """Speech tokens already generated for some sentences (by piece number, :mod:`core.batch_generate`): those
+        sentences skip the language model and go straight to the decoder."""
         self.cancelled = cancelled or (lambda: False)
         self.report = RequestReport()
         self._ttfa_ms: float | None = None
@@ -152,22 +162,30 @@ class SynthesisStream:
                 previous_was_sentence = True
                 sentence, dropped = parts.tokenizer.prepare(piece.text)
                 report.warnings += [f"Unknown tag {tag} was skipped." for tag in dropped]
-                ids = parts.tokenizer.encode(sentence, options.language)
-                start = self._start_sentence(cond, voice.key, ids, params.exaggeration, cfg)
-                st = DecodeStats(prefix_build_ms=start.prefix_build_ms)
-                stats.append(st)
                 guard = RunawayGuard()
-                tokens = generate(
-                    start.runner,
-                    start.prompt,
-                    Sampler(params, report.seed + number, parts.info.logits_vocab or LOGITS_VOCAB),
-                    token_cap(caps.variant, ids.shape[1], params.max_new_tokens),
-                    params.cfg_weight if cfg else 0.0,
-                    st,
-                    self.cancelled,
-                    guard,
-                )
-                audio = SentenceAudio(parts.decoder, dec_cond, runtime.decoder_context_tokens, options.trim_silence)
+                if number in self.pregenerated:
+                    st = DecodeStats(stop_reason=self.pregenerated[number].stop_reason, started_at=time.perf_counter())
+                    tokens = iter(self.pregenerated[number].tokens)
+                else:
+                    ids = parts.tokenizer.encode(sentence, options.language)
+                    start = self._start_sentence(cond, voice.key, ids, params.exaggeration, cfg)
+                    st = DecodeStats(prefix_build_ms=start.prefix_build_ms)
+                    tokens = generate(
+                        start.runner,
+                        start.prompt,
+                        Sampler(params, report.seed + number, parts.info.logits_vocab or LOGITS_VOCAB),
+                        token_cap(caps.variant, ids.shape[1], params.max_new_tokens),
+                        params.cfg_weight if cfg else 0.0,
+                        st,
+                        self.cancelled,
+                        guard,
+                    )
+                stats.append(st)
+                decoded = self.pregenerated.get(number)
+                if decoded is not None and decoded.audio is not None:
+                    audio = DecodedAudio(decoded.audio)
+                else:
+                    audio = SentenceAudio(parts.decoder, dec_cond, runtime.decoder_context_tokens, options.trim_silence)
                 plan.new_sentence()
                 first_sentence = len(stats) == 1
                 pending: list[int] = []

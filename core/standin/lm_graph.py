@@ -4,11 +4,12 @@ A real pre-norm transformer (random weights) so that per-step cost, KV growth an
 plus a small exact "control" path that makes the output behave like speech generation:
 
 Layer 0's value cache carries four exact channels in head 0: ``[1, conditioning marker, decode-step marker, content
-code]`` per position. Summing them over the whole cache (``present.0.value``) tells the graph how many prompt text
-rows, conditioning rows and generated tokens it has seen, and an integer checksum of their content. From these it
-picks a preferred token (a function of the checksum and the step, so a stale or wrong past changes it) and says STOP
-once the generated count reaches a target that grows with the text length. Everything in that path is exact integer
-arithmetic, so greedy tokens do not depend on float rounding (full prefill and prefix-cached prefill agree).
+code]`` per position. Summing them over the cache positions the attention mask keeps (``present.0.value``) tells the
+graph how many prompt text rows, conditioning rows and generated tokens it has seen, and an integer checksum of
+their content. From these it picks a preferred token (a function of the checksum and the step, so a stale or wrong
+past changes it) and says STOP once the generated count reaches a target that grows with the text length. Everything
+in that path is exact integer arithmetic, so greedy tokens do not depend on float rounding (full prefill and prefix-
+cached prefill agree).
 """
 
 from __future__ import annotations
@@ -154,7 +155,7 @@ def build_language_model(spec: StandinSpec, precision: str, seed: int) -> GraphB
     logits = linear(b, x, H, spec.logits_vocab, "speech_head", precision, rng)
     if spec.repeating:
         logits = b.mul(logits, b.const(REPEAT_NOISE_SCALE))
-    logits = b.add(logits, _control_logits(b, spec, presents[0][1]))
+    logits = b.add(logits, _control_logits(b, spec, presents[0][1], mask))
 
     b.output(logits, "logits", F32, [batch, seq, spec.logits_vocab])
     for pk, pv in outputs:
@@ -163,8 +164,9 @@ def build_language_model(spec: StandinSpec, precision: str, seed: int) -> GraphB
     return b
 
 
-def _control_logits(b: GraphBuilder, spec: StandinSpec, present_v0: str) -> str:
-    """[B, 1, V] logits from the exact control channels summed over the whole cache."""
+def _control_logits(b: GraphBuilder, spec: StandinSpec, present_v0: str, mask: str) -> str:
+    """[B, 1, V] logits from the exact control channels summed over the cache positions the mask keeps (padding
+    between a voice prefix and a shorter row's text is masked out, as attention ignores it)."""
     head0 = b.op(
         "Slice",
         present_v0,
@@ -172,6 +174,7 @@ def _control_logits(b: GraphBuilder, spec: StandinSpec, present_v0: str) -> str:
         b.const([1, CONTROL_CHANNELS], np.int64),
         b.const([1, 3], np.int64),
     )
+    head0 = b.mul(head0, b.op("Unsqueeze", b.op("Cast", mask, to=F32), b.const([1, 3], np.int64)))
     totals = b.op("Cast", b.op("ReduceSum", head0, b.const([1, 2], np.int64), keepdims=0), to=I64)  # [B, 4]
     n_all, n_cond, n_steps, code = b.op("Split", totals, b.const([1, 1, 1, 1], np.int64), axis=1, n_out=4)
     n_text = b.op("Sub", b.op("Sub", n_all, n_cond), n_steps)
