@@ -5,6 +5,9 @@ tokens' samples, so the cost stays linear in the utterance length. The last :dat
 been decoded are always held back and blended with the same stretch of the next call's output, so seams do not
 click. Trailing silence is held back too (and dropped at the end of the sentence, with stray end noise), so a
 streamed sentence and a one-shot sentence come out the same. Only the final call gets Turbo's end padding.
+
+Joined: :meth:`SpeechDecoder.decode_joined` decodes several sentences in one call, each followed by the end padding,
+and cuts the waveform at the token boundaries, so the voice prompt's fixed cost is paid once for all of them.
 """
 
 from __future__ import annotations
@@ -77,6 +80,23 @@ class SpeechDecoder:
                             time.perf_counter() - started, alone)  # fmt: skip
         return np.ascontiguousarray(wav.reshape(-1), dtype=np.float32)
 
+    def decode_joined(self, cond: Conditioning, sentences: Sequence[Sequence[int]]) -> list[np.ndarray]:
+        """Several sentences' tokens in one call, the waveform cut back into sentences (to be finished with
+        :func:`finish_sentence` as a one-shot sentence is). Each sentence is followed by Turbo's end padding (three
+        silence tokens; the original models' decoder gets the same gap between sentences), so every cut falls in
+        silence the decoder itself produced."""
+        gap = TURBO_TAIL_SILENCE
+        codes = [[t for t in tokens if 0 <= t < SPEECH_VOCAB] for tokens in sentences]
+        joined: list[int] = []
+        for i, sentence in enumerate(codes):
+            joined += sentence + ([SILENCE_TOKEN] * gap if i < len(codes) - 1 else [])
+        wav = self.decode(cond, joined, final=True)
+        lengths = [len(sentence) + gap for sentence in codes[:-1]] + [len(codes[-1]) + self.end_padding(True)]
+        per_token = wav.size / max(1, sum(lengths))  # 960 samples (24 kHz, 25 tokens per second)
+        cuts = np.round(np.cumsum([0, *lengths]) * per_token).astype(int)
+        cuts[-1] = wav.size
+        return [wav[cuts[i] : cuts[i + 1]] for i in range(len(codes))]
+
 
 class SentenceAudio:
     """Decodes one sentence's tokens chunk by chunk and returns the samples ready to play."""
@@ -101,16 +121,33 @@ class SentenceAudio:
                 self.pending[-overlap:] = tail + (out[ctx_samples - overlap : ctx_samples] - tail) * ramp
             self.pending = np.concatenate([self.pending, out[ctx_samples:]])
             self.decoded += tokens
-        end = speech_end(self.pending) if self.trim else self.pending.size
-        if not final:
-            end = max(0, min(end, self.pending.size - CROSSFADE))
-        ready, self.pending = self.pending[:end].copy(), self.pending[end:]
         if final:
-            self.pending = np.zeros(0, dtype=np.float32)
-            if self.trim and ready.size:
-                n = min(FADE_OUT, ready.size)
-                ready[-n:] *= np.linspace(1.0, 0.0, n, dtype=np.float32)
+            ready, self.pending = finish_sentence(self.pending, self.trim), np.zeros(0, dtype=np.float32)
+            return ready
+        end = speech_end(self.pending) if self.trim else self.pending.size
+        end = max(0, min(end, self.pending.size - CROSSFADE))
+        ready, self.pending = self.pending[:end].copy(), self.pending[end:]
         return ready
+
+
+class DecodedAudio:
+    """A sentence decoded beforehand (:meth:`SpeechDecoder.decode_joined`), handed over as :class:`SentenceAudio`
+    would hand over a one-shot sentence: all of it on the final call."""
+
+    def __init__(self, samples: np.ndarray):
+        self.samples = samples
+
+    def add(self, tokens: Sequence[int], final: bool, lm_waits: bool = False) -> np.ndarray:
+        return self.samples if final else np.zeros(0, dtype=np.float32)
+
+
+def finish_sentence(audio: np.ndarray, trim: bool) -> np.ndarray:
+    """The end of a sentence: trailing silence and stray end noise cut, and a short fade-out (with ``trim``)."""
+    ready = audio[: speech_end(audio) if trim else audio.size].copy()
+    if trim and ready.size:
+        n = min(FADE_OUT, ready.size)
+        ready[-n:] *= np.linspace(1.0, 0.0, n, dtype=np.float32)
+    return ready
 
 
 def speech_end(audio: np.ndarray) -> int:
