@@ -26,6 +26,8 @@ class Key(str, Enum):
     DECODER_PROMPT = "runtime/decoder_prompt_seconds"
     STREAM_PLAN = "runtime/stream_plan"
     DECODER_THREAD = "runtime/decoder_thread"
+    LM_BATCH = "runtime/lm_batch"
+    JOINED_DECODING = "runtime/joined_decoding"
     TEMPERATURE = "sampling/temperature"
     TOP_P = "sampling/top_p"
     TOP_K = "sampling/top_k"  # 0: off
@@ -65,6 +67,8 @@ _DEFAULTS = {
     Key.DECODER_PROMPT: int(_RUNTIME.decoder_prompt_seconds),
     Key.STREAM_PLAN: _RUNTIME.stream_plan,
     Key.DECODER_THREAD: _RUNTIME.decoder_thread,
+    Key.LM_BATCH: _RUNTIME.lm_batch,
+    Key.JOINED_DECODING: _RUNTIME.joined_decoding,
     Key.DISMISSED_NOTICE: "",
     Key.SEED: 0,
     Key.RANDOM_SEED: True,
@@ -148,6 +152,8 @@ class Settings:
             decoder_prompt_seconds=float(self.get(Key.DECODER_PROMPT)),
             stream_plan=self.get(Key.STREAM_PLAN) if self.get(Key.STREAM_PLAN) in STREAM_PLANS else "adaptive",
             decoder_thread=self.get(Key.DECODER_THREAD),
+            lm_batch=min(16, max(1, int(self.get(Key.LM_BATCH)))),
+            joined_decoding=self.get(Key.JOINED_DECODING),
             spinning=False,  # a desktop app shares its few cores with the GUI and the audio callback
         )
 

@@ -312,7 +312,7 @@ def bench_main(args) -> int:
     )
     precision = "q4" if (not args.bundle and args.precision == "q4") else args.precision
     runtime = RuntimeOptions(provider=args.provider, threads=args.threads, precision=precision,
-                             q4_compute=args.q4_compute,
+                             q4_compute=args.q4_compute, lm_batch=args.lm_batch,
                              cache_dir=Path(os.environ.get("TMPDIR", "/tmp")) / "chatterbox-bench-cache")  # fmt: skip
     pipe = Pipeline.from_bundle(bundle, runtime)
     if pipe.provider_notice:

@@ -85,6 +85,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--q4-compute", choices=Q4_COMPUTE, default=defaults.q4_compute, help=Q4_HELP)
     p.add_argument("--provider", choices=PROVIDERS, default="auto")
     p.add_argument("--threads", type=int)
+    p.add_argument("--lm-batch", type=int, default=defaults.lm_batch, help="the book comparison's batch (default 4)")
     p.add_argument("--quick", action="store_true", help="fewer repetitions and a 5 s utterance")
     p.add_argument(
         "--only",
@@ -159,8 +160,9 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def runtime_arguments(p: argparse.ArgumentParser, cache_dir: bool = True) -> None:
-    """How the model runs: precision, 4-bit compute, provider, threads (and the conditioning cache folder)."""
+def runtime_arguments(p: argparse.ArgumentParser, cache_dir: bool = True, lm_batch: bool = False) -> None:
+    """How the model runs: precision, 4-bit compute, provider, threads (and the conditioning cache folder, and for
+    project renders the language-model batch)."""
     from .options import PRECISIONS, PROVIDERS, Q4_COMPUTE, RuntimeOptions
 
     p.add_argument("--precision", choices=PRECISIONS, default="fp32")
@@ -169,6 +171,18 @@ def runtime_arguments(p: argparse.ArgumentParser, cache_dir: bool = True) -> Non
     p.add_argument("--threads", type=int)
     if cache_dir:
         p.add_argument("--cache-dir", type=Path, help="conditioning cache folder (default: the user cache dir)")
+    if lm_batch:
+        p.add_argument(
+            "--lm-batch",
+            type=int,
+            default=RuntimeOptions().lm_batch,
+            help="sentences the language model generates together while rendering (Turbo; 1: one at a time)",
+        )
+        p.add_argument(
+            "--no-joined-decoding",
+            action="store_true",
+            help="decode every sentence of a batch in its own decoder call (default: up to 12 s per call)",
+        )
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -306,7 +320,8 @@ def _runtime(args):
         if args.command == "soak":
             return RuntimeOptions(**common, threads=args.threads)
         if args.command in ("narrate", "project"):  # nobody listens: one decoder call per segment (1.29x faster)
-            return RuntimeOptions(**common, threads=args.threads, cache_dir=args.cache_dir, stream=False)
+            return RuntimeOptions(**common, threads=args.threads, cache_dir=args.cache_dir, stream=False,
+                                  lm_batch=args.lm_batch, joined_decoding=not args.no_joined_decoding)  # fmt: skip
         if args.command == "serve":
             return RuntimeOptions(**common, threads=args.threads, cache_dir=args.cache_dir)
         if args.command != "synth":

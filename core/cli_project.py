@@ -49,7 +49,7 @@ def add_parsers(sub, runtime_arguments) -> None:
     p.add_argument("--voice", help="a voice-library name, a recording, or 'default' (the model's voice)")
     p.add_argument("--library", type=Path, help="voice library folder (default: the app's)")
     add_sampling_arguments(p)
-    runtime_arguments(p)
+    runtime_arguments(p, lm_batch=True)
     _export_arguments(p, FORMATS)
     p.add_argument("--json", action="store_true", help="print one JSON object with the segments and exports")
 
@@ -69,7 +69,7 @@ def add_parsers(sub, runtime_arguments) -> None:
     p.add_argument("--seed", type=int, help="seed of the new take (with --regenerate; default a new one)")
     p.add_argument("--bundle", type=Path, help="model folder (with --regenerate and --render)")
     p.add_argument("--library", type=Path, help="voice library folder (with --set-voice; default: the app's)")
-    runtime_arguments(p)
+    runtime_arguments(p, lm_batch=True)
     _export_arguments(p, FORMATS)
     p.add_argument("--json", action="store_true")
 

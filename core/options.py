@@ -135,6 +135,12 @@ class RuntimeOptions:
     decoder_prompt_seconds: float = 10.0
     """Seconds of the reference the decoder sees as its voice prompt on every call (upstream: 10). 6 or 3 s make
     every decoder call cheaper at some cost in voice detail."""
+    lm_batch: int = 4
+    """Sentences generated together in one language-model batch when a project renders and nobody listens
+    (:mod:`core.batch_generate`; Turbo only). 1: one sentence at a time."""
+    joined_decoding: bool = True
+    """With ``lm_batch``: decode up to 12 s of consecutive sentences in one decoder call, so that the voice prompt's
+    fixed cost is paid once for all of them (:meth:`core.speech_decoder.SpeechDecoder.decode_joined`)."""
     cache_dir: Path | None = None
     """Where the conditioning cache lives on disk; ``None``: the user cache directory."""
     costs_dir: Path | None = None
@@ -161,5 +167,7 @@ class RuntimeOptions:
             raise ValueError(f"stream_plan must be one of {', '.join(STREAM_PLANS)}, not {self.stream_plan!r}")
         if not 1.0 <= self.decoder_prompt_seconds <= 10.0:
             raise ValueError("decoder_prompt_seconds must be between 1 and 10")
+        if not 1 <= self.lm_batch <= 16:
+            raise ValueError("lm_batch must be between 1 and 16")
         if not 0 <= self.decoder_context_tokens <= 500:
             raise ValueError("decoder_context_tokens must be between 0 and 500")

@@ -1,5 +1,8 @@
 """Rendering a project: every pending segment in order through the pipeline, one take (a FLAC file) each.
 
+When nobody listens (``stream`` off), the language model generates the next few segments' sentences together
+(:mod:`core.project_batch`) and each segment is then decoded in one call per sentence.
+
 After each segment the take is written (atomically) and ``project.json`` saved, so a crash loses at most the segment
 in flight and rendering again continues with what is pending. Cancelling keeps everything finished. A segment that
 cannot be spoken is marked failed with its message and the render goes on; a disk that fills up stops it with the
@@ -21,6 +24,7 @@ from .constants import SAMPLE_RATE
 from .errors import ChatterboxError, SynthesisCancelled
 from .pipeline import Pipeline
 from .project import Project, ProjectError, Segment, Take
+from .project_batch import TokenLookahead
 from .project_voices import voice_reference
 from .synthesis import AudioChunk, SynthesisRequest, new_seed
 
@@ -147,16 +151,18 @@ def _render(project, pipeline, todo: list[Segment], seeds: dict, progress, cance
                                summary.audio_seconds, summary.elapsed_s, remaining, chars_done, chunk, error)
             )  # fmt: skip
 
-    for segment in todo:
+    # A regenerated take has its own seed (or a new one); the others the project's, or a new one each.
+    seeds = {s.id: seeds.get(s.id, project.seed) for s in todo}
+    seeds = {key: new_seed() if seed is None else seed for key, seed in seeds.items()}
+    lookahead = TokenLookahead(project, pipeline, todo, seeds, voices, cancelled)
+    for index, segment in enumerate(todo):
         if cancelled():
             summary.cancelled = True
             break
-        seed = seeds.get(segment.id, project.seed)  # a regenerated take: its own seed (or a new one)
-        if seed is None:
-            seed = new_seed()
         try:
-            take = _render_one(project, pipeline, segment, seed, voices, lambda c, s=segment: event("chunk", s, c),
-                               cancelled)  # fmt: skip
+            tokens = lookahead.tokens(index)
+            take = _render_one(project, pipeline, segment, seeds[segment.id], voices,
+                               lambda c, s=segment: event("chunk", s, c), cancelled, tokens)  # fmt: skip
         except SynthesisCancelled:
             summary.cancelled = True
             break
@@ -181,10 +187,10 @@ def _render(project, pipeline, todo: list[Segment], seeds: dict, progress, cance
     return summary
 
 
-def _render_one(project, pipeline, segment, seed, voices, on_chunk, cancelled) -> Take:
+def _render_one(project, pipeline, segment, seed, voices, on_chunk, cancelled, tokens=None) -> Take:
     reference = voice_reference(project, segment.voice, voices)
     request = SynthesisRequest(segment.text, reference, project.synthesis_options(segment, seed))
-    stream = pipeline.stream(request, cancelled)
+    stream = pipeline.stream(request, cancelled, tokens)
     blocks = []
     for chunk in stream:
         blocks.append(chunk.samples)

@@ -92,7 +92,7 @@ def test_settings_round_trip_and_change_the_next_request(qtbot, window, tmp_path
         Key.CONDITIONING_CACHE: False, Key.PREFIX_CACHE: False, Key.STREAM: False, Key.FIRST_CHUNK_TOKENS: 7,
         Key.CHUNK_TOKENS: 13, Key.TEMPERATURE: 0.55, Key.TOP_P: 0.9, Key.TOP_K: 50, Key.MIN_P: 0.1,
         Key.REPETITION_PENALTY: 1.5, Key.CFG_WEIGHT: 0.0, Key.EXAGGERATION: 0.7, Key.RANDOM_SEED: False,
-        Key.SEED: 1234, Key.Q4_COMPUTE: "fp32", Key.DECODER_PROMPT: 6,
+        Key.SEED: 1234, Key.Q4_COMPUTE: "fp32", Key.DECODER_PROMPT: 6, Key.LM_BATCH: 2, Key.JOINED_DECODING: False,
     }  # fmt: skip
     for key, value in new_values.items():
         panel._set(key, value)
@@ -105,6 +105,7 @@ def test_settings_round_trip_and_change_the_next_request(qtbot, window, tmp_path
     assert (runtime.kv_chaining, runtime.stream, runtime.prefix_cache, runtime.first_chunk_tokens) == (
         False, False, False, 7)  # fmt: skip
     assert runtime.q4_compute == "fp32" and runtime.decoder_prompt_seconds == 6.0
+    assert runtime.lm_batch == 2 and runtime.joined_decoding is False
     options = reread.synthesis_options("original")
     assert (options.seed, options.top_k, options.temperature, options.exaggeration) == (1234, 50, 0.55, 0.7)
 

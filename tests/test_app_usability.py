@@ -163,7 +163,8 @@ def test_every_setting_explains_what_it_does_and_costs(qtbot, tmp_path, bundles)
         required = (Key.KV_CHAINING, Key.CONDITIONING_CACHE, Key.PREFIX_CACHE, Key.STREAM, Key.STREAM_PLAN,
                     Key.DECODER_THREAD, Key.DECODER_PROMPT, Key.Q4_COMPUTE, Key.PRECISION, Key.PROVIDER,
                     Key.THREADS, Key.TEMPERATURE, Key.TOP_K, Key.TOP_P, Key.MIN_P, Key.REPETITION_PENALTY,
-                    Key.CFG_WEIGHT, Key.EXAGGERATION, Key.SEED, Key.LANGUAGE)  # fmt: skip
+                    Key.CFG_WEIGHT, Key.EXAGGERATION, Key.SEED, Key.LANGUAGE, Key.LM_BATCH,
+                    Key.JOINED_DECODING)  # fmt: skip
         for key in required:
             assert len(controls[key].toolTip()) > 60, key
         tip = {key: controls[key].toolTip().lower() for key in controls}

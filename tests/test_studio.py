@@ -13,7 +13,7 @@ from PySide6.QtWidgets import QMessageBox
 from core.constants import SAMPLE_RATE
 from core.project import open_project
 
-from .app_support import make_window
+from .app_support import drop, make_window
 
 TEXT = "The first sentence is here. A second one follows!\n\nA new paragraph starts. And it ends."
 
@@ -258,3 +258,23 @@ def test_rendering_without_listening_decodes_each_segment_in_one_call(qtbot, stu
 
     args = build_parser().parse_args(["narrate", "b.txt", "--project", "P", "--bundle", "B"])
     assert _runtime(args).stream is False  # the command line has no listener either
+
+
+def test_a_turbo_render_without_listening_generates_segments_in_batches(qtbot, tmp_path, bundles, voice_wav,
+                                                                        monkeypatch):  # fmt: skip
+    import core.project_batch
+
+    batches = []
+    real = core.project_batch.generate_rows
+    monkeypatch.setattr(core.project_batch, "generate_rows",
+                        lambda *args: batches.append(len(args[3])) or real(*args))  # fmt: skip
+    window = make_window(qtbot, tmp_path, bundles["turbo"])
+    try:
+        drop(window, voice_wav)
+        project = new_project(window, tmp_path)
+        window.studio.listen.setChecked(False)
+        render(qtbot, window)
+        assert batches == [4]  # the four segments' sentences in one language-model batch (the default batch)
+        assert project.counts()["rendered"] == 4
+    finally:
+        window.close()

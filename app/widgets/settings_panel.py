@@ -63,6 +63,12 @@ TIPS = {
     Key.DECODER_PROMPT: "Seconds of your recording the decoder hears on every call (10 s as upstream). The decoder "
     "pays for it on every call: 6 or 3 s make speech start sooner and render 30–35 % faster, with a little less of "
     "the voice's detail.",
+    Key.LM_BATCH: "Sentences the language model generates together when a project renders without listening "
+    "(Turbo): four at once take about half the language model's time per sentence, and hold four sentences' memory. "
+    "1: one at a time. Speaking, and listening while rendering, are not affected.",
+    Key.JOINED_DECODING: "When a project renders in batches, decode up to 12 s of neighbouring sentences in one "
+    "decoder call and cut it back into sentences: the decoder's fixed cost (your voice prompt) is paid once per call "
+    "instead of once per sentence. Each sentence then hears its neighbours, as sentences spoken together do.",
     Key.LANGUAGE: "The language of the text (Multilingual model only). A wrong language reads the words with the "
     "wrong pronunciation.",
     Key.TEMPERATURE: "Randomness of the speech tokens. Lower: steadier, flatter delivery; higher: livelier and more "
@@ -116,6 +122,8 @@ class SettingsPanel(QWidget):
         c[Key.CHUNK_TOKENS] = _spin(1, 400)
         c[Key.DECODER_PROMPT] = _spin(3, 10)
         c[Key.DECODER_PROMPT].setSuffix(" s")
+        c[Key.LM_BATCH] = _spin(1, 16)
+        c[Key.JOINED_DECODING] = QCheckBox("Join sentences in decoder calls")
         c[Key.TEMPERATURE] = _dspin(0.05, 5.0, 0.05)
         c[Key.TOP_P] = _dspin(0.05, 1.0, 0.01)
         c[Key.TOP_K] = _spin(0, 8194, "off")
@@ -145,6 +153,8 @@ class SettingsPanel(QWidget):
         form.addRow("Chunk (tokens)", c[Key.CHUNK_TOKENS])
         form.addRow(c[Key.DECODER_THREAD])
         form.addRow("Decoder voice prompt", c[Key.DECODER_PROMPT])
+        form.addRow("Project render batch", c[Key.LM_BATCH])
+        form.addRow(c[Key.JOINED_DECODING])
         sampling = QGroupBox("Voice and sampling")
         form = QFormLayout(sampling)
         form.addRow("Language", c[Key.LANGUAGE])

@@ -1,0 +1,111 @@
+"""A render's look-ahead: the speech tokens of the next few segments, generated together in one batch.
+
+When nobody listens to a render (``stream`` off), :func:`core.project_render.render_pending` asks this for each
+segment's tokens before it decodes the segment. On a miss it gathers the sentences of that segment and the following
+ones (same voice, settings that can share a batch) up to ``lm_batch`` rows, generates them together
+(:func:`core.batch_generate.generate_rows`) and keeps the results for the segments that follow. Anything that stops a
+batch (an unknown voice, a model that cannot pad rows, an error in the batch) leaves those segments to the ordinary
+one-at-a-time path, which reports the error per segment as before.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+
+from .batch_generate import Generated, can_batch, generate_rows, request_rows
+from .errors import ChatterboxError, SynthesisCancelled
+from .pipeline import Pipeline
+from .project import Project, Segment
+from .project_voices import voice_reference
+from .speech_decoder import finish_sentence
+
+log = logging.getLogger(__name__)
+
+JOIN_TOKENS = 300
+"""Longest joined decoder call, in speech tokens (12 s of speech): within what the decoder sees in one upstream
+utterance, and long enough that the voice prompt's fixed cost is shared by several sentences."""
+
+
+class TokenLookahead:
+    def __init__(self, project: Project, pipeline: Pipeline, todo: list[Segment], seeds: dict[str, int],
+                 voices: dict, cancelled: Callable[[], bool]):  # fmt: skip
+        runtime = pipeline.runtime
+        self.batch = runtime.lm_batch if not runtime.stream else 1
+        self.project, self.parts, self.todo, self.seeds = project, pipeline.parts, todo, seeds
+        self.voices, self.cancelled = voices, cancelled
+        self._ready: dict[str, dict[int, Generated]] = {}
+        self.batches = 0
+        """Batches generated so far (for tests and reports)."""
+
+    def tokens(self, index: int) -> dict[int, Generated] | None:
+        """Speech tokens by sentence (piece) number for ``todo[index]``, or ``None``: generate it the usual way."""
+        if self.batch < 2:
+            return None
+        segment = self.todo[index]
+        if segment.id not in self._ready:
+            self._fill(index)
+        return self._ready.pop(segment.id, None)
+
+    def _fill(self, index: int) -> None:
+        parts, group, count, voice = self.parts, [], 0, None
+        for segment in self.todo[index:]:
+            options = self.project.synthesis_options(segment, self.seeds[segment.id])
+            try:
+                if not can_batch(parts, options):
+                    break
+                found = parts.voices.lookup(parts.reference(voice_reference(self.project, segment.voice, self.voices)))
+                rows = request_rows(parts, segment.text, options)
+            except ChatterboxError:
+                break  # the one-at-a-time path reports it for this segment
+            if voice is not None and found.key != voice.key or group and count + len(rows) > self.batch:
+                break
+            voice = found
+            group.append((segment, rows, options.trim_silence))
+            count += len(rows)
+            if count >= self.batch:
+                break
+        if count < 2:
+            return
+        # Rows of similar length share a batch, so that fewer finished rows ride along.
+        flat = sorted(((s.id, n, row) for s, rows, _ in group for n, row in rows.items()), key=lambda item: item[2].cap)
+        try:
+            for start in range(0, len(flat), self.batch):
+                part = flat[start : start + self.batch]
+                if len(part) == 1:
+                    break  # a lone row gains nothing from the batch path
+                results = generate_rows(parts, voice.conditioning, voice.key, [r for _, _, r in part], self.cancelled)
+                self.batches += 1
+                for (segment_id, number, _row), result in zip(part, results):
+                    self._ready.setdefault(segment_id, {})[number] = result
+            if parts.runtime.joined_decoding:
+                self._decode_joined(group, voice.conditioning)
+        except SynthesisCancelled:
+            raise
+        except Exception:
+            log.exception("a batch of %d sentences failed; rendering them one at a time", len(flat))
+            for segment_id, _number, _row in flat:
+                self._ready.pop(segment_id, None)
+
+    def _decode_joined(self, group: list, conditioning) -> None:
+        """Decode the group's sentences in reading order, neighbours joined in calls of up to :data:`JOIN_TOKENS`
+        tokens; each sentence's audio goes with its tokens. A sentence left alone in a call is decoded later, the
+        usual way."""
+        cond = conditioning.with_decoder_prompt(self.parts.runtime.decoder_prompt_seconds)
+        calls: list[list] = [[]]
+        for segment, rows, trim in group:
+            for number in rows:
+                generated = self._ready.get(segment.id, {}).get(number)
+                if generated is None:
+                    continue
+                if calls[-1] and sum(len(g.tokens) for g, _ in calls[-1]) + len(generated.tokens) > JOIN_TOKENS:
+                    calls.append([])
+                calls[-1].append((generated, trim))
+        for call in calls:
+            if len(call) < 2:
+                continue
+            if self.cancelled():
+                raise SynthesisCancelled("The request was cancelled.")
+            pieces = self.parts.decoder.decode_joined(cond, [generated.tokens for generated, _ in call])
+            for (generated, trim), samples in zip(call, pieces):
+                generated.audio = finish_sentence(samples, trim)
