@@ -165,36 +165,48 @@ def streaming(bench, tokens_per_sentence: int = 125) -> None:
 
 
 def book(bench, tokens_per_sentence: int = 75) -> None:
-    """Twelve sentences: one request whose decoder overlaps the next sentence's language model, vs one segment at a
-    time (a request per sentence, decoding after its language model). Throughput = audio seconds per second."""
+    """Twelve sentences (eight with ``--quick``) rendered as a narration project with nobody listening: the language
+    model generating ``lm_batch`` sentences at a time (:mod:`core.project_batch`) vs one segment at a time, both
+    decoding each sentence in one call. Throughput = audio seconds per second of rendering."""
+    import tempfile
+
+    from .project import create_project
+    from .project_build import import_document, source_identity
+    from .project_import import parse_text
+    from .project_render import render_pending
+
     pipe, base = bench.pipe, bench.pipe.runtime
-    options = SynthesisOptions(seed=2, max_new_tokens=tokens_per_sentence, cfg_weight=0.0)
     sentences = BOOK.split(". ")
     sentences = [s if s.endswith(".") else s + "." for s in sentences]
     if bench.config.quick:
-        sentences = sentences[:6]
-    overlapped, serial = replace(base, stream=False, decoder_thread=True), replace(base, stream=False,
-                                                                                  decoder_thread=False)  # fmt: skip
+        sentences = sentences[:8]
+    text = "\n\n".join(sentences)
+    voice = str(bench._voice_file())
+    batch = base.lm_batch
+    batched, serial = replace(base, stream=False, lm_batch=batch), replace(base, stream=False, lm_batch=1)
 
-    def whole():
-        started = time.perf_counter()
-        result = pipe.synthesize(" ".join(sentences), bench.voice, options, runtime=overlapped)
-        speech = sum(c.samples.size for c in result.chunks if c.kind == "speech") / SAMPLE_RATE
-        return speech / (time.perf_counter() - started)
+    def render(runtime):
+        def run():
+            pipe.update_runtime(runtime)
+            with tempfile.TemporaryDirectory(prefix="chatterbox-bench-book-") as folder:
+                project = create_project(Path(folder) / "book.cbproj", "Book")
+                import_document(project, parse_text(text, "Book"), voice, None, None,
+                                source_identity("book", text, voice))  # fmt: skip
+                project.settings.update({"max_new_tokens": tokens_per_sentence, "cfg_weight": 0.0})
+                project.seed = 2
+                project.save()
+                result = render_pending(project, pipe)
+            return result.audio_seconds / result.elapsed_s
 
-    def one_at_a_time():
-        started, speech = time.perf_counter(), 0.0
-        for sentence in sentences:
-            result = pipe.synthesize(sentence, bench.voice, options, runtime=serial)
-            speech += result.audio.size / SAMPLE_RATE
-        return speech / (time.perf_counter() - started)
+        return run
 
-    a, b = alternate(max(1, bench.config.stream_reps // 2), whole, one_at_a_time)
+    a, b = alternate(max(2, bench.config.stream_reps), render(batched), render(serial))
     bench._add(summary(f"Book of {len(sentences)} sentences, audio s per s", "one at a time", b,
-                       "decoder overlapped", a, unit="x"))  # fmt: skip
+                       f"LM batch of {batch}", a, unit="x"))  # fmt: skip
     bench.report["book"] = {"throughput_ratio": statistics.median(a) / statistics.median(b),
                             "audio_per_second": statistics.median(a), "serial_audio_per_second": statistics.median(b),
-                            "sentences": len(sentences)}  # fmt: skip
+                            "sentences": len(sentences), "lm_batch": batch,
+                            "samples": {"batched": a, "serial": b}}  # fmt: skip
     pipe.update_runtime(base)
 
 
