@@ -10,7 +10,8 @@ number), cap and runaway guard, so a row gets the tokens a one-at-a-time render 
 them). The voice prefix comes from the prefix cache and is repeated for every row; each row's text is left-padded to
 the longest and the padding masked out (:meth:`core.lm_runners._KVBase.prefill_rows`). A row that has finished rides
 along until the last one does. Only a language model with a ``position_ids`` input (Turbo) can pad rows; see
-:func:`can_batch`.
+:func:`can_batch`. The other models generate a project's sentences one at a time ahead of decoding
+(:func:`generate_alone`), so that the decoder can still join neighbours.
 """
 
 from __future__ import annotations
@@ -22,9 +23,11 @@ import numpy as np
 import onnxruntime as ort
 
 from .constants import LOGITS_VOCAB, STOP_SPEECH
+from .decode_loop import DecodeStats, generate
 from .errors import SynthesisCancelled
 from .model_parts import ModelParts
 from .options import SamplingParams, SynthesisOptions
+from .prefix_cache import start_sentence
 from .sampler import Sampler
 from .stop_guards import RunawayGuard, token_cap
 from .text import Pause, split_text
@@ -131,6 +134,23 @@ def generate_rows(
         if active:
             logits = runner.step(fed)  # finished rows ride along with their last token
     return results
+
+
+def generate_alone(
+    parts: ModelParts, conditioning, voice_key: str, row: Row, cancelled: Callable[[], bool] = lambda: False
+) -> Generated:
+    """One sentence through the ordinary decode loop (any model, guidance included), as the synthesis stream runs
+    it, before anything is decoded."""
+    params = row.params
+    cfg = parts.capabilities.supports_cfg and params.cfg_weight > 0
+    start = start_sentence(parts, conditioning, voice_key, row.ids, params.exaggeration, cfg, {})
+    stats, guard = DecodeStats(), RunawayGuard()
+    sampler = Sampler(params, row.seed, parts.info.logits_vocab or LOGITS_VOCAB)
+    weight = params.cfg_weight if cfg else 0.0
+    tokens = list(generate(start.runner, start.prompt, sampler, row.cap, weight, stats, cancelled, guard))
+    if stats.stop_reason.startswith("runaway") and guard.repeated_tail:
+        del tokens[len(tokens) - min(guard.repeated_tail, len(tokens)) :]
+    return Generated(tokens, stats.stop_reason, len(stats.step_ms) + 1)
 
 
 def _repeat(past, batch: int, device: str):

@@ -139,8 +139,9 @@ class RuntimeOptions:
     """Sentences generated together in one language-model batch when a project renders and nobody listens
     (:mod:`core.batch_generate`; Turbo only). 1: one sentence at a time."""
     joined_decoding: bool = True
-    """With ``lm_batch``: decode up to 12 s of consecutive sentences in one decoder call, so that the voice prompt's
-    fixed cost is paid once for all of them (:meth:`core.speech_decoder.SpeechDecoder.decode_joined`)."""
+    """When a project renders and nobody listens: generate a few sentences ahead and decode up to 12 s of neighbouring
+    sentences in one decoder call, so that the voice prompt's fixed cost is paid once for all of them
+    (:mod:`core.project_batch`, :meth:`core.speech_decoder.SpeechDecoder.decode_joined`)."""
     cache_dir: Path | None = None
     """Where the conditioning cache lives on disk; ``None``: the user cache directory."""
     costs_dir: Path | None = None

@@ -41,6 +41,22 @@ def start_uncached(runner, features: np.ndarray, text: np.ndarray) -> SentenceSt
     return SentenceStart(runner, [np.concatenate([features, text], axis=1)], None)
 
 
+def start_sentence(parts, cond, key: str, ids: np.ndarray, exaggeration: float, cfg: bool, report: dict):
+    """The KV runner for one sentence of the loaded model ``parts``: from the voice's cached prefix, or prefilling the
+    conditioning rows (prefix-cache outcomes are counted in ``report``)."""
+    text = parts.embedder.text(ids, exaggeration, cfg)
+    batch = text.shape[0]
+    features = np.repeat(cond.audio_features.astype(text.dtype, copy=False), batch, axis=0)
+    if not parts.runtime.prefix_cache:
+        report["prefix"] = "off"
+        return start_uncached(parts.runner(batch, exaggeration), features, text)
+    key = (key, batch, parts.runtime.kv_chaining, parts.device)
+    start = parts.prefixes.start(key, features, text, lambda: parts.runner(batch, exaggeration))
+    report["prefix_hits"] = report.get("prefix_hits", 0) + start.prefix_hit
+    report["prefix_misses"] = report.get("prefix_misses", 0) + (not start.prefix_hit)
+    return start
+
+
 class PrefixCache:
     def __init__(self, capacity: int = 3):
         self.capacity = capacity

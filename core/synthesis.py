@@ -22,7 +22,7 @@ from .decode_loop import DecodeStats, generate, step_overhead_share
 from .errors import SynthesisCancelled
 from .model_parts import ModelParts
 from .options import SynthesisOptions
-from .prefix_cache import SentenceStart, start_uncached
+from .prefix_cache import start_sentence
 from .sampler import Sampler
 from .speech_decoder import DecodedAudio, SentenceAudio
 from .stop_guards import RunawayGuard, token_cap
@@ -168,7 +168,7 @@ class SynthesisStream:
                     tokens = iter(self.pregenerated[number].tokens)
                 else:
                     ids = parts.tokenizer.encode(sentence, options.language)
-                    start = self._start_sentence(cond, voice.key, ids, params.exaggeration, cfg)
+                    start = start_sentence(parts, cond, voice.key, ids, params.exaggeration, cfg, report.cache)
                     st = DecodeStats(prefix_build_ms=start.prefix_build_ms)
                     tokens = generate(
                         start.runner,
@@ -244,21 +244,6 @@ class SynthesisStream:
         }
         report.cache["encoder_runs"] = parts.voices.encoder_runs
         parts.cost_file.save(parts.costs)  # the next start plans its first request from these
-
-    def _start_sentence(self, cond, key: str, ids: np.ndarray, exaggeration: float, cfg: bool) -> SentenceStart:
-        """The KV runner for one sentence: from the voice's cached prefix, or prefilling the conditioning rows."""
-        parts, cache = self.parts, self.report.cache
-        text = parts.embedder.text(ids, exaggeration, cfg)
-        batch = text.shape[0]
-        features = np.repeat(cond.audio_features.astype(text.dtype, copy=False), batch, axis=0)
-        if not parts.runtime.prefix_cache:
-            cache["prefix"] = "off"
-            return start_uncached(parts.runner(batch, exaggeration), features, text)
-        key = (key, batch, parts.runtime.kv_chaining, parts.device)
-        start = parts.prefixes.start(key, features, text, lambda: parts.runner(batch, exaggeration))
-        cache["prefix_hits"] = cache.get("prefix_hits", 0) + start.prefix_hit
-        cache["prefix_misses"] = cache.get("prefix_misses", 0) + (not start.prefix_hit)
-        return start
 
     def _decode(self, out, audio: SentenceAudio, tokens: list[int], final: bool, index: int, number: int, piece,
                 lm_s: float, started: float) -> None:  # fmt: skip

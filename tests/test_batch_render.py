@@ -109,7 +109,7 @@ def test_unmasked_padding_would_change_the_tokens(bundles, voice_wav, monkeypatc
 
 
 def test_a_batched_render_gives_every_segment_the_take_it_gets_alone(tmp_path, bundles, voice_wav, spy):
-    serial = pipeline(bundles["turbo"], lm_batch=1)
+    serial = pipeline(bundles["turbo"], lm_batch=1, joined_decoding=False)
     _summary, one = render(tmp_path, "one.cbproj", serial, voice_wav)
     assert spy == []
     batched = pipeline(bundles["turbo"], lm_batch=4)
@@ -142,15 +142,24 @@ def test_joined_decoding_cuts_each_sentence_where_it_ends(bundles, voice_wav):
         assert np.array_equal(piece, single)
 
 
-def test_models_that_cannot_pad_rows_render_one_at_a_time(tmp_path, bundles, voice_wav, spy):
-    pipe = pipeline(bundles["original"], lm_batch=4)
-    assert not can_batch(pipe.parts, SynthesisOptions(seed=1, cfg_weight=0.0))  # no position_ids input
-    summary, _takes = render(tmp_path, "original.cbproj", pipe, voice_wav)
+@pytest.mark.parametrize("variant, batch", [("original", 4), ("multilingual", 4), ("turbo", 1)])
+def test_without_a_batch_sentences_are_generated_ahead_and_joined_in_the_decoder(tmp_path, bundles, voice_wav, spy,
+                                                                                 variant, batch):  # fmt: skip
+    """Original/Multilingual (no position_ids; guidance on by default) cannot pad rows, and lm_batch 1 asks for
+    none: the sentences are generated one at a time ahead, and neighbours still share decoder calls."""
+    serial = pipeline(bundles[variant], lm_batch=1, joined_decoding=False)
+    _s, one = render(tmp_path, "one.cbproj", serial, voice_wav)
+    ahead = pipeline(bundles[variant], lm_batch=batch)
+    if variant != "turbo":
+        assert not can_batch(ahead.parts, SynthesisOptions(seed=1, cfg_weight=0.0))  # no position_ids input
+    summary, again = render(tmp_path, "ahead.cbproj", ahead, voice_wav)
     assert summary.rendered == 7 and spy == []
+    assert_same_takes(one, again)
+    assert ahead.parts.decoder.calls < serial.parts.decoder.calls == 7
 
 
 def test_a_failed_batch_falls_back_to_one_at_a_time(tmp_path, bundles, voice_wav, monkeypatch):
-    serial = pipeline(bundles["turbo"], lm_batch=1)
+    serial = pipeline(bundles["turbo"], lm_batch=1, joined_decoding=False)
     _s, one = render(tmp_path, "one.cbproj", serial, voice_wav)
 
     def broken(*args, **kwargs):
@@ -198,3 +207,25 @@ def test_the_batch_is_a_runtime_option_and_a_cli_flag(tmp_path, bundles, voice_w
     assert main([*args, "--lm-batch", "0"]) == 2
     assert "lm_batch must be between 1 and 16" in capsys.readouterr().err
     assert main([*args, "--lm-batch", "3", "--no-joined-decoding"]) == 0
+
+
+def test_cancel_stops_a_long_joined_decoder_call_at_once(tmp_path, bundles, voice_wav):
+    import threading
+    import time
+
+    pipe = pipeline(bundles["turbo"], lm_batch=4)
+    decoder = pipe.parts.decoder
+    stopped, entered = threading.Event(), threading.Event()
+
+    def slow_joined(cond, sentences):  # a joined call that runs until the decoder is interrupted
+        entered.set()
+        if not stopped.wait(30):
+            raise AssertionError("the decoder call was never interrupted")
+        raise RuntimeError("Exiting due to terminate flag being set to true.")
+
+    decoder.decode_joined = slow_joined
+    decoder.interrupt = stopped.set
+    started = time.perf_counter()
+    summary, takes = render(tmp_path, "c.cbproj", pipe, voice_wav, cancelled=entered.is_set)
+    assert summary.cancelled and takes == [None] * 7
+    assert time.perf_counter() - started < 5

@@ -66,7 +66,7 @@ TIPS = {
     Key.LM_BATCH: "Sentences the language model generates together when a project renders without listening "
     "(Turbo): four at once take about half the language model's time per sentence, and hold four sentences' memory. "
     "1: one at a time. Speaking, and listening while rendering, are not affected.",
-    Key.JOINED_DECODING: "When a project renders in batches, decode up to 12 s of neighbouring sentences in one "
+    Key.JOINED_DECODING: "When a project renders without listening, decode up to 12 s of neighbouring sentences in one "
     "decoder call and cut it back into sentences: the decoder's fixed cost (your voice prompt) is paid once per call "
     "instead of once per sentence. Each sentence then hears its neighbours, as sentences spoken together do.",
     Key.LANGUAGE: "The language of the text (Multilingual model only). A wrong language reads the words with the "
