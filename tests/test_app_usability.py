@@ -421,3 +421,14 @@ def test_the_player_pause_holds_queued_audio(qtbot):
         assert player.underruns == 0
     finally:
         player.stop()
+
+
+def test_the_settings_tab_needs_no_sideways_scrolling(qtbot, window):
+    """Every setting's label and control fit the side panel's width (a long check-box label used to push the
+    controls past the edge, behind a horizontal scroll bar)."""
+    window.resize(1280, 800)
+    window.show()
+    window.tabs.setCurrentWidget(window.settings_scroll)
+    qtbot.waitUntil(lambda: window.settings_scroll.viewport().width() > 100)
+    QApplication.processEvents()
+    assert window.settings_scroll.horizontalScrollBar().maximum() == 0

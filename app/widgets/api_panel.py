@@ -39,7 +39,7 @@ class ApiPanel(QGroupBox):
         super().__init__("Local API", parent)
         self.worker, self.library = worker, library
         self.server = None
-        self.enabled = QCheckBox("Serve the local speech API (OpenAI-compatible)")
+        self.enabled = QCheckBox("Serve the local speech API")
         self.enabled.setToolTip(TIP)
         self.port = QSpinBox()
         self.port.setRange(0, 65535)

@@ -117,7 +117,7 @@ class SettingsPanel(QWidget):
         c[Key.PREFIX_CACHE] = QCheckBox("Voice-prefix KV cache")
         c[Key.STREAM] = QCheckBox("Stream (play while generating)")
         c[Key.STREAM_PLAN] = _combo(STREAM_PLANS)
-        c[Key.DECODER_THREAD] = QCheckBox("Decoder thread (decode beside the language model)")
+        c[Key.DECODER_THREAD] = QCheckBox("Decoder thread (beside the LM)")
         c[Key.FIRST_CHUNK_TOKENS] = _spin(1, 200)
         c[Key.CHUNK_TOKENS] = _spin(1, 400)
         c[Key.DECODER_PROMPT] = _spin(3, 10)
