@@ -50,8 +50,6 @@ class Generated:
 
     tokens: list[int]
     stop_reason: str = "token_cap"
-    steps: int = 0
-    """Batch steps this row took part in while still generating."""
     audio: np.ndarray | None = None
     """The sentence's samples when it was decoded beforehand (joined with its neighbours in one decoder call)."""
 
@@ -113,7 +111,6 @@ def generate_rows(
         still = []
         for i in active:
             result, row = results[i], rows[i]
-            result.steps += 1
             token = samplers[i](logits[i])
             if token == STOP_SPEECH:
                 result.stop_reason = "stop_token"
@@ -150,7 +147,7 @@ def generate_alone(
     tokens = list(generate(start.runner, start.prompt, sampler, row.cap, weight, stats, cancelled, guard))
     if stats.stop_reason.startswith("runaway") and guard.repeated_tail:
         del tokens[len(tokens) - min(guard.repeated_tail, len(tokens)) :]
-    return Generated(tokens, stats.stop_reason, len(stats.step_ms) + 1)
+    return Generated(tokens, stats.stop_reason)
 
 
 def _repeat(past, batch: int, device: str):

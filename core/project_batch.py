@@ -42,8 +42,6 @@ class TokenLookahead:
         self.project, self.parts, self.todo, self.seeds = project, pipeline.parts, todo, seeds
         self.voices, self.cancelled = voices, cancelled
         self._ready: dict[str, dict[int, Generated]] = {}
-        self.batches = 0
-        """Language-model batches generated so far (for tests and reports)."""
 
     def tokens(self, index: int) -> dict[int, Generated] | None:
         """Speech tokens by sentence (piece) number for ``todo[index]``, or ``None``: generate it the usual way."""
@@ -106,7 +104,6 @@ class TokenLookahead:
             if len(part) == 1:
                 break  # a lone row gains nothing from the batch path
             results = generate_rows(self.parts, voice.conditioning, voice.key, [r for _, _, r in part], self.cancelled)
-            self.batches += 1
             for (segment_id, number, _row), result in zip(part, results):
                 self._ready.setdefault(segment_id, {})[number] = result
 
