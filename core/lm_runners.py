@@ -96,7 +96,7 @@ class _KVBase:
             embeds[row, pad:] = block[0]
             self._row_mask[row, self.total : self.total + pad] = 0
         self.pads += longest - np.array([[block.shape[1]] for block in blocks], dtype=np.int64)
-        return self._prefill(embeds, self._prefill_positions(longest))
+        return self.prefill(embeds)  # positions now run behind the cache length by each row's padding
 
 
 class ChainedKV(_KVBase):
@@ -124,7 +124,7 @@ class ChainedKV(_KVBase):
         """Start from an existing cache (shared, never mutated: each run allocates new presents)."""
         self.past, self.total = list(past), total
 
-    def _run(self, length: int, step: bool, positions: np.ndarray | None = None) -> list[ort.OrtValue]:
+    def _run(self, length: int, step: bool) -> list[ort.OrtValue]:
         io = self._lm_io
         # Bound numpy arrays must outlive the run: keep a reference until the next one.
         self._bound = [self._mask_view(self.total + length)]
@@ -134,7 +134,7 @@ class ChainedKV(_KVBase):
             if step:
                 io.bind_cpu_input(names.position_ids, self._step_positions())
             else:
-                self._bound.append(self._prefill_positions(length) if positions is None else positions)
+                self._bound.append(self._prefill_positions(length))
                 io.bind_cpu_input(names.position_ids, self._bound[-1])
         for name, value in zip(self.info.past_names, self.past):
             io.bind_ortvalue_input(name, value)
@@ -153,12 +153,9 @@ class ChainedKV(_KVBase):
         return outputs
 
     def prefill(self, embeds: np.ndarray) -> np.ndarray:
-        return self._prefill(embeds, None)
-
-    def _prefill(self, embeds: np.ndarray, positions: np.ndarray | None) -> np.ndarray:
         self._prefill_embeds = np.ascontiguousarray(embeds, dtype=self.info.embeds_dtype)
         self._lm_io.bind_cpu_input(self.names.inputs_embeds, self._prefill_embeds)
-        outputs = self._run(embeds.shape[1], step=False, positions=positions)
+        outputs = self._run(embeds.shape[1], step=False)
         return outputs[0].numpy()[:, -1, :]
 
     def step(self, token) -> np.ndarray:
@@ -207,9 +204,6 @@ class CopiedKV(_KVBase):
 
     def prefill(self, embeds: np.ndarray) -> np.ndarray:
         return self._run(embeds, self._prefill_positions(embeds.shape[1]))
-
-    def _prefill(self, embeds: np.ndarray, positions: np.ndarray) -> np.ndarray:
-        return self._run(embeds, positions)
 
     def step(self, token) -> np.ndarray:
         feeds = self._embed_step_feeds(token)
