@@ -89,10 +89,18 @@ def export_project(project: Project, request: ExportRequest) -> ExportResult:
     return result
 
 
-def preview(project: Project, first: int = 1) -> tuple[np.ndarray, list[Placement]]:
+def preview(project: Project, first: int = 1, max_seconds: float | None = None) -> tuple[np.ndarray, list[Placement]]:
     """The rendered segments from number ``first`` on, finished as an export would be (pace and pauses, no
-    loudness): what the studio plays. Segments not rendered yet are left out."""
-    segments = [s for s in project.segments[first - 1 :] if project.status(s) == "rendered"]
+    loudness): what the studio plays. Segments not rendered yet are left out. ``max_seconds``: stop after the
+    segment that reaches about that much audio (the studio plays a long book a window at a time)."""
+    segments, seconds = [], 0.0
+    for segment in project.segments[first - 1 :]:
+        if max_seconds is not None and seconds >= max_seconds:
+            break
+        if project.status(segment) == "rendered":
+            segments.append(segment)
+            speed = project.speed_of(segment)
+            seconds += (project.chosen_take(segment).seconds + segment.pause_after) / speed
     part = _assemble(project, Part(project.title, segments), _finished_segments(project, segments))
     return part.audio, part.placements
 

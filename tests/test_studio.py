@@ -278,3 +278,30 @@ def test_a_turbo_render_without_listening_generates_segments_in_batches(qtbot, t
         assert project.counts()["rendered"] == 4
     finally:
         window.close()
+
+
+def test_a_long_project_plays_a_window_at_a_time_and_goes_on_without_a_stop(qtbot, tmp_path, bundles):
+    """Playing from a segment prepares about a minute of finished audio, not the rest of the book (which froze the
+    window and held the whole book in memory); the next window is prepared meanwhile and playback goes on."""
+    from app.audio.virtual_device import VirtualSoundDevice
+    from core.project_export import preview
+
+    window = make_window(qtbot, tmp_path, bundles["original"], sd=VirtualSoundDevice(speed=4))
+    project = new_project(window, tmp_path)
+    render(qtbot, window)
+    studio = window.studio
+    first_segment = project.chosen_take(project.segments[0]).seconds
+    audio, placements = preview(project, 1, max_seconds=first_segment / 2)
+    assert [p.number for p in placements] == [1]  # stops after the segment that reaches the limit
+    studio._windows.window_s = first_segment / 2  # every window one segment long
+    heard, windows = [], []
+    studio.segments.highlight = lambda number, real=studio.segments.highlight: (heard.append(number), real(number))
+    show = studio._show_window
+    studio._show_window = lambda audio, placements: (windows.append([p.number for p in placements]),
+                                                     show(audio, placements))  # fmt: skip
+    studio.play_from(1)
+    qtbot.waitUntil(lambda: studio.status.text() == "Finished playing", timeout=30000)
+    assert windows == [[1], [2], [3], [4]]
+    assert [n for i, n in enumerate(heard) if n is not None and (i == 0 or heard[i - 1] != n)][-4:] == [1, 2, 3, 4]
+    studio._windows.join()
+    window.close()

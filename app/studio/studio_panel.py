@@ -29,12 +29,13 @@ from PySide6.QtWidgets import (
 from core.constants import SAMPLE_RATE
 from core.errors import ChatterboxError
 from core.project import SPEED_RANGE, Project
-from core.project_export import Placement, export_project, preview
+from core.project_export import Placement, export_project
 from core.project_render import clock
 
 from ..settings import Key
 from ..widgets.waveform_plot import WaveformPlot
 from .export_dialog import ExportDialog, default_folder
+from .preview_windows import PreviewWindows
 from .segment_list import SegmentList
 
 log = logging.getLogger(__name__)
@@ -78,6 +79,8 @@ class StudioPanel(QWidget):
         self._paused_at: float | None = None
         self._live = False
         """Playing chunks as they render (rather than a preview of finished segments)."""
+        self._windows = PreviewWindows()
+        """Finished segments are played a window at a time (see :mod:`app.studio.preview_windows`)."""
         self._build()
 
     # --- construction ------------------------------------------------------------------------------------------
@@ -146,6 +149,11 @@ class StudioPanel(QWidget):
         self._timer = QTimer(self)
         self._timer.setInterval(50)
         self._timer.timeout.connect(self._tick)
+        self._refresh_timer = QTimer(self)  # a dragged pace slider prepares the next window once, when it rests
+        self._refresh_timer.setSingleShot(True)
+        self._refresh_timer.setInterval(300)
+        self._refresh_timer.timeout.connect(lambda: self.project is not None and self._windows.refresh(self.project))
+        self.changed.connect(self._refresh_timer.start)
         self._update_controls()
 
     # --- the project -------------------------------------------------------------------------------------------
@@ -288,16 +296,35 @@ class StudioPanel(QWidget):
         if self.project is None or self.rendering is not None:
             return
         try:
-            self._audio, self._placements = preview(self.project, number)
+            audio, placements = self._windows.load(self.project, number)
         except ChatterboxError as exc:
             self.message.emit(str(exc), True)
             return
-        if not self._audio.size:
+        if not audio.size:
             self.status.setText("Nothing from here on is rendered yet: press Render.")
             return
+        self._show_window(audio, placements)
+
+    def _show_window(self, audio: np.ndarray, placements: list[Placement]) -> None:
+        self._audio, self._placements = audio, placements
         self.waveform.show_audio(self._audio)
         self.segments.highlight(self._placements[0].number)
         self._play_at(0.0)
+
+    def _next_window(self) -> bool:
+        """At the end of a window: go on with the next one if it is prepared (``False``: nothing more to play)."""
+        try:
+            ready = self._windows.take_next(self.project)
+        except ChatterboxError as exc:
+            self.message.emit(str(exc), True)
+            return False
+        if ready is None:
+            self.status.setText("Loading the next segments…")
+            return True  # still being prepared: the next tick looks again
+        if not ready[0].size:
+            return False
+        self._show_window(*ready)
+        return True
 
     def _play_at(self, seconds: float) -> None:
         seconds = min(max(0.0, seconds), self._audio.size / SAMPLE_RATE)
@@ -332,6 +359,7 @@ class StudioPanel(QWidget):
         return min(self._offset + played, self._audio.size / SAMPLE_RATE)
 
     def stop_playback(self) -> None:
+        self._windows.cancel()
         self.host.player.stop()
         self._paused_at = None
         if self.rendering is None:
@@ -363,6 +391,8 @@ class StudioPanel(QWidget):
             current = next((p.number for p in reversed(self._placements) if p.start <= seconds), None)
         self.segments.highlight(current)
         if player.finished or player.stream is None:
+            if player.stream is not None and self._windows.has_next() and self._next_window():
+                return
             self._timer.stop()
             self.status.setText("Finished playing")
             self._update_controls()
