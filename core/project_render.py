@@ -1,7 +1,7 @@
 """Rendering a project: every pending segment in order through the pipeline, one take (a FLAC file) each.
 
-When nobody listens (``stream`` off), the language model generates the next few segments' sentences together
-(:mod:`core.project_batch`) and each segment is then decoded in one call per sentence.
+When nobody listens (``stream`` off), the render works a few segments ahead (:mod:`core.project_batch`): their
+sentences are generated together where the model can batch them, and neighbours are decoded in one decoder call.
 
 After each segment the take is written (atomically) and ``project.json`` saved, so a crash loses at most the segment
 in flight and rendering again continues with what is pending. Cancelling keeps everything finished. A segment that
