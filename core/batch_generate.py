@@ -120,8 +120,7 @@ def generate_rows(
             fed[i] = token
             if guards[i].update(token):
                 result.stop_reason = f"runaway: {guards[i].reason}"
-                if guards[i].repeated_tail:
-                    del result.tokens[len(result.tokens) - min(guards[i].repeated_tail, len(result.tokens)) :]
+                guards[i].trim(result.tokens)
                 continue
             if len(result.tokens) < row.cap:
                 still.append(i)
@@ -145,8 +144,7 @@ def generate_alone(
     sampler = Sampler(params, row.seed, parts.info.logits_vocab or LOGITS_VOCAB)
     weight = params.cfg_weight if cfg else 0.0
     tokens = list(generate(start.runner, start.prompt, sampler, row.cap, weight, stats, cancelled, guard))
-    if stats.stop_reason.startswith("runaway") and guard.repeated_tail:
-        del tokens[len(tokens) - min(guard.repeated_tail, len(tokens)) :]
+    guard.trim(tokens)
     return Generated(tokens, stats.stop_reason)
 
 

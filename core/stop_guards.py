@@ -28,6 +28,13 @@ class RunawayGuard:
         self.repeated_tail = 0
         """How many trailing tokens belong to the runaway (worth trimming) once it fired."""
 
+    def trim(self, tokens: list[int]) -> int:
+        """Remove the runaway's repeated tail from the end of ``tokens`` (nothing unless the guard fired); return how
+        many tokens were removed."""
+        drop = min(self.repeated_tail, len(tokens))
+        del tokens[len(tokens) - drop :]
+        return drop
+
     def update(self, token: int) -> bool:
         t = self.tokens
         t.append(token)

@@ -209,10 +209,8 @@ class SynthesisStream:
                         decode(size, False, now)
                     yield from out.ready(plan)
                 parts.costs.lm_running = False
-                if st.stop_reason.startswith("runaway") and guard.repeated_tail:
-                    drop = min(guard.repeated_tail, len(pending))
-                    del pending[len(pending) - drop :]
-                    del report.speech_tokens[len(report.speech_tokens) - drop :]
+                drop = guard.trim(pending)
+                del report.speech_tokens[len(report.speech_tokens) - drop :]
                 now = time.perf_counter()
                 split = plan.window(len(pending), now, first_sentence, sentence_done=True)
                 if split:  # the rest is long: decode a first part now so that playback does not run dry meanwhile
