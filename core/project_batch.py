@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor, wait
+from concurrent.futures import ThreadPoolExecutor
 
 from .batch_generate import Generated, can_batch, generate_alone, generate_rows, request_rows
 from .errors import ChatterboxError, SynthesisCancelled
@@ -22,6 +22,7 @@ from .pipeline import Pipeline
 from .project import Project, Segment
 from .project_voices import voice_reference
 from .speech_decoder import finish_sentence
+from .synthesis import wait_cancellable
 
 log = logging.getLogger(__name__)
 
@@ -135,9 +136,5 @@ class TokenLookahead:
             raise SynthesisCancelled("The request was cancelled.")
         with ThreadPoolExecutor(1, thread_name_prefix="joined-decode") as pool:
             future = pool.submit(function, *args)
-            while not wait([future], timeout=0.05).done:
-                if self.cancelled():
-                    self.parts.decoder.interrupt()
-                    wait([future])
-                    raise SynthesisCancelled("The request was cancelled.")
+            wait_cancellable(future, self.cancelled, self.parts.decoder.interrupt)
             return future.result()

@@ -288,6 +288,17 @@ class SynthesisStream:
         return chunk
 
 
+def wait_cancellable(future: Future, cancelled: Callable[[], bool], interrupt: Callable[[], None] | None = None):
+    """Wait for ``future``, looking at ``cancelled`` every 50 ms; on a cancel, ``interrupt`` the work (and let it end)
+    and raise :class:`SynthesisCancelled`."""
+    while not wait([future], timeout=0.05).done:
+        if cancelled():
+            if interrupt is not None:
+                interrupt()
+                wait([future])
+            raise SynthesisCancelled("The request was cancelled.")
+
+
 class _InOrder:
     """The request's chunks in order: decoded on the decoder thread (or at once without one), silences ready at once.
 
@@ -314,9 +325,7 @@ class _InOrder:
             # The first window decides the time to first audio: the language model waits for it rather than
             # share the cores with it (on a 2-core CPU that halves the decoder's speed).
             self.speech_submitted = True
-            while not wait([future], timeout=0.05).done:
-                if self.cancelled():
-                    raise SynthesisCancelled("The request was cancelled.")
+            wait_cancellable(future, self.cancelled)
 
     def put_ready(self, make: Callable) -> None:
         done: Future = Future()
