@@ -10,7 +10,7 @@ import sys
 from PySide6.QtGui import QIcon
 from PySide6.QtWidgets import QApplication
 
-from core.user_dirs import APP_NAME
+from core.engine import APP_NAME
 
 from . import __version__
 from .paths import AppPaths

@@ -11,28 +11,41 @@ from pathlib import Path
 
 from PySide6.QtCore import QObject, QTimer, Signal, Slot
 
-from core import inference_worker as w
-from core.options import RuntimeOptions
-from core.synthesis import SynthesisRequest
+from core.engine import (
+    Cancelled,
+    Chunk,
+    Failed,
+    Finished,
+    InferenceWorker,
+    LoadProgress,
+    ModelFailed,
+    ModelLoaded,
+    RenderDone,
+    RenderProject,
+    RenderStep,
+    RuntimeOptions,
+    Started,
+    SynthesisRequest,
+)
 
 
 class EngineBridge(QObject):
-    model_loaded = Signal(object)  # w.ModelLoaded
+    model_loaded = Signal(object)  # ModelLoaded
     model_failed = Signal(str)
     load_progress = Signal(str, object)  # graph, seconds (None: started)
     request_started = Signal(int)
-    chunk_ready = Signal(object)  # core.synthesis.AudioChunk
+    chunk_ready = Signal(object)  # core.engine.streaming.synthesis.AudioChunk
     request_finished = Signal(int, object)  # id, RequestReport
     request_failed = Signal(int, str)
     request_cancelled = Signal(int)
-    render_step = Signal(object)  # core.project_render.RenderProgress
+    render_step = Signal(object)  # core.narration.render.RenderProgress
     render_done = Signal(int, object)  # id, RenderSummary
 
-    def __init__(self, worker: w.InferenceWorker | None = None, parent=None, poll_ms: int = 10):
+    def __init__(self, worker: InferenceWorker | None = None, parent=None, poll_ms: int = 10):
         super().__init__(parent)
-        self.worker = worker or w.InferenceWorker()
+        self.worker = worker or InferenceWorker()
         self.current: int | None = None
-        self.model: w.ModelLoaded | None = None
+        self.model: ModelLoaded | None = None
         self._timer = QTimer(self)
         self._timer.setInterval(poll_ms)
         self._timer.timeout.connect(self._drain)
@@ -56,7 +69,7 @@ class EngineBridge(QObject):
         self.cancel()
         rid = self.worker.new_request_id()
         self.current = rid
-        self.worker.render(w.RenderProject(rid, project, regenerate, seed, runtime=runtime))
+        self.worker.render(RenderProject(rid, project, regenerate, seed, runtime=runtime))
         return rid
 
     def cancel(self) -> None:
@@ -84,29 +97,29 @@ class EngineBridge(QObject):
             self._dispatch(event)
 
     def _dispatch(self, event) -> None:
-        if isinstance(event, w.ModelLoaded):
+        if isinstance(event, ModelLoaded):
             self.model = event
             self.model_loaded.emit(event)
-        elif isinstance(event, w.LoadProgress):
+        elif isinstance(event, LoadProgress):
             self.load_progress.emit(event.graph, event.seconds)
-        elif isinstance(event, w.ModelFailed):
+        elif isinstance(event, ModelFailed):
             self.model_failed.emit(event.message)
         elif getattr(event, "request_id", None) != self.current:
             return  # a cancelled or superseded request
-        elif isinstance(event, w.Started):
+        elif isinstance(event, Started):
             self.request_started.emit(event.request_id)
-        elif isinstance(event, w.Chunk):
+        elif isinstance(event, Chunk):
             self.chunk_ready.emit(event.chunk)
-        elif isinstance(event, w.RenderStep):
+        elif isinstance(event, RenderStep):
             self.render_step.emit(event.progress)
-        elif isinstance(event, w.RenderDone):
+        elif isinstance(event, RenderDone):
             self.current = None
             self.render_done.emit(event.request_id, event.summary)
-        elif isinstance(event, w.Finished):
+        elif isinstance(event, Finished):
             self.current = None
             self.request_finished.emit(event.request_id, event.report)
-        elif isinstance(event, w.Failed):
+        elif isinstance(event, Failed):
             self.current = None
             self.request_failed.emit(event.request_id, event.message)
-        elif isinstance(event, w.Cancelled):
+        elif isinstance(event, Cancelled):
             self.current = None

@@ -11,8 +11,7 @@ from pathlib import Path
 import numpy as np
 import soundfile as sf
 
-from core.atomic import remove_partial_files, write_json_atomic
-from core.audio_io import write_audio
+from core.engine import remove_partial_files, write_audio, write_json_atomic
 
 MAX_ENTRIES = 200
 

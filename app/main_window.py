@@ -21,14 +21,9 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from core.constants import SAMPLE_RATE
-from core.errors import ChatterboxError
-from core.options import RuntimeOptions
-from core.project import is_project, open_project
-from core.synthesis import new_seed
-from core.user_dirs import decoder_costs_dir
-from core.voice import VoiceReference
-from core.voice_library import VoiceLibrary
+from core.engine import SAMPLE_RATE, ChatterboxError, RuntimeOptions, VoiceReference, decoder_costs_dir, new_seed
+from core.narration import is_project, open_project
+from core.voices import VoiceLibrary
 
 from . import usability
 from .audio.playback import Player

@@ -20,7 +20,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from core.bundle import GRAPHS, SUFFIXES
+from core.engine import GRAPHS, SUFFIXES
 
 COMMIT = re.compile(r"[0-9a-f]{40}")
 """A full git commit hash: the only kind of revision a model may be pinned to."""

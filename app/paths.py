@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from core.user_dirs import conditioning_cache_dir, user_cache, user_data, user_logs, voices_dir
+from core.engine import conditioning_cache_dir, user_cache, user_data, user_logs, voices_dir
 
 
 @dataclass(frozen=True)

@@ -45,7 +45,7 @@ def _run(out: Path, bundle: Path | None, timeout: float) -> int:
     from PySide6.QtCore import QMimeData, QPointF, Qt, QUrl
     from PySide6.QtGui import QDropEvent
 
-    from core.constants import SAMPLE_RATE
+    from core.engine import SAMPLE_RATE
     from core.standin import make_standin, synthetic_voice
 
     from .application import make_application
@@ -161,7 +161,7 @@ PROJECT_TEXT = "The studio renders this first sentence. The second one is regene
 
 def _studio_round(app, window, out: Path, timeout: float) -> dict:
     """A three-segment project: render, regenerate segment 2, export MP3 + SRT (what a narrating user does)."""
-    from core.project_export import ExportRequest
+    from core.narration import ExportRequest
 
     window.text.set_text(PROJECT_TEXT)
     project = window.project_files.new_from_text(window.text.text, out / "selftest.cbproj")

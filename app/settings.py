@@ -7,8 +7,7 @@ from pathlib import Path
 
 from PySide6.QtCore import QSettings
 
-from core.options import SESSION_FIELDS, STREAM_PLANS, RuntimeOptions, SynthesisOptions
-from core.user_dirs import APP_NAME
+from core.engine import APP_NAME, SESSION_FIELDS, STREAM_PLANS, RuntimeOptions, SynthesisOptions
 
 
 class Key(str, Enum):

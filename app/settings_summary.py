@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from core.options import RuntimeOptions
+from core.engine import RuntimeOptions
 
 from .settings import Key
 

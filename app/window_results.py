@@ -12,10 +12,8 @@ from PySide6.QtWidgets import (
     QFileDialog,
 )
 
-from core.audio_io import FORMATS, write_audio
-from core.constants import SAMPLE_RATE
-from core.errors import ChatterboxError
-from core.voice_library import AUDIO_SUFFIXES
+from core.engine import FORMATS, SAMPLE_RATE, ChatterboxError, write_audio
+from core.voices import AUDIO_SUFFIXES
 
 from .history import HistoryEntry
 from .settings import Key

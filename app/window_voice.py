@@ -8,8 +8,7 @@ from pathlib import Path
 
 from PySide6.QtCore import Slot
 
-from core.errors import ChatterboxError
-from core.voice import load_voice
+from core.engine import ChatterboxError, load_voice
 
 from .settings import Key
 from .widgets.record_dialog import RecordDialog, TrimDialog

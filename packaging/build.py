@@ -17,7 +17,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-from core.user_dirs import APP_NAME as NAME  # noqa: E402 - the repository root first
+from core.engine import APP_NAME as NAME  # noqa: E402 - the repository root first
 
 
 def size_of(path: Path) -> int:

@@ -10,10 +10,10 @@ from pathlib import Path
 
 import soundfile as sf
 
-from core import inference_worker as w
-from core.api_server import ApiConfig, ApiServer, create_app
-from core.options import RuntimeOptions
-from core.voice_library import VoiceLibrary
+import core.engine.worker.inference_worker as w
+from core.api.server import ApiConfig, ApiServer, create_app
+from core.engine.options import RuntimeOptions
+from core.voices.library import VoiceLibrary
 
 
 def started_worker(bundle: Path) -> w.InferenceWorker:
@@ -58,7 +58,7 @@ def wait_idle(worker, server, timeout: float = 5.0) -> bool:
 
 def occupy(worker, seconds_of_text: int = 60) -> tuple[int, queue.Queue]:
     """Keep the worker busy with a long request of its own (cancel it with ``worker.cancel(rid)``)."""
-    from core.synthesis import SynthesisRequest
+    from core.engine.streaming.synthesis import SynthesisRequest
 
     sink: queue.Queue = queue.Queue()
     rid = worker.new_request_id()

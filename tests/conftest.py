@@ -98,7 +98,7 @@ def other_voice_wav(tmp_path_factory):
 @pytest.fixture
 def window(qtbot, tmp_path, bundles):
     """A main window with the original stand-in loaded, closed (and its worker stopped) afterwards."""
-    from .app_support import make_window
+    from tests.app_support import make_window
 
     w = make_window(qtbot, tmp_path, bundles["original"])
     yield w
@@ -120,7 +120,7 @@ def no_leaked_threads():
 
 
 def deny_reading(monkeypatch, path) -> None:
-    """Make ``core.voice`` see ``path`` as unreadable (permissions), also when the tests run as root."""
+    """Make the voice reference loader see ``path`` as unreadable (permissions), also when the tests run as root."""
     real_open = open
 
     def guarded(file, *args, **kwargs):
@@ -128,7 +128,7 @@ def deny_reading(monkeypatch, path) -> None:
             raise PermissionError(13, "Permission denied", str(file))
         return real_open(file, *args, **kwargs)
 
-    monkeypatch.setattr("core.voice.open", guarded, raising=False)
+    monkeypatch.setattr("core.engine.audio.voice_reference.open", guarded, raising=False)
 
 
 def tone(seconds: float, rate: int = 24000, channels: int = 1, amplitude: float = 0.3) -> np.ndarray:

@@ -9,7 +9,7 @@ import socket
 import sys
 from pathlib import Path
 
-from core.options import RuntimeOptions
+from core.engine.options import RuntimeOptions
 
 ROOT = Path(__file__).resolve().parent.parent
 FAST = RuntimeOptions(provider="cpu", threads=1)

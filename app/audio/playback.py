@@ -15,7 +15,7 @@ import time
 
 import numpy as np
 
-from core.constants import SAMPLE_RATE
+from core.engine import SAMPLE_RATE
 
 from .ring_buffer import RingBuffer
 

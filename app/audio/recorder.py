@@ -7,7 +7,7 @@ import threading
 
 import numpy as np
 
-from core.constants import SAMPLE_RATE
+from core.engine import SAMPLE_RATE
 
 from .playback import load_sounddevice
 

@@ -23,8 +23,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from core.audio_io import FORMATS
-from core.project_export import ExportRequest
+from core.engine import FORMATS
+from core.narration import ExportRequest
 
 SUBTITLES = {"None": None, "SRT (.srt)": ".srt", "WebVTT (.vtt)": ".vtt"}
 

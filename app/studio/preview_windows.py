@@ -13,9 +13,8 @@ import threading
 
 import numpy as np
 
-from core.errors import ChatterboxError
-from core.project import Project
-from core.project_export import Placement, preview
+from core.engine import ChatterboxError
+from core.narration import Placement, Project, preview
 
 FIRST_WINDOW_S = 15.0
 WINDOW_S = 60.0

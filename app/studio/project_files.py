@@ -8,10 +8,18 @@ from pathlib import Path
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QFileDialog, QMenu, QMessageBox
 
-from core.errors import ChatterboxError
-from core.project import Project, create_project, is_project, open_project
-from core.project_build import import_document, source_identity
-from core.project_import import Document, parse_text, read_document
+from core.engine import ChatterboxError
+from core.narration import (
+    Document,
+    Project,
+    create_project,
+    import_document,
+    is_project,
+    open_project,
+    parse_text,
+    read_document,
+    source_identity,
+)
 
 from ..settings import Key
 

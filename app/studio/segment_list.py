@@ -11,7 +11,7 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QAction, QBrush, QColor, QFont, QKeySequence
 from PySide6.QtWidgets import QAbstractItemView, QMenu, QTreeWidget, QTreeWidgetItem
 
-from core.project import Project
+from core.narration import Project
 
 NUMBER_ROLE = Qt.ItemDataRole.UserRole
 STATUS_MARK = {"pending": "○ pending", "rendered": "● rendered", "failed": "✕ failed"}

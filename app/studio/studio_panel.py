@@ -26,11 +26,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from core.constants import SAMPLE_RATE
-from core.errors import ChatterboxError
-from core.project import SPEED_RANGE, Project
-from core.project_export import Placement, export_project
-from core.project_render import clock
+from core.engine import SAMPLE_RATE, ChatterboxError
+from core.narration import SPEED_RANGE, Placement, Project, clock, export_project
 
 from ..settings import Key
 from ..widgets.waveform_plot import WaveformPlot

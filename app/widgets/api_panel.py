@@ -21,7 +21,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from core.errors import ChatterboxError
+from core.engine import ChatterboxError
 
 DEFAULT_HOST, DEFAULT_PORT = "127.0.0.1", 8765
 """As ``python -m core serve``. The server code (FastAPI, uvicorn) is imported only when the API is turned on."""
@@ -81,7 +81,7 @@ class ApiPanel(QGroupBox):
     def start(self) -> bool:
         if self.server is not None:
             return True
-        from core.api_server import ApiConfig, ApiServer, create_app
+        from core.api import ApiConfig, ApiServer, create_app
 
         config = ApiConfig(api_key=self.key.text().strip() or None)
         try:

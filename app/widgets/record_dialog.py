@@ -24,10 +24,8 @@ from PySide6.QtWidgets import (
     QVBoxLayout,
 )
 
-from core.atomic import atomic_path
-from core.constants import SAMPLE_RATE
-from core.voice_library import safe_stem
-from core.voice_trim import cut, speech_span
+from core.engine import SAMPLE_RATE, atomic_path
+from core.voices import cut, safe_stem, speech_span
 
 from ..audio.recorder import Recorder
 

@@ -20,9 +20,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from core.languages import language_label
-from core.model_parts import Capabilities
-from core.options import PRECISIONS, PROVIDERS, Q4_COMPUTE, STREAM_PLANS, upstream_defaults
+from core.engine import PRECISIONS, PROVIDERS, Q4_COMPUTE, STREAM_PLANS, Capabilities, language_label, upstream_defaults
 
 from ..settings import Key, Settings
 

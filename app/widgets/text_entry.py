@@ -10,7 +10,7 @@ from PySide6.QtCore import Qt, QTimer, Signal, Slot
 from PySide6.QtGui import QKeySequence, QShortcut
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QMenu, QPlainTextEdit, QToolButton, QVBoxLayout, QWidget
 
-from core.text import MAX_TEXT_CHARS, unknown_tags
+from core.engine import MAX_TEXT_CHARS, unknown_tags
 
 from .message_bar import warning_label_style
 

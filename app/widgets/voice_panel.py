@@ -18,8 +18,8 @@ from PySide6.QtWidgets import (
     QVBoxLayout,
 )
 
-from core.voice import VoiceReference
-from core.voice_library import AUDIO_SUFFIXES
+from core.engine import VoiceReference
+from core.voices import AUDIO_SUFFIXES
 
 from .message_bar import warning_label_style
 

@@ -7,7 +7,7 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import Qt, QTimer, Slot
 
-from core.constants import SAMPLE_RATE
+from core.engine import SAMPLE_RATE
 
 from .plot_hover import HoverReadout
 from .plot_style import placeholder, style_plot

@@ -13,9 +13,9 @@ import math
 
 import numpy as np
 
-from ..constants import SAMPLE_RATE, SAMPLES_PER_TOKEN, SILENCE_TOKEN
-from .graph_builder import F32, I64, GraphBuilder
-from .spec import StandinSpec
+from core.engine import SAMPLE_RATE, SAMPLES_PER_TOKEN, SILENCE_TOKEN
+from core.standin.graph_builder import F32, I64, GraphBuilder
+from core.standin.spec import StandinSpec
 
 MAX_PROMPT_TOKENS = 250  # 10 s of reference at 25 tokens/s, as the real decoder prompt
 SPEAKER_DIM = 192

@@ -12,13 +12,13 @@ from pathlib import Path
 import numpy as np
 import soundfile as sf
 
-from ..constants import SAMPLE_RATE
-from .audio_graphs import build_conditional_decoder, build_speech_encoder
-from .embed_graph import build_embed_tokens
-from .lm_graph import build_language_model
-from .naming import NAMINGS, renaming
-from .spec import PRECISIONS, StandinSpec, spec_for
-from .tokenizer_files import tokenizer_json
+from core.engine import SAMPLE_RATE
+from core.standin.audio_graphs import build_conditional_decoder, build_speech_encoder
+from core.standin.embed_graph import build_embed_tokens
+from core.standin.lm_graph import build_language_model
+from core.standin.naming import NAMINGS, renaming
+from core.standin.spec import PRECISIONS, StandinSpec, spec_for
+from core.standin.tokenizer_files import tokenizer_json
 
 log = logging.getLogger(__name__)
 MARKER_FILE = "standin.json"
@@ -78,8 +78,7 @@ def cached_standin(variant: str, size: str, precision: str, announce=None) -> Pa
 
     ``announce(message)`` is told before a build (it can take a minute at full size).
     """
-    from ..errors import InvalidOptions
-    from ..user_dirs import user_cache
+    from core.engine import InvalidOptions, user_cache
 
     if precision not in PRECISIONS:
         raise InvalidOptions(f"stand-ins are built in {' or '.join(PRECISIONS)}, not {precision}")

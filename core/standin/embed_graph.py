@@ -13,10 +13,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..constants import EXAGGERATION_TOKEN as EXAGGERATION
-from ..constants import TEXT_START, TEXT_STOP
-from .graph_builder import F32, I64, GraphBuilder
-from .spec import StandinSpec
+from core.engine import EXAGGERATION_TOKEN as EXAGGERATION
+from core.engine import TEXT_START, TEXT_STOP
+from core.standin.graph_builder import F32, I64, GraphBuilder
+from core.standin.spec import StandinSpec
 
 TEXT_TABLE_NAME = "text_emb.weight"
 

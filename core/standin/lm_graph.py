@@ -18,10 +18,10 @@ import math
 
 import numpy as np
 
-from ..constants import START_SPEECH as START_TOKEN
-from ..constants import STOP_SPEECH as STOP_TOKEN
-from .graph_builder import BOOL, F16, F32, I64, GraphBuilder
-from .spec import StandinSpec
+from core.engine import START_SPEECH as START_TOKEN
+from core.engine import STOP_SPEECH as STOP_TOKEN
+from core.standin.graph_builder import BOOL, F16, F32, I64, GraphBuilder
+from core.standin.spec import StandinSpec
 
 PREFERRED_BONUS = 8.0
 STOP_LOGIT = 30.0

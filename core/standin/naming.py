@@ -9,7 +9,7 @@ The weights and the graph are the same whatever the names, so the tokens must be
 
 from __future__ import annotations
 
-from .graph_builder import GraphBuilder
+from core.standin.graph_builder import GraphBuilder
 
 NAMINGS = ("contract", "cond-emb", "positional")
 

@@ -15,7 +15,7 @@ import json
 
 from tokenizers import AddedToken, Tokenizer, decoders, models, normalizers, pre_tokenizers, processors, trainers
 
-from .spec import StandinSpec
+from core.standin.spec import StandinSpec
 
 TURBO_TAGS = (
     "[angry]", "[fear]", "[surprised]", "[whispering]", "[advertisement]", "[dramatic]", "[narration]", "[crying]",

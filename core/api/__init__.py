@@ -1,0 +1,5 @@
+"""api"""
+
+from core.api.server import ApiConfig, ApiServer, check_bind, create_app
+
+__all__ = ["ApiConfig", "ApiServer", "check_bind", "create_app"]

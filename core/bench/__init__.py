@@ -1,0 +1,6 @@
+"""bench"""
+
+from core.bench.runner import bench_main
+from core.bench.soak import DEFAULT_TEXT, curve_rows, run_soak
+
+__all__ = ["DEFAULT_TEXT", "bench_main", "curve_rows", "run_soak"]

@@ -1,0 +1,5 @@
+"""cli"""
+
+from core.cli.main import main
+
+__all__ = ["main"]

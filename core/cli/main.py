@@ -1,0 +1,432 @@
+"""``python -m core``: make-standin, info, synth, bench, soak, narrate, project and serve. A public interface: keep
+flags, JSON fields and exit codes.
+
+Exit codes: 0 success; 2 bad input or bad bundle (one-line message on stderr, no traceback); 1 internal error;
+3 (``soak`` only) the soak ran but failed its criteria (tokens drifted, a request failed, or memory kept growing).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+from core.cli.project import add_parsers as add_project_parsers
+from core.cli.project import add_sampling_arguments, narrate, project_command, sampling_given
+from core.cli.serve import add_parser as add_serve_parser
+from core.cli.serve import serve
+from core.engine import SAMPLE_RATE, ChatterboxError, InvalidOptions, audio_format, write_audio_stream
+
+EXIT_OK, EXIT_INTERNAL, EXIT_BAD_INPUT, EXIT_SOAK_FAILED = 0, 1, 2, 3
+Q4_HELP = "4-bit language models on the CPU: int8 compute (default, faster) or fp32 compute (as exported)"
+log = logging.getLogger("core.cli.main")
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str):  # one line, exit 2, like every other bad input
+        self.exit(EXIT_BAD_INPUT, f"{self.prog}: error: {message}\n")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    from core.engine import PRECISIONS, PROVIDERS, Q4_COMPUTE, STREAM_PLANS, RuntimeOptions
+    from core.standin.naming import NAMINGS
+    from core.standin.spec import PRECISIONS as STANDIN_PRECISIONS
+    from core.standin.spec import SIZES, VARIANTS
+
+    defaults = RuntimeOptions()
+    parser = _Parser(prog="python -m core", description="Chatterbox TTS ONNX pipeline (no GUI).")
+    parser.add_argument("-v", "--verbose", action="store_true", help="log progress to stderr")
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+
+    p = sub.add_parser("make-standin", help="build a stand-in bundle with the real interface and random weights")
+    p.add_argument("out", type=Path)
+    p.add_argument("--variant", choices=VARIANTS, default="turbo")
+    p.add_argument("--size", choices=SIZES, default="tiny")
+    p.add_argument(
+        "--precision",
+        choices=STANDIN_PRECISIONS,
+        default="fp32",
+        help="fp32; q4 (int4 language model); fp16 (language model with a float16 KV cache)",
+    )
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument(
+        "--names",
+        choices=NAMINGS,
+        default="contract",
+        help="tensor names: the contract's, the cond_emb/prompt_token family, or positional only",
+    )
+    p.add_argument(
+        "--repeating",
+        action="store_true",
+        help="greedy decoding repeats a token unless the repetition penalty covers the whole history",
+    )
+
+    p = sub.add_parser(
+        "info", help="describe a bundle: variant, graphs, precisions, dims, dtypes and the tensor names it uses"
+    )
+    p.add_argument("bundle", type=Path)
+    p.add_argument("--precision", choices=PRECISIONS, default="fp32")
+    p.add_argument("--q4-compute", choices=Q4_COMPUTE, default=defaults.q4_compute, help=Q4_HELP)
+    p.add_argument("--provider", choices=PROVIDERS, default="cpu")
+
+    p = sub.add_parser("bench", help="measure every optimisation against its baseline (A/B interleaved)")
+    source = p.add_mutually_exclusive_group()
+    source.add_argument("--bundle", type=Path, help="a real or stand-in bundle")
+    source.add_argument("--standin", choices=VARIANTS, default="turbo", help="build/reuse a stand-in (default)")
+    p.add_argument("--size", choices=SIZES, default="full")
+    p.add_argument("--precision", choices=PRECISIONS, default="fp32")
+    p.add_argument("--q4-compute", choices=Q4_COMPUTE, default=defaults.q4_compute, help=Q4_HELP)
+    p.add_argument("--provider", choices=PROVIDERS, default="auto")
+    p.add_argument("--threads", type=int)
+    p.add_argument("--lm-batch", type=int, default=defaults.lm_batch, help="the book comparison's batch (default 4)")
+    p.add_argument("--quick", action="store_true", help="fewer repetitions and a 5 s utterance")
+    p.add_argument(
+        "--only",
+        help="comma-separated subset: kv,overhead,floor,cfg,prefix,conditioning,streaming,spinning,threads,"
+        "decoder,q4,plan,book,cold,export",
+    )
+    p.add_argument("--json", type=Path, help="also write the full report as JSON")
+
+    p = sub.add_parser(
+        "soak",
+        help="many syntheses in one process: same tokens every time, no memory growth after warm-up",
+        description="Speak one text --requests times through the app's inference worker with a fixed seed; after "
+        "each request read the process's resident memory (after gc.collect()). Passes when every request gives the "
+        "tokens of the first and resident memory grows at most --max-growth-mb from request --warmup to the last.",
+        epilog="Exit codes: 0 the soak passed; 3 it ran but failed its criteria (tokens differ, a request failed, or "
+        "memory grew more than --max-growth-mb); 2 bad input or bundle; 1 internal error.",
+    )
+    source = p.add_mutually_exclusive_group()
+    source.add_argument("--bundle", type=Path, help="a real or stand-in bundle")
+    source.add_argument("--standin", choices=VARIANTS, default="turbo", help="build/reuse a stand-in (default)")
+    p.add_argument("--size", choices=SIZES, default="full", help="stand-in size (with --standin)")
+    p.add_argument("--requests", type=int, default=50, help="consecutive requests (default 50)")
+    p.add_argument("--warmup", type=int, default=10, help="memory growth is measured from this request (default 10)")
+    p.add_argument("--text", default=None, help="what to say (default: one sentence)")
+    p.add_argument("--voice", type=Path, help="reference recording (default: the bundle's voice, or a synthetic one)")
+    p.add_argument("--seed", type=int, default=1234)
+    p.add_argument("--precision", choices=PRECISIONS, default="fp32")
+    p.add_argument("--q4-compute", choices=Q4_COMPUTE, default=defaults.q4_compute, help=Q4_HELP)
+    p.add_argument("--provider", choices=PROVIDERS, default="auto")
+    p.add_argument("--threads", type=int)
+    p.add_argument("--max-growth-mb", type=float, default=30.0, help="allowed RSS growth after warm-up (default 30)")
+    p.add_argument("--json", action="store_true", help="print the report as one JSON object")
+
+    p = sub.add_parser("synth", help="synthesize text to an audio file")
+    p.add_argument("--bundle", type=Path, required=True)
+    text = p.add_mutually_exclusive_group(required=True)
+    text.add_argument("--text")
+    text.add_argument("--text-file", type=Path)
+    p.add_argument("--voice", type=Path, help="reference recording (default: the bundle's default_voice.wav)")
+    p.add_argument("--out", type=Path, required=True, help="output file (.wav, .flac, .ogg, .opus or .mp3)")
+    add_sampling_arguments(p)
+    runtime_arguments(p, cache_dir=False)
+    p.add_argument("--no-kv-chaining", action="store_true", help="plain loop: copy the KV cache through numpy")
+    p.add_argument("--no-conditioning-cache", action="store_true", help="run the speech encoder every time")
+    p.add_argument("--no-prefix-cache", action="store_true", help="prefill the voice's conditioning rows every time")
+    p.add_argument(
+        "--stream",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="decode in chunks while the language model generates (default on)",
+    )
+    p.add_argument("--first-chunk-tokens", type=int, default=defaults.first_chunk_tokens)
+    p.add_argument("--chunk-tokens", type=int, default=defaults.chunk_tokens)
+    p.add_argument(
+        "--stream-plan",
+        choices=STREAM_PLANS,
+        default=defaults.stream_plan,
+        help="adaptive: as few decoder calls as keep playback fed (default); fixed: every --chunk-tokens",
+    )
+    p.add_argument("--no-decoder-thread", action="store_true", help="decode on the inference thread, between LM steps")
+    p.add_argument(
+        "--decoder-prompt-seconds",
+        type=float,
+        default=defaults.decoder_prompt_seconds,
+        help="seconds of the reference the decoder sees on every call (10 as upstream; 6 or 3 are faster)",
+    )
+    p.add_argument("--no-trim-silence", action="store_true", help="keep trailing silence after each sentence")
+    p.add_argument("--cache-dir", type=Path, help="conditioning cache folder (default: the user cache dir)")
+    p.add_argument("--json", action="store_true", help="print one JSON object with tokens and timings")
+    add_project_parsers(sub, runtime_arguments)
+    add_serve_parser(sub, runtime_arguments)
+    return parser
+
+
+def runtime_arguments(p: argparse.ArgumentParser, cache_dir: bool = True, lm_batch: bool = False) -> None:
+    """How the model runs: precision, 4-bit compute, provider, threads (and the conditioning cache folder, and for
+    project renders the language-model batch)."""
+    from core.engine import PRECISIONS, PROVIDERS, Q4_COMPUTE, RuntimeOptions
+
+    p.add_argument("--precision", choices=PRECISIONS, default="fp32")
+    p.add_argument("--q4-compute", choices=Q4_COMPUTE, default=RuntimeOptions().q4_compute, help=Q4_HELP)
+    p.add_argument("--provider", choices=PROVIDERS, default="auto")
+    p.add_argument("--threads", type=int)
+    if cache_dir:
+        p.add_argument("--cache-dir", type=Path, help="conditioning cache folder (default: the user cache dir)")
+    if lm_batch:
+        p.add_argument(
+            "--lm-batch",
+            type=int,
+            default=RuntimeOptions().lm_batch,
+            help="sentences the language model generates together while rendering (Turbo; 1: one at a time)",
+        )
+        p.add_argument(
+            "--no-joined-decoding",
+            action="store_true",
+            help="decode every sentence of a batch in its own decoder call (default: up to 12 s per call)",
+        )
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:  # --help (0) or a usage error (2): return the code instead of exiting
+        return int(exc.code or 0)
+    logging.basicConfig(
+        level=logging.INFO if args.verbose else logging.WARNING,
+        stream=sys.stderr,
+        format="%(levelname)s %(name)s: %(message)s",
+    )
+    try:
+        commands = {
+            "make-standin": _make_standin,
+            "info": _info,
+            "synth": _synth,
+            "bench": _bench,
+            "soak": _soak,
+            "narrate": lambda a: narrate(a, _runtime(a)),
+            "project": lambda a: project_command(a, _runtime(a)),
+            "serve": lambda a: serve(a, _runtime(a)),
+        }
+        return commands[args.command](args)
+    except ChatterboxError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return EXIT_INTERNAL
+    except Exception as exc:
+        if args.verbose:
+            log.exception("internal error")
+        print(f"internal error: {type(exc).__name__}: {exc} (run with --verbose for details)", file=sys.stderr)
+        return EXIT_INTERNAL
+
+
+def _bench(args) -> int:
+    from core.bench import bench_main
+
+    return bench_main(args)  # a stand-in precision it cannot build is refused by cached_standin
+
+
+def _soak(args) -> int:
+    import tempfile
+    from dataclasses import replace
+
+    from core.bench import DEFAULT_TEXT, curve_rows, run_soak
+    from core.standin import cached_standin
+
+    if args.requests < 2:
+        raise InvalidOptions(f"--requests must be at least 2, not {args.requests}")
+    if not 1 <= args.warmup < args.requests:
+        raise InvalidOptions(f"--warmup must be between 1 and --requests - 1 ({args.requests - 1}), not {args.warmup}")
+    if args.max_growth_mb != args.max_growth_mb:  # NaN
+        raise InvalidOptions("--max-growth-mb must be a number")
+    runtime = _runtime(args)
+    bundle = args.bundle or cached_standin(
+        args.standin, args.size, args.precision, announce=lambda message: print(message, file=sys.stderr, flush=True)
+    )
+    text = DEFAULT_TEXT if args.text is None else args.text
+
+    def progress(number, total, rss, request_ms):
+        if number in rows:
+            rss_text = f"{rss:8.1f} MB" if rss is not None else "       ? MB"
+            print(f"  request {number:>4}  RSS {rss_text}  {request_ms:8.0f} ms", flush=True)
+
+    rows = set(curve_rows(args.requests, args.warmup))
+    if not args.json:
+        print(f"soak: {args.requests} requests, seed {args.seed}, bundle {bundle}", flush=True)
+    with tempfile.TemporaryDirectory(prefix="chatterbox-soak-") as cache_dir:  # a fresh conditioning cache
+        report = run_soak(
+            bundle,
+            replace(runtime, cache_dir=Path(cache_dir)),
+            text,
+            args.voice,
+            requests=args.requests,
+            seed=args.seed,
+            progress=None if args.json else progress,
+            warmup=args.warmup,
+        )
+    problems = report.problems(args.max_growth_mb)
+    if report.provider_notice:
+        print(f"notice: {report.provider_notice}", file=sys.stderr)
+    if args.json:
+        print(json.dumps(report.to_dict(args.max_growth_mb)))
+    else:
+        if report.identical_tokens:
+            tokens = f"identical in all {report.requests} requests ({report.tokens_per_request[0]} tokens each)"
+        else:
+            tokens = (
+                f"{report.distinct_token_sequences} distinct sequences; differ from request 1 in requests "
+                f"{report.mismatched_requests}"
+            )
+        print(f"tokens: {tokens}")
+        if report.growth_mb is None:
+            print(f"memory: cannot be read on this platform ({report.rss_source})")
+        else:
+            start, end = report.rss_mb[report.warmup - 1], report.rss_mb[-1]
+            print(
+                f"memory ({report.rss_source}): {start:.1f} MB at request {report.warmup} -> {end:.1f} MB at request "
+                f"{report.requests}: growth {report.growth_mb:+.1f} MB (limit {args.max_growth_mb:g} MB)"
+            )
+        lm = report.providers.get("language_model")
+        print(f"median request {report.median_request_ms:.0f} ms ({report.variant}, language model on {lm})")
+        for failure in report.failures[:5]:
+            print(f"failed: {failure}")
+        print("verdict: PASS" if not problems else f"verdict: FAIL ({'; '.join(problems)})")
+    return EXIT_OK if not problems else EXIT_SOAK_FAILED
+
+
+def _make_standin(args) -> int:
+    from core.standin import make_standin
+
+    started = time.perf_counter()
+    out = make_standin(
+        args.out, args.variant, args.size, args.precision, args.seed, names=args.names, repeating=args.repeating
+    )
+    extras = "".join(
+        [f", {args.names} names" if args.names != "contract" else "", ", repeating" if args.repeating else ""]
+    )
+    print(
+        f"built {args.size} {args.variant} stand-in ({args.precision}{extras}) in {out} "
+        f"({time.perf_counter() - started:.1f} s)"
+    )
+    return EXIT_OK
+
+
+def _runtime(args):
+    from core.engine import RuntimeOptions
+
+    try:
+        common = {"provider": args.provider, "precision": args.precision, "q4_compute": args.q4_compute}
+        if args.command == "soak":
+            return RuntimeOptions(**common, threads=args.threads)
+        if args.command in ("narrate", "project"):  # nobody listens: one decoder call per segment (1.29x faster)
+            return RuntimeOptions(**common, threads=args.threads, cache_dir=args.cache_dir, stream=False,
+                                  lm_batch=args.lm_batch, joined_decoding=not args.no_joined_decoding)  # fmt: skip
+        if args.command == "serve":
+            return RuntimeOptions(**common, threads=args.threads, cache_dir=args.cache_dir)
+        if args.command != "synth":
+            return RuntimeOptions(**common)
+        return RuntimeOptions(
+            **common,
+            threads=args.threads,
+            kv_chaining=not args.no_kv_chaining,
+            conditioning_cache=not args.no_conditioning_cache,
+            prefix_cache=not args.no_prefix_cache,
+            stream=args.stream,
+            first_chunk_tokens=args.first_chunk_tokens,
+            chunk_tokens=args.chunk_tokens,
+            stream_plan=args.stream_plan,
+            decoder_thread=not args.no_decoder_thread,
+            decoder_prompt_seconds=args.decoder_prompt_seconds,
+            cache_dir=args.cache_dir,
+        )
+    except ValueError as exc:
+        raise InvalidOptions(str(exc)) from exc
+
+
+def _info(args) -> int:
+    from core.engine import Pipeline
+
+    pipe = Pipeline.from_bundle(args.bundle, _runtime(args))
+    info, files, caps = pipe.info, pipe.files, pipe.capabilities
+    report = {
+        "bundle": str(files.root),
+        "variant": info.variant,
+        "graphs": {
+            name: {
+                "file": path.name,
+                "precision": files.precisions[name],
+                "available": list(files.available[name]),
+                "provider": caps.providers[name],
+            }
+            for name, path in files.graphs.items()
+        },
+        "layers": info.layers,
+        "kv_heads": info.kv_heads,
+        "head_dim": info.head_dim,
+        "hidden": info.hidden,
+        "logits_vocab": info.logits_vocab,
+        "kv_inputs": len(info.past_names),
+        "dtypes": {
+            "kv": np.dtype(info.kv_dtype).name,
+            "inputs_embeds": np.dtype(info.embeds_dtype).name,
+            "logits": np.dtype(info.logits_dtype).name,
+        },
+        "supports_cfg": caps.supports_cfg,
+        "languages": list(caps.languages),
+        "default_voice": caps.has_default_voice,
+        "tensor_names": info.tensor_names(),
+        "q4_compute": caps.q4_compute,
+    }
+    print(json.dumps(report, indent=2))
+    return EXIT_OK
+
+
+def _synth(args) -> int:
+    from core.engine import Pipeline, SynthesisOptions, SynthesisRequest, TextInputError
+
+    if args.text is not None:
+        text = args.text
+    else:
+        try:
+            text = args.text_file.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            raise TextInputError(f"Cannot read {args.text_file}: {exc}. Use a UTF-8 text file.") from exc
+    audio_format(args.out)  # an unknown suffix is refused before the model loads
+    options = SynthesisOptions(**sampling_given(args), seed=args.seed, trim_silence=not args.no_trim_silence)
+    pipe = Pipeline.from_bundle(args.bundle, _runtime(args), background=True)  # slow graphs load while it speaks
+    pipe.resolve(options)  # reject bad options before any work
+    stream = pipe.stream(SynthesisRequest(text, args.voice, options))
+    samples = write_audio_stream(args.out, (chunk.samples for chunk in stream), SAMPLE_RATE)  # flat memory
+    result = stream.report
+    for warning in result.warnings:
+        print(f"warning: {warning}", file=sys.stderr)
+    if pipe.provider_notice:
+        print(f"notice: {pipe.provider_notice}", file=sys.stderr)
+    if args.json:
+        print(
+            json.dumps(
+                {
+                    "variant": pipe.info.variant,
+                    "providers": pipe.providers,
+                    "provider_notice": pipe.provider_notice,
+                    "kv_chaining": pipe.runtime.kv_chaining,
+                    "q4_compute": pipe.capabilities.q4_compute,
+                    "stream": pipe.runtime.stream,
+                    "stream_plan": pipe.runtime.stream_plan,
+                    "decoder_thread": pipe.runtime.decoder_thread,
+                    "decoder_prompt_seconds": pipe.runtime.decoder_prompt_seconds,
+                    "conditioning_cache": pipe.runtime.conditioning_cache,
+                    "prefix_cache": pipe.runtime.prefix_cache,
+                    "sample_rate": SAMPLE_RATE,
+                    "audio_seconds": round(samples / SAMPLE_RATE, 4),
+                    "speech_tokens": result.speech_tokens,
+                    "seed": result.seed,
+                    "stop_reasons": result.stop_reasons,
+                    "warnings": result.warnings,
+                    "out": str(args.out),
+                    "timings": {k: round(v, 3) for k, v in result.timings.items()},
+                    "chunks": result.chunks,
+                    "cache": result.cache,
+                }
+            )
+        )
+    return EXIT_OK

@@ -1,0 +1,408 @@
+"""``python -m core narrate`` and ``python -m core project``: narration projects on the command line.
+
+``narrate INPUT --project DIR --bundle B`` creates the project (or brings it up to date with a changed INPUT),
+renders what is pending with a progress bar on stderr, and exports. ``project DIR`` lists, edits, regenerates,
+chooses takes, renders and exports. Exit codes as for every command: 0, 2 bad input, 1 internal error or interrupted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+SAMPLING = (
+    ("temperature", float),
+    ("top-k", int),
+    ("top-p", float),
+    ("min-p", float),
+    ("repetition-penalty", float),
+    ("cfg-weight", float),
+    ("exaggeration", float),
+    ("max-new-tokens", int),
+)
+EXIT_OK = 0
+
+
+def add_sampling_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--language")
+    p.add_argument("--seed", type=int)
+    p.add_argument("--greedy", action="store_true")
+    for name, kind in SAMPLING:
+        p.add_argument(f"--{name}", type=kind)
+
+
+def add_parsers(sub, runtime_arguments) -> None:
+    from core.engine import FORMATS
+
+    p = sub.add_parser(
+        "narrate",
+        help="turn a text, Markdown or EPUB file into a narration project, render what is pending and export",
+        description="Creates the project folder (or continues it: only new or changed sentences of a changed INPUT "
+        "are rendered again), renders every pending segment with progress on stderr, then exports.",
+    )
+    p.add_argument("input", help="a .txt, .md or .epub file, or - for standard input")
+    p.add_argument("--project", type=Path, required=True, help="the project folder (created if new)")
+    p.add_argument("--bundle", type=Path, required=True)
+    p.add_argument("--voice", help="a voice-library name, a recording, or 'default' (the model's voice)")
+    p.add_argument("--library", type=Path, help="voice library folder (default: the app's)")
+    add_sampling_arguments(p)
+    runtime_arguments(p, lm_batch=True)
+    _export_arguments(p, FORMATS)
+    p.add_argument("--json", action="store_true", help="print one JSON object with the segments and exports")
+
+    p = sub.add_parser("project", help="list, edit, regenerate, choose takes of, render and export a project")
+    p.add_argument("project", type=Path)
+    action = p.add_mutually_exclusive_group(required=True)
+    action.add_argument("--list", action="store_true", help="the segments with their status and takes")
+    action.add_argument("--regenerate", type=int, metavar="N", help="a new take of segment N (with --bundle)")
+    action.add_argument("--edit", type=int, metavar="N", help="replace the text of segment N (with --text)")
+    action.add_argument("--choose", type=int, nargs=2, metavar=("N", "TAKE"), help="use take TAKE of segment N")
+    action.add_argument("--set-pause", nargs=2, metavar=("N", "SECONDS"), help="the pause after segment N")
+    action.add_argument("--set-speed", nargs=2, metavar=("N", "X"), help="pace of segment N (0.5-2; 'project')")
+    action.add_argument("--set-voice", nargs=2, metavar=("N", "VOICE"), help="voice of segment N")
+    action.add_argument("--render", action="store_true", help="render every pending segment (with --bundle)")
+    action.add_argument("--export", action="store_true", help="write the files named by --out, --subtitles ...")
+    p.add_argument("--text", help="the new text (with --edit)")
+    p.add_argument("--seed", type=int, help="seed of the new take (with --regenerate; default a new one)")
+    p.add_argument("--bundle", type=Path, help="model folder (with --regenerate and --render)")
+    p.add_argument("--library", type=Path, help="voice library folder (with --set-voice; default: the app's)")
+    runtime_arguments(p, lm_batch=True)
+    _export_arguments(p, FORMATS)
+    p.add_argument("--json", action="store_true")
+
+
+def _export_arguments(p, formats) -> None:
+    p.add_argument("--speed", type=float, help="pace of the whole project, 0.5-2.0 (kept in the project)")
+    p.add_argument("--loudness", help="target loudness in LUFS, or podcast (-16), audiobook (-19), broadcast (-23)")
+    p.add_argument("--true-peak", type=float, help="true-peak ceiling in dBTP (default -1; kept in the project)")
+    p.add_argument("--out", type=Path, help=f"the whole narration as one file ({', '.join(formats)})")
+    p.add_argument("--subtitles", type=Path, help="subtitles for --out (.srt or .vtt), one cue per segment")
+    p.add_argument("--per-chapter", type=Path, metavar="DIR", help="one file per chapter and a chapter list")
+    p.add_argument("--format", choices=[s.lstrip(".") for s in formats], help="chapter file format (default flac)")
+    p.add_argument("--chapter-subtitles", choices=("srt", "vtt"), help="a subtitle file beside each chapter file")
+
+
+# --- narrate --------------------------------------------------------------------------------------------------------
+def narrate(args, runtime) -> int:
+    from core.narration import (
+        create_project,
+        import_document,
+        is_project,
+        needs_import,
+        open_project,
+        parse_text,
+        read_document,
+        source_identity,
+    )
+
+    _check_export_arguments(args)
+    if args.input == "-":
+        raw = sys.stdin.buffer.read()
+        try:
+            doc = parse_text(raw.decode("utf-8-sig"), "Narration")
+        except UnicodeDecodeError as exc:
+            from core.narration import DocumentError
+
+            raise DocumentError("Standard input is not UTF-8 text.") from exc
+        name, base = "stdin", Path.cwd()
+    else:
+        path = Path(args.input)
+        doc = read_document(path)
+        raw, name, base = path.read_bytes(), path.name, path.parent
+    project = open_project(args.project) if is_project(args.project) else create_project(args.project, doc.title)
+    source = source_identity(name, raw, args.voice)
+    report = None
+    if needs_import(project, source):
+        report = import_document(project, doc, args.voice, _library(args), base, source)
+    _apply_settings(project, args)
+    project.save()
+    if report is not None:
+        print(f"{project.folder}: {report.segments} segments in {report.chapters} chapter(s); {report.kept} kept "
+              f"from before, {report.new} new", file=sys.stderr)  # fmt: skip
+    summary = _render(project, args, runtime, None)
+    return _finish(project, args, summary)
+
+
+def sampling_given(args) -> dict:
+    """The sampling options given on the command line (``add_sampling_arguments``), by SynthesisOptions field."""
+    names = [name.replace("-", "_") for name, _kind in SAMPLING] + ["language"]
+    given = {name: getattr(args, name) for name in names if getattr(args, name) is not None}
+    return given | ({"greedy": True} if args.greedy else {})
+
+
+def _apply_settings(project, args) -> None:
+    from core.engine import SynthesisOptions
+    from core.narration import ProjectError
+
+    changed = sampling_given(args)
+    SynthesisOptions(**changed)
+    project.settings.update(changed)
+    if args.seed is not None:
+        if not 0 <= args.seed < 2**31:
+            raise ProjectError(f"--seed must be between 0 and {2**31 - 1}.")
+        project.seed = args.seed
+    _apply_finishing(project, args)
+
+
+def _apply_finishing(project, args) -> None:
+    from core.engine import parse_loudness
+    from core.narration import ProjectError
+
+    if args.speed is not None:
+        project.set_speed(None, args.speed)
+    if args.loudness is not None:
+        project.finishing["loudness"] = parse_loudness(args.loudness)
+    if args.true_peak is not None:
+        if not -20.0 <= args.true_peak <= 0.0:
+            raise ProjectError(f"--true-peak must be between -20 and 0 dBTP, not {args.true_peak:g}.")
+        project.finishing["true_peak"] = args.true_peak
+
+
+def _render(project, args, runtime, numbers, seed=None, regenerate=False):
+    from core.engine import Pipeline
+    from core.narration import regenerate as regenerate_one
+    from core.narration import render_pending
+
+    todo = 1 if regenerate else len(project.pending())
+    if not todo:
+        return None
+    bar = _ProgressBar(sys.stderr)
+    pipe = Pipeline.from_bundle(args.bundle, runtime, background=True)
+    if pipe.provider_notice:
+        print(f"notice: {pipe.provider_notice}", file=sys.stderr)
+    try:
+        if regenerate:
+            return regenerate_one(project, pipe, numbers[0], seed, bar.update)
+        return render_pending(project, pipe, bar.update)
+    except KeyboardInterrupt:
+        bar.close()
+        counts = project.counts()
+        print(f"{counts['rendered']} of {len(project.segments)} segments are rendered and saved; run the same "
+              "command again to continue.", file=sys.stderr)  # fmt: skip
+        raise
+    finally:
+        bar.close()
+
+
+def _finish(project, args, summary) -> int:
+    from core.narration import ProjectError
+
+    result = None
+    failed = [s for s in project.segments if project.status(s) == "failed"]
+    wants_export = args.out or args.subtitles or args.per_chapter
+    if wants_export and not failed:
+        result = _export(project, args)
+    if args.json:
+        print(json.dumps(_report(project, summary, result)))
+    else:
+        _print_summary(project, summary, result)
+    if failed:
+        first = failed[0]
+        raise ProjectError(
+            f"{len(failed)} segment(s) failed; the first, segment {project.number(first)}: {first.error}"
+            + (" Nothing was exported." if wants_export else "")
+        )
+    return EXIT_OK
+
+
+def _export(project, args):
+    from core.narration import export_project
+
+    loudness, true_peak = project.finishing.get("loudness"), float(project.finishing.get("true_peak", -1.0))
+    return export_project(project, _export_request(args, loudness, true_peak))
+
+
+def _export_request(args, loudness: float | None, true_peak: float):
+    from core.narration import ExportRequest
+
+    chapter_format = f".{args.format}" if args.format else (args.out.suffix.lower() if args.out else ".flac")
+    return ExportRequest(
+        out=args.out,
+        subtitles=args.subtitles,
+        per_chapter=args.per_chapter,
+        chapter_format=chapter_format,
+        chapter_subtitles=f".{args.chapter_subtitles}" if args.chapter_subtitles else None,
+        loudness=loudness,
+        true_peak=true_peak,
+    )
+
+
+def _check_export_arguments(args) -> None:
+    """The export's names, formats, pace and loudness are refused before the model loads or anything renders."""
+    from core.engine import parse_loudness
+    from core.narration import SPEED_RANGE, ProjectError, check_request
+
+    if args.out or args.subtitles or args.per_chapter:
+        check_request(_export_request(args, None, -1.0))
+    if args.speed is not None and not SPEED_RANGE[0] <= args.speed <= SPEED_RANGE[1]:
+        raise ProjectError(f"--speed must be between {SPEED_RANGE[0]} and {SPEED_RANGE[1]}, not {args.speed:g}.")
+    parse_loudness(args.loudness)
+
+
+# --- project --------------------------------------------------------------------------------------------------------
+def project_command(args, runtime) -> int:
+    from core.narration import ProjectError, open_project
+
+    project = open_project(args.project)
+    _check_export_arguments(args)
+    summary = None
+    if args.edit is not None:
+        if args.text is None:
+            raise ProjectError("--edit N needs --text with the new words.")
+        project.edit_text(project.segment(args.edit), args.text)
+    elif args.choose is not None:
+        project.choose(project.segment(args.choose[0]), args.choose[1])
+    elif args.set_pause is not None:
+        project.set_pause(project.segment(_int(args.set_pause[0])), _float(args.set_pause[1], "the pause"))
+    elif args.set_speed is not None:
+        value = None if args.set_speed[1].lower() in ("project", "none") else _float(args.set_speed[1], "the pace")
+        project.set_speed(project.segment(_int(args.set_speed[0])), value)
+    elif args.set_voice is not None:
+        from core.narration import resolve_voices
+
+        segment = project.segment(_int(args.set_voice[0]))
+        name = resolve_voices(project, [args.set_voice[1]], _library(args), Path.cwd())[args.set_voice[1]]
+        project.set_voice(segment, name)
+    elif args.regenerate is not None or args.render:
+        if args.bundle is None:
+            raise ProjectError("Rendering needs the model: add --bundle DIR.")
+        if args.regenerate is not None:
+            project.segment(args.regenerate)  # a bad number fails before the model loads
+        if args.seed is not None and not 0 <= args.seed < 2**31:
+            raise ProjectError(f"--seed must be between 0 and {2**31 - 1}.")
+        summary = _render(project, args, runtime, [args.regenerate], args.seed, regenerate=args.regenerate is not None)
+    _apply_finishing(project, args)
+    project.save()
+    if args.export and not (args.out or args.subtitles or args.per_chapter):
+        raise ProjectError("--export needs --out FILE, --subtitles FILE or --per-chapter DIR.")
+    if not args.export:
+        args.out = args.subtitles = args.per_chapter = None
+    return _finish(project, args, summary)
+
+
+def _int(text: str) -> int:
+    from core.narration import ProjectError
+
+    try:
+        return int(text)
+    except ValueError:
+        raise ProjectError(f"{text!r} is not a segment number.") from None
+
+
+def _float(text: str, what: str) -> float:
+    from core.narration import ProjectError
+
+    try:
+        return float(text)
+    except ValueError:
+        raise ProjectError(f"{text!r} is not a number for {what}.") from None
+
+
+def _library(args):
+    from core.engine import voices_dir
+    from core.voices import VoiceLibrary
+
+    return VoiceLibrary(args.library or voices_dir())
+
+
+# --- output ---------------------------------------------------------------------------------------------------------
+def _report(project, summary, result) -> dict:
+    timeline = result.timeline if result else {}
+    segments = []
+    for number, segment in enumerate(project.segments, 1):
+        take = project.chosen_take(segment)
+        place = timeline.get(number)
+        segments.append({
+            "number": number, "id": segment.id, "text": segment.text, "kind": segment.kind,
+            "chapter": segment.chapter + 1, "voice": segment.voice, "status": project.status(segment),
+            "seed": take.seed if take else None, "takes": len(segment.takes),
+            "chosen": segment.chosen + 1 if segment.chosen is not None else None,
+            "pause_after": segment.pause_after, "speed": project.speed_of(segment),
+            "start": round(place.start, 3) if place else None, "end": round(place.end, 3) if place else None,
+            "error": segment.error,
+        })  # fmt: skip
+    out = {
+        "project": str(project.folder),
+        "title": project.title,
+        "counts": project.counts(),
+        "chapters": [{"number": i, "title": c.title} for i, c in enumerate(project.chapters, 1)],
+        "segments": segments,
+        "model": project.model,
+        "finishing": project.finishing,
+    }
+    if summary is not None:
+        out["render"] = {
+            "rendered": summary.rendered, "failed": summary.failed, "cancelled": summary.cancelled,
+            "audio_seconds": round(summary.audio_seconds, 3), "seconds": round(summary.elapsed_s, 3),
+            "rtf": round(summary.rtf, 4),
+        }  # fmt: skip
+    if result is not None:
+        out["export"] = {"files": result.files, "seconds": round(result.seconds, 3), "loudness": result.loudness,
+                         "chapters": result.chapters}  # fmt: skip
+    return out
+
+
+def _print_summary(project, summary, result) -> None:
+    counts = project.counts()
+    if summary is not None:
+        print(f"rendered {summary.rendered} segment(s), {summary.audio_seconds:.1f} s of audio in "
+              f"{summary.elapsed_s:.1f} s (RTF {summary.rtf:.2f})" + (f"; {summary.failed} failed" if summary.failed
+                                                                     else ""))  # fmt: skip
+    if not result:
+        for number, segment in enumerate(project.segments, 1):
+            status = project.status(segment)
+            takes = f"{len(segment.takes)} take(s)" if segment.takes else "no takes"
+            chosen = f", take {segment.chosen + 1}" if segment.chosen is not None else ""
+            print(f"{number:>4}  {status:<8}  {takes}{chosen:<9}  {_short(segment.text)}")
+    print(f"{counts['rendered']} rendered, {counts['pending']} pending, {counts['failed']} failed "
+          f"of {len(project.segments)} segments in {project.folder}")  # fmt: skip
+    if result:
+        for file in result.files:
+            extra = f" ({file['seconds']:.1f} s)" if "seconds" in file else ""
+            print(f"wrote {file['path']}{extra}")
+        for level in result.loudness:
+            print(f"loudness {level['after_lufs']} LUFS (target {level['target_lufs']}), true peak "
+                  f"{level['true_peak_db']} dBTP: {level['path']}")  # fmt: skip
+
+
+def _short(text: str, width: int = 70) -> str:
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+class _ProgressBar:
+    """``[#####.....] segment 3/12  0:21 of audio  RTF 0.62  0:45 left`` on stderr (one line per segment when
+    stderr is not a terminal)."""
+
+    def __init__(self, stream):
+        self.stream = stream
+        self.tty = stream.isatty()
+        self.shown_at = 0.0
+        self.open = False
+
+    def update(self, event) -> None:
+        from core.narration import clock
+
+        if event.kind == "chunk" and (not self.tty or time.monotonic() - self.shown_at < 0.2):
+            return
+        self.shown_at = time.monotonic()
+        width = 24
+        filled = round(width * event.done / max(event.total, 1))
+        left = f"{clock(event.eta_s)} left" if event.eta_s is not None else "estimating…"
+        status = f" segment {event.number} failed: {event.error}" if event.kind == "failed" else ""
+        line = (f"[{'#' * filled}{'.' * (width - filled)}] segment {min(event.done + 1, event.total)}/{event.total}  "
+                f"{clock(event.audio_seconds)} of audio  RTF {event.rtf:.2f}  {left}{status}")  # fmt: skip
+        if self.tty:
+            self.stream.write("\r" + line.ljust(100)[:160])
+            self.open = True
+        else:
+            self.stream.write(line + "\n")
+        self.stream.flush()
+
+    def close(self) -> None:
+        if self.open:
+            self.stream.write("\n")
+            self.stream.flush()
+            self.open = False

@@ -1,0 +1,116 @@
+"""Finishing applied at export time (the stored takes stay untouched): pace, loudness and a true-peak ceiling.
+
+- Pace: pitch-preserving time-stretch by Rubber Band (``pedalboard.time_stretch``), 0.5–2.0×.
+- Loudness: integrated loudness per ITU-R BS.1770-4 (``pyloudnorm``), a gain to the target, then pedalboard's
+  look-ahead ``BrickwallLimiter`` (true-peak detection, 4× oversampled) where the gain pushes peaks over the ceiling;
+  the result is measured again (loudness, and true peak on a 4× oversampled copy with ``soxr``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from core.engine.constants import SAMPLE_RATE
+
+LOUDNESS_PRESETS = {"podcast": -16.0, "audiobook": -19.0, "broadcast": -23.0}
+LOUDNESS_RANGE = (-40.0, -5.0)
+DEFAULT_TRUE_PEAK = -1.0
+_LIMITER_MARGIN_DB = 0.3
+"""The limiter's ceiling sits this far under the target: its 4× detector can miss the last fraction of a dB."""
+
+
+@dataclass(frozen=True)
+class LoudnessReport:
+    target_lufs: float
+    before_lufs: float | None
+    after_lufs: float | None
+    gain_db: float
+    true_peak_db: float | None
+    limited: bool
+
+    def to_dict(self) -> dict:
+        return {k: (round(v, 2) if isinstance(v, float) else v) for k, v in self.__dict__.items()}
+
+
+def stretch(audio: np.ndarray, speed: float) -> np.ndarray:
+    """``audio`` played ``speed`` times faster at the same pitch (``speed`` 1 returns it unchanged)."""
+    if abs(speed - 1.0) < 1e-6 or audio.size == 0:
+        return audio
+    import pedalboard
+
+    out = pedalboard.time_stretch(audio.astype(np.float32)[None, :], SAMPLE_RATE, stretch_factor=float(speed))
+    return np.ascontiguousarray(out[0], dtype=np.float32)
+
+
+def integrated_loudness(audio: np.ndarray) -> float | None:
+    """LUFS of the whole programme; ``None`` for silence or audio shorter than one 400 ms block."""
+    import pyloudnorm
+
+    if audio.size < int(0.4 * SAMPLE_RATE) + 1 or not np.any(audio):
+        return None
+    value = pyloudnorm.Meter(SAMPLE_RATE).integrated_loudness(audio.astype(np.float64))
+    return float(value) if np.isfinite(value) else None
+
+
+def true_peak_db(audio: np.ndarray) -> float | None:
+    """Peak of the 4× oversampled signal in dBTP (BS.1770 Annex 2 style); ``None`` for silence."""
+    import soxr
+
+    if audio.size == 0:
+        return None
+    peak = float(np.max(np.abs(soxr.resample(audio.astype(np.float32), SAMPLE_RATE, 4 * SAMPLE_RATE))))
+    return 20 * np.log10(peak) if peak > 0 else None
+
+
+def normalize_loudness(
+    audio: np.ndarray, target_lufs: float, ceiling_db: float = DEFAULT_TRUE_PEAK
+) -> tuple[np.ndarray, LoudnessReport]:
+    """Gain to ``target_lufs`` with true peaks held under ``ceiling_db``; silence is returned unchanged."""
+    before = integrated_loudness(audio)
+    if before is None:
+        return audio, LoudnessReport(target_lufs, None, None, 0.0, true_peak_db(audio), False)
+    out, gain, limited, current = audio, 0.0, False, before
+    for _ in range(3):  # limiting lowers the loudness a little: correct the gain and limit again
+        step = target_lufs - current if current is not None else 0.0
+        if abs(step) < 0.05:
+            break
+        gain += step
+        out = (audio * np.float32(10 ** (gain / 20))).astype(np.float32)
+        peak = true_peak_db(out)
+        if peak is not None and peak > ceiling_db:
+            out = _limit(out, ceiling_db - _LIMITER_MARGIN_DB)
+            limited = True
+        current = integrated_loudness(out)  # each whole-programme measurement is made once
+    peak = true_peak_db(out)
+    if peak is not None and peak > ceiling_db:  # what the limiter let through: a last static trim
+        out = (out * np.float32(10 ** ((ceiling_db - peak) / 20))).astype(np.float32)
+        peak = true_peak_db(out)
+        current = integrated_loudness(out)
+    return out, LoudnessReport(target_lufs, before, current, gain, peak, limited)
+
+
+def _limit(audio: np.ndarray, ceiling_db: float) -> np.ndarray:
+    import pedalboard
+
+    limiter = pedalboard.BrickwallLimiter(ceiling_db=ceiling_db, true_peak=True)
+    return np.ascontiguousarray(limiter(audio[None, :], SAMPLE_RATE)[0], dtype=np.float32)
+
+
+def parse_loudness(value: str | float | None) -> float | None:
+    """A LUFS target from a number or a preset name (``podcast`` −16, ``audiobook`` −19, ``broadcast`` −23)."""
+    from core.engine import InvalidOptions
+
+    if value is None or value == "":
+        return None
+    if isinstance(value, str) and value.strip().lower() in LOUDNESS_PRESETS:
+        return LOUDNESS_PRESETS[value.strip().lower()]
+    try:
+        lufs = float(value)
+    except (TypeError, ValueError):
+        presets = ", ".join(f"{k} ({v:g})" for k, v in LOUDNESS_PRESETS.items())
+        raise InvalidOptions(f"Loudness {value!r} is not a number of LUFS or a preset: {presets}.") from None
+    if not LOUDNESS_RANGE[0] <= lufs <= LOUDNESS_RANGE[1]:
+        raise InvalidOptions(f"Loudness must be between {LOUDNESS_RANGE[0]:g} and {LOUDNESS_RANGE[1]:g} LUFS.")
+    return lufs

@@ -1,0 +1,256 @@
+"""The loaded model: every part that stays the same across requests, in one object that per-request code receives.
+
+:func:`load_parts` opens a bundle (files, the four sessions, the signatures, tokenizer, CFG text table) and builds the
+parts that live as long as the model: the prompt embedder, the speech decoder, the conditioning cache behind the
+speech encoder, the voice-prefix KV cache and the runtime switches. :class:`Capabilities` is the one record of what
+the loaded model can do, read by the worker, the CLI, synthesis and the window. Not thread-safe: one inference thread
+owns it.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from core.engine.audio.speech_decoder import SpeechDecoder
+from core.engine.audio.voice_reference import VoiceReference, load_voice
+from core.engine.caches.conditioning_cache import VoiceConditioner, bundle_identity
+from core.engine.caches.prefix_cache import PrefixCache
+from core.engine.errors import ModelSignatureError, VoiceReferenceError
+from core.engine.files.user_dirs import conditioning_cache_dir, decoder_costs_dir, q4_graph_cache_dir
+from core.engine.generation.lm_runners import ChainedKV, CopiedKV
+from core.engine.model.bundle import BundleFiles, file_stamp, locate_bundle
+from core.engine.model.embedding import PromptEmbedder, load_text_table
+from core.engine.model.model_info import ModelInfo, graph_signature, read_model_info
+from core.engine.model.q4_compute import has_4bit_weights, int8_graph
+from core.engine.model.sessions import SessionFactory
+from core.engine.options import PRECISIONS, RuntimeOptions
+from core.engine.streaming.stream_plan import CostFile, CostModel
+from core.engine.tokenizer import TextTokenizer
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class Capabilities:
+    """What the loaded model can do and how it runs: the one answer for the worker, CLI, synthesis and window."""
+
+    variant: str
+    supports_cfg: bool
+    """Classifier-free guidance: an original/multilingual model whose text table was found."""
+    supports_exaggeration: bool
+    languages: tuple[str, ...]
+    """Language codes the tokenizer knows (Multilingual); empty for the English-only models."""
+    has_default_voice: bool
+    providers: dict[str, str]
+    """Graph → the execution provider its session really got."""
+    provider_notice: str | None
+    """Why CUDA was not used although it was asked for (an NVIDIA GPU is there, or ``cuda`` was chosen)."""
+    precisions: dict[str, str]
+    """Graph → the precision of the file in use."""
+    precisions_present: tuple[str, ...]
+    """Precisions the bundle holds for the language model (the graph a precision choice is about), in menu order."""
+    q4_compute: str | None = None
+    """How the 4-bit language model computes: ``int8`` or ``fp32``; ``None`` when it has no 4-bit weights."""
+    tags: tuple[str, ...] = ()
+    """Paralinguistic ``[tags]`` the model speaks (Turbo: ``[laugh]``, ``[sigh]``…); other tags are skipped."""
+
+    @property
+    def device(self) -> str:
+        return "cuda" if self.providers.get("language_model") == "cuda" else "cpu"
+
+    @property
+    def on_gpu(self) -> bool:
+        return any(p != "cpu" for p in self.providers.values())
+
+    @property
+    def lm_precision(self) -> str:
+        return self.precisions.get("language_model", "fp32")
+
+
+class ModelParts:
+    def __init__(
+        self,
+        files: BundleFiles,
+        sessions: dict,
+        info: ModelInfo,
+        tokenizer: TextTokenizer,
+        text_table: np.ndarray | None,
+        runtime: RuntimeOptions,
+        factory: SessionFactory | None = None,
+        q4_compute: str | None = None,
+    ):
+        self.files, self.sessions, self.info, self.tokenizer = files, sessions, info, tokenizer
+        providers = dict(factory.providers) if factory else dict.fromkeys(sessions, "cpu")
+        for graph in sessions:  # a graph still loading: the provider it is being created for
+            providers.setdefault(graph, "cuda" if factory and factory.uses_cuda() else "cpu")
+        lm_present = files.available.get("language_model", ())
+        self.capabilities = Capabilities(
+            variant=info.variant,
+            supports_cfg=info.supports_cfg and text_table is not None,
+            supports_exaggeration=info.variant != "turbo",
+            languages=tuple(tokenizer.languages),
+            has_default_voice=files.default_voice is not None,
+            providers=providers,
+            provider_notice=factory.notice if factory else None,
+            precisions=dict(files.precisions),
+            precisions_present=tuple(p for p in PRECISIONS if p in lm_present) or ("fp32",),
+            q4_compute=q4_compute,
+            tags=tokenizer.speakable_tags,
+        )
+        self.embedder = PromptEmbedder(sessions["embed_tokens"], info.variant, info.embed, text_table)
+        self.costs = CostModel()
+        """Decoder and LM step costs measured on this model: what the stream plan decides from."""
+        self.cost_file = CostFile(runtime.costs_dir or decoder_costs_dir(), _cost_identity(files, runtime))
+        self.cost_file.load_into(self.costs)
+        self.decoder = SpeechDecoder(sessions["conditional_decoder"], info, self.costs)
+        self.voices = VoiceConditioner(
+            sessions["speech_encoder"], info.encoder, bundle_identity(files.graphs["speech_encoder"], info.variant),
+            info.hidden,
+        )  # fmt: skip
+        self.prefixes = PrefixCache()
+        self.runtime = runtime
+        self.voices.configure(runtime.conditioning_cache, runtime.cache_dir or conditioning_cache_dir())
+
+    @property
+    def device(self) -> str:
+        return self.capabilities.device
+
+    def update_runtime(self, runtime: RuntimeOptions) -> None:
+        """Apply switches for the next request. Session settings (provider, threads, precision) need a reload."""
+        changed = runtime.session_changes(self.runtime)
+        if changed:
+            raise ValueError(f"{', '.join(changed)} change the sessions: load the bundle again")
+        self.voices.configure(runtime.conditioning_cache, runtime.cache_dir or conditioning_cache_dir())
+        if not runtime.prefix_cache or runtime.kv_chaining != self.runtime.kv_chaining:
+            self.prefixes.clear()
+        self.runtime = runtime
+
+    def runner(self, batch: int, exaggeration: float):
+        """A fresh language-model runner: KV chained through IOBinding, or the plain copying loop."""
+        kind = ChainedKV if self.runtime.kv_chaining else CopiedKV
+        return kind(self.sessions["language_model"], self.sessions["embed_tokens"], self.info, batch, exaggeration,
+                    self.device)  # fmt: skip
+
+    def reference(self, voice: VoiceReference | Path | str | None) -> VoiceReference:
+        """A loaded reference recording: the one given, a file, or the bundle's default voice for ``None``."""
+        if isinstance(voice, VoiceReference):
+            return voice
+        if voice is not None:
+            return load_voice(voice)
+        if self.files.default_voice is None:
+            raise VoiceReferenceError(
+                "This model has no default voice (Turbo bundles ship none): choose a reference recording "
+                "of 5-10 s of clean speech."
+            )
+        return load_voice(self.files.default_voice)
+
+
+LoadProgress = Callable[[str, "float | None"], None]
+"""``progress(graph, seconds)``: called with ``None`` when a graph starts loading and its load time when done."""
+
+
+def _cost_identity(files: BundleFiles, runtime: RuntimeOptions) -> str:
+    """What the measured costs depend on: the decoder and language-model files and how the sessions run."""
+    stamps = [file_stamp(files.graphs[graph]) for graph in ("conditional_decoder", "language_model")]
+    return "|".join([*stamps, runtime.provider, str(runtime.threads), runtime.q4_compute, str(runtime.spinning)])
+
+
+def load_parts(
+    path: Path | str, runtime: RuntimeOptions, progress: LoadProgress | None = None, background: bool = False
+) -> ModelParts:
+    """Open a bundle: files, sessions (one factory), signatures, tokenizer and the CFG text table.
+
+    The four graphs load in parallel (onnxruntime builds sessions without holding the GIL), so the wait is the
+    slowest graph's, not the sum. With ``background`` this returns as soon as the language model and the embedding
+    are ready: the decoder (the slowest to load) goes on loading while the first sentence's language model runs,
+    and the speech encoder while a cached voice does not need it; their first call waits for them.
+    """
+    files = locate_bundle(path, runtime.precision)
+    factory = SessionFactory(runtime)
+    lm_graph, lm_bytes, q4 = files.graphs["language_model"], None, None
+    if runtime.q4_compute == "int8" and not factory.uses_cuda():  # the CUDA kernel has no int8 path to choose
+        lm_bytes = int8_graph(lm_graph, q4_graph_cache_dir())
+        q4 = "int8" if lm_bytes is not None else None
+    elif has_4bit_weights(lm_graph):
+        q4 = "fp32"
+
+    def load(name: str, graph: Path):
+        if progress is not None:
+            progress(name, None)
+        started = time.perf_counter()
+        session = factory.create(name, graph, dynamic_shapes=name == "language_model",
+                                 model_bytes=lm_bytes if name == "language_model" else None)  # fmt: skip
+        if progress is not None:
+            progress(name, time.perf_counter() - started)
+        return session
+
+    pool = ThreadPoolExecutor(len(files.graphs), thread_name_prefix="load")
+    futures = {name: pool.submit(load, name, graph) for name, graph in files.graphs.items()}
+    pool.shutdown(wait=False)  # the threads end with their load
+    try:
+        sessions = {name: f.result() for name, f in futures.items() if name not in BACKGROUND or not background}
+    except BaseException:
+        for f in futures.values():
+            f.cancel()
+        raise
+    if background:
+        for name in BACKGROUND:
+            sessions[name] = LoadingSession(futures[name], files.graphs[name])
+    info = read_model_info(sessions, files.graphs, TextTokenizer.is_multilingual(files.tokenizer))
+    text_table = None
+    if info.variant != "turbo":
+        try:
+            text_table = load_text_table(files.graphs["embed_tokens"], info.hidden)
+        except ModelSignatureError as exc:
+            log.warning("classifier-free guidance unavailable: %s", exc)
+    rows = text_table.shape[0] if text_table is not None else None
+    tokenizer = TextTokenizer(files.tokenizer, info.variant, rows)
+    return ModelParts(files, sessions, info, tokenizer, text_table, runtime, factory, q4)
+
+
+BACKGROUND = ("speech_encoder", "conditional_decoder")
+"""Graphs that may go on loading after the model is usable (see :func:`load_parts`)."""
+
+
+class LoadingSession:
+    """A session still being created on another thread. Its signature is read from the graph file meanwhile (so
+    the model's interface can be checked at once); ``run`` waits for the session."""
+
+    def __init__(self, future: Future, path: Path):
+        self._future, self._path = future, path
+        self._signature: tuple[list, list] | None = None
+
+    @property
+    def ready(self) -> bool:
+        return self._future.done()
+
+    def session(self):
+        return self._future.result()  # raises the load error (a clear ModelLoadError) to the request that waits
+
+    def _io(self) -> tuple[list, list]:
+        if self._future.done() and self._future.exception() is None:
+            s = self._future.result()
+            return s.get_inputs(), s.get_outputs()
+        if self._signature is None:
+            try:
+                self._signature = graph_signature(self._path)
+            except Exception:  # noqa: BLE001 - an unreadable graph: the session's own load error says it best
+                session = self.session()
+                return session.get_inputs(), session.get_outputs()
+        return self._signature
+
+    def get_inputs(self):
+        return self._io()[0]
+
+    def get_outputs(self):
+        return self._io()[1]
+
+    def run(self, *args, **kwargs):
+        return self.session().run(*args, **kwargs)

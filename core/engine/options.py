@@ -1,0 +1,174 @@
+"""Configuration as frozen dataclasses.
+
+- :class:`SynthesisOptions`: per-request knobs. ``None`` means "the model's upstream default" (contract §5).
+- :class:`RuntimeOptions`: how the pipeline runs (provider, threads, precision, optimisation switches).
+What the model itself declares lives in :class:`core.engine.model.model_info.ModelInfo`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields, replace
+from pathlib import Path
+
+from core.engine.errors import InvalidOptions
+
+PROVIDERS = ("auto", "cuda", "cpu")
+PRECISIONS = ("fp32", "fp16", "q8", "q4", "q4f16")
+GRAPH_OPTIMIZATION = ("disabled", "basic", "extended", "all")
+STREAM_PLANS = ("adaptive", "fixed")
+Q4_COMPUTE = ("int8", "fp32")
+SESSION_FIELDS = ("provider", "threads", "precision", "graph_optimization", "spinning", "q4_compute")
+"""RuntimeOptions fields that need new sessions (a model reload); the others apply to the next request."""
+
+
+@dataclass(frozen=True)
+class SamplingParams:
+    """Fully resolved sampling settings for one request."""
+
+    temperature: float
+    top_k: int | None
+    top_p: float
+    min_p: float
+    repetition_penalty: float
+    cfg_weight: float
+    exaggeration: float
+    max_new_tokens: int
+    greedy: bool
+
+
+_UPSTREAM_DEFAULTS = {
+    "turbo": SamplingParams(0.8, 1000, 0.95, 0.0, 1.2, 0.0, 0.0, 1000, False),
+    "original": SamplingParams(0.8, None, 1.0, 0.05, 1.2, 0.5, 0.5, 1000, False),
+    "multilingual": SamplingParams(0.8, None, 1.0, 0.05, 2.0, 0.5, 0.5, 1000, False),
+}
+
+
+def upstream_defaults(variant: str) -> SamplingParams:
+    return _UPSTREAM_DEFAULTS[variant]
+
+
+@dataclass(frozen=True)
+class SynthesisOptions:
+    """Per-request options; ``None`` takes the variant's upstream default."""
+
+    temperature: float | None = None
+    top_k: int | None = None
+    top_p: float | None = None
+    min_p: float | None = None
+    repetition_penalty: float | None = None
+    cfg_weight: float | None = None
+    """Classifier-free guidance weight (original/multilingual only); 0 turns CFG off."""
+    exaggeration: float | None = None
+    """Emotion exaggeration (original/multilingual only), upstream 0.5."""
+    max_new_tokens: int | None = None
+    seed: int | None = None
+    """Same seed, same text, same voice and settings → same tokens. ``None`` picks one and reports it."""
+    greedy: bool = False
+    """Argmax decoding (deterministic without a seed)."""
+    language: str | None = None
+    """Multilingual only: a code such as ``en``, ``fr`` (default ``en``)."""
+    trim_silence: bool = True
+    """Cut trailing silence and stray end noise from each sentence (pauses and sentence gaps stay exact)."""
+
+    def resolve(self, variant: str) -> SamplingParams:
+        """Fill in upstream defaults and validate ranges (raises :class:`InvalidOptions` with a readable message)."""
+        base = upstream_defaults(variant)
+        values = {f.name: getattr(self, f.name) for f in fields(SamplingParams) if f.name != "greedy"}
+        resolved = replace(base, greedy=self.greedy, **{k: v for k, v in values.items() if v is not None})
+        if variant == "turbo":
+            resolved = replace(resolved, cfg_weight=0.0, exaggeration=0.0)
+        _check_range("temperature", resolved.temperature, 0.01, 5.0)
+        _check_range("top_p", resolved.top_p, 0.0, 1.0, low_open=True)
+        _check_range("min_p", resolved.min_p, 0.0, 1.0)
+        _check_range("repetition_penalty", resolved.repetition_penalty, 0.1, 10.0)
+        _check_range("cfg_weight", resolved.cfg_weight, 0.0, 10.0)
+        _check_range("exaggeration", resolved.exaggeration, 0.0, 3.0)
+        _check_range("max_new_tokens", resolved.max_new_tokens, 1, 4000)
+        if resolved.top_k is not None and resolved.top_k < 1:
+            raise InvalidOptions("top_k must be at least 1 (or unset to disable it)")
+        return resolved
+
+
+def _check_range(name: str, value: float, low: float, high: float, low_open: bool = False) -> None:
+    if value != value or value > high or value < low or (low_open and value == low):  # value != value: NaN
+        bound = f"({low}" if low_open else f"[{low}"
+        raise InvalidOptions(f"{name}={value} is out of range {bound}, {high}]")
+
+
+@dataclass(frozen=True)
+class RuntimeOptions:
+    """How the pipeline runs. Every optimisation is a switch so its effect can be measured."""
+
+    provider: str = "auto"
+    """``auto`` (CUDA when it really loads, else CPU with a logged reason), ``cuda`` or ``cpu``."""
+    threads: int | None = None
+    """Intra-op threads per session; ``None`` lets onnxruntime use one per physical core."""
+    precision: str = "fp32"
+    """Preferred precision per graph; a graph missing in that precision falls back to fp32."""
+    graph_optimization: str = "all"
+    q4_compute: str = "int8"
+    """4-bit language models on the CPU: ``int8`` (MatMulNBits accuracy level 4: activations quantised to int8,
+    integer dot products) or ``fp32`` (the exported level: weights dequantised, float32 products)."""
+    spinning: bool = False
+    """Let onnxruntime's idle intra-op threads spin or sleep. Sleeping is the default: spinning gains at most a few
+    per cent per LM step, and costs far more when the decoder thread and the language model run at once (their
+    spinning threads take the cores from each other; see docs/PERFORMANCE.md)."""
+    kv_chaining: bool = True
+    """Keep ``present.*`` as OrtValues bound as the next step's ``past_key_values.*`` (IOBinding, no copies)."""
+    conditioning_cache: bool = True
+    """Reuse the speech-encoder result per voice (memory LRU + disk), so a known voice skips the encoder."""
+    prefix_cache: bool = True
+    """Reuse the language model's KV of the conditioning rows per voice: each request prefills only its text."""
+    stream: bool = True
+    """Decode while the language model generates, in chunks; off: one decode per sentence."""
+    first_chunk_tokens: int = 10
+    """Speech tokens (25 per second) before the first chunk is decoded: small, so audio starts early."""
+    chunk_tokens: int = 25
+    """Speech tokens per following chunk."""
+    decoder_context_tokens: int = 20
+    """Already-decoded tokens each streaming decode sees again, so chunk seams sound continuous."""
+    stream_plan: str = "adaptive"
+    """``adaptive``: a first window, then as few decoder calls as keep playback fed (usually one per sentence);
+    ``fixed``: ``first_chunk_tokens``, then every ``chunk_tokens`` (see :mod:`core.engine.streaming.stream_plan`)."""
+    decoder_thread: bool = True
+    """Decode on a second thread while the language model goes on with the next tokens and sentences."""
+    decoder_prompt_seconds: float = 10.0
+    """Seconds of the reference the decoder sees as its voice prompt on every call (upstream: 10). 6 or 3 s make
+    every decoder call cheaper at some cost in voice detail."""
+    lm_batch: int = 4
+    """Sentences generated together in one language-model batch when a project renders and nobody listens
+    (:mod:`core.engine.generation.batch_generate`; Turbo only). 1: one sentence at a time."""
+    joined_decoding: bool = True
+    """When a project renders and nobody listens: generate a few sentences ahead and decode up to 12 s of neighbouring
+    sentences in one decoder call, so that the voice prompt's fixed cost is paid once for all of them
+    (:mod:`core.narration.lookahead`, :meth:`core.engine.audio.speech_decoder.SpeechDecoder.decode_joined`)."""
+    cache_dir: Path | None = None
+    """Where the conditioning cache lives on disk; ``None``: the user cache directory."""
+    costs_dir: Path | None = None
+    """Where the decoder and LM costs the stream plan learnt are kept between sessions; ``None``: the user cache."""
+
+    def session_changes(self, other: RuntimeOptions) -> list[str]:
+        """The fields that differ from ``other`` and need new sessions (a model reload)."""
+        return [f for f in SESSION_FIELDS if getattr(self, f) != getattr(other, f)]
+
+    def __post_init__(self) -> None:
+        if self.provider not in PROVIDERS:
+            raise ValueError(f"provider must be one of {', '.join(PROVIDERS)}, not {self.provider!r}")
+        if self.precision not in PRECISIONS:
+            raise ValueError(f"precision must be one of {', '.join(PRECISIONS)}, not {self.precision!r}")
+        if self.q4_compute not in Q4_COMPUTE:
+            raise ValueError(f"q4_compute must be one of {', '.join(Q4_COMPUTE)}, not {self.q4_compute!r}")
+        if self.graph_optimization not in GRAPH_OPTIMIZATION:
+            raise ValueError(f"graph_optimization must be one of {', '.join(GRAPH_OPTIMIZATION)}")
+        if self.threads is not None and not 1 <= self.threads <= 256:
+            raise ValueError("threads must be between 1 and 256 (or unset for onnxruntime's default)")
+        if not 1 <= self.first_chunk_tokens <= 1000 or not 1 <= self.chunk_tokens <= 1000:
+            raise ValueError("first_chunk_tokens and chunk_tokens must be between 1 and 1000")
+        if self.stream_plan not in STREAM_PLANS:
+            raise ValueError(f"stream_plan must be one of {', '.join(STREAM_PLANS)}, not {self.stream_plan!r}")
+        if not 1.0 <= self.decoder_prompt_seconds <= 10.0:
+            raise ValueError("decoder_prompt_seconds must be between 1 and 10")
+        if not 1 <= self.lm_batch <= 16:
+            raise ValueError("lm_batch must be between 1 and 16")
+        if not 0 <= self.decoder_context_tokens <= 500:
+            raise ValueError("decoder_context_tokens must be between 0 and 500")

@@ -1,0 +1,273 @@
+"""When to decode: as few decoder calls as keep playback ahead.
+
+The real ``conditional_decoder`` pays a large fixed cost on every call (the voice prompt goes through every flow
+step: 0.6–0.9 s for Turbo, 4–7 s for Original on a 2-core CPU) plus a cost per new token, so decoder calls are the unit
+of cost. The ``adaptive`` plan decodes:
+
+- a first window, for the first sentence of a request only, holding enough speech to cover the next call (sized from
+  the costs of calls made with the cores to themselves, as the first window is; at most 1.5 s of speech;
+  ``first_chunk_tokens`` until the costs are known);
+- then nothing until waiting one more token would let playback run dry before the decoder could deliver — never
+  while the decoder is still busy (a queued window would pay the fixed cost with fewer tokens) — so the windows
+  grow with the audio already queued, and a sentence usually ends in one call; when all that is pending would be
+  late, the largest first part that is not;
+- and the rest at the end of each sentence, split in two only where that shortens the stall it would cause by more
+  than a call's fixed cost.
+
+When playback cannot be kept fed anyway (the machine is slower than real time), the plan stops splitting the
+sentence: every extra call would only add its fixed cost. :class:`CostModel` learns the costs from the calls the model
+makes (least squares over recent decoder calls, per prompt length, kept apart for calls made beside the language
+model; LM steps) and lives as long as the loaded model. The ``fixed`` plan is the plain one: ``first_chunk_tokens``,
+then every ``chunk_tokens``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import statistics
+import threading
+from collections import deque
+from dataclasses import dataclass
+from pathlib import Path
+
+from core.engine.constants import TOKENS_PER_SECOND
+from core.engine.files.atomic import write_json_atomic
+
+log = logging.getLogger(__name__)
+
+TOKEN_S = 1 / TOKENS_PER_SECOND
+MARGIN_S = 0.15
+"""Safety margin before playback would run dry (estimates are medians; a call can take longer)."""
+MIN_WINDOW = 5
+"""Never decode fewer new tokens than this before the end of a sentence (0.2 s of speech)."""
+
+
+class CostModel:
+    """Decoder call time = fixed + per_token × window tokens (per prompt length), and the LM step time."""
+
+    def __init__(self, keep: int = 24):
+        self._calls: dict[int, deque] = {}
+        self._alone: dict[int, deque] = {}
+        """Calls made while the language model was not running (on few cores, overlapped calls are slower)."""
+        self._steps: deque = deque(maxlen=64)
+        self.lm_running = False
+        """Set by synthesis while the language model generates: decoder calls made meanwhile share the cores."""
+        self._keep = keep
+        self._lock = threading.Lock()  # the decoder thread adds calls while the inference thread plans
+
+    def add_call(self, prompt_tokens: int, window_tokens: int, seconds: float, alone: bool = False) -> None:
+        with self._lock:
+            self._calls.setdefault(prompt_tokens, deque(maxlen=self._keep)).append((window_tokens, seconds))
+            if alone:
+                self._alone.setdefault(prompt_tokens, deque(maxlen=self._keep)).append((window_tokens, seconds))
+
+    def add_steps(self, step_ms: list[float]) -> None:
+        with self._lock:
+            self._steps.extend(ms / 1000 for ms in step_ms)
+
+    @property
+    def lm_step_s(self) -> float | None:
+        with self._lock:
+            return statistics.median(self._steps) if self._steps else None
+
+    @property
+    def lm_step_alone_s(self) -> float | None:
+        """An LM step without the decoder beside it (the fastest fifth of the recent steps)."""
+        with self._lock:
+            steps = sorted(self._steps)
+        return steps[len(steps) // 5] if steps else None
+
+    def decoder_line(self, prompt_tokens: int, alone: bool = False) -> tuple[float, float] | None:
+        """``(fixed_s, per_token_s)`` for this prompt length (``alone``: from calls made while the language model
+        was idle, where there are such); ``None`` before any call. With calls of one size only, the cost is taken as
+        all per-token (a safe over-estimate for larger windows)."""
+        with self._lock:
+            calls = list((self._alone if alone and self._alone.get(prompt_tokens) else self._calls)
+                         .get(prompt_tokens, ()))  # fmt: skip
+        if not calls:
+            return None
+        xs = [n for n, _ in calls]
+        ys = [s for _, s in calls]
+        if max(xs) - min(xs) < 4:
+            per = statistics.median(ys) / max(1, statistics.median(xs))
+            return 0.0, per
+        slope, intercept = statistics.linear_regression(xs, ys)
+        if slope < 0:  # noise: no cost per token to be seen, all of it fixed
+            slope, intercept = 0.0, statistics.fmean(ys)
+        return max(intercept, 0.0), slope
+
+    def to_json(self) -> dict:
+        with self._lock:
+            return {
+                "version": 1,
+                "calls": {str(p): list(map(list, c)) for p, c in self._calls.items()},
+                "alone": {str(p): list(map(list, c)) for p, c in self._alone.items()},
+                "steps": list(self._steps),
+            }
+
+    def load_json(self, data: dict) -> None:
+        """Costs measured in an earlier session on this machine (malformed data raises; the caller ignores it)."""
+        if data.get("version") != 1:
+            raise ValueError("unknown cost file version")
+        calls = {int(p): [(int(n), float(s)) for n, s in c] for p, c in data["calls"].items()}
+        alone = {int(p): [(int(n), float(s)) for n, s in c] for p, c in data["alone"].items()}
+        steps = [float(s) for s in data["steps"]]
+        with self._lock:
+            for target, source in ((self._calls, calls), (self._alone, alone)):
+                for p, items in source.items():
+                    target.setdefault(p, deque(maxlen=self._keep)).extend(items)
+            self._steps.extend(steps)
+
+    def decode_s(self, prompt_tokens: int, window_tokens: int) -> float | None:
+        line = self.decoder_line(prompt_tokens)
+        return None if line is None else line[0] + line[1] * window_tokens
+
+
+@dataclass
+class StreamPlan:
+    """Per request: decides after every generated token how much to decode now (see the module docstring)."""
+
+    mode: str
+    """``adaptive``, ``fixed`` or ``off`` (one decode per sentence)."""
+    first_chunk_tokens: int
+    chunk_tokens: int
+    context_tokens: int
+    costs: CostModel
+    prompt_tokens: int
+    playback_start: float | None = None
+    """When the first chunk is (expected to be) ready: playback starts then."""
+    scheduled_s: float = 0.0
+    """Seconds of audio ready or being decoded."""
+    decoder_free_at: float = 0.0
+    """When the decoder finishes the windows already handed to it (estimated)."""
+    behind: bool = False
+    """Playback could not be kept fed: stop splitting sentences."""
+    sentence_windows: int = 0
+    """Windows decoded in the current sentence."""
+    sentence_tokens: int = 0
+    """Tokens handed to the decoder in the current sentence (the next window's context comes from them)."""
+    in_flight: int = 0
+    """Windows handed to the decoder and not delivered yet."""
+
+    def _decode_s(self, new_tokens: int) -> float | None:
+        context = min(self.context_tokens, self.sentence_tokens)
+        return self.costs.decode_s(self.prompt_tokens, new_tokens + context)
+
+    def new_sentence(self) -> None:
+        self.behind = False  # a pause or a long gap may have refilled the queue
+        self.sentence_windows = 0
+        self.sentence_tokens = 0
+
+    def first_window(self) -> int:
+        """Tokens in the first window: enough speech to cover the next decoder call, once the costs are known.
+
+        A window gains audio only when it holds more speech than its call costs: n × 40 ms > fixed + per-token ×
+        (n + context). The first window must last until such a window is decoded, or playback stalls after it."""
+        # The first window is decoded with the cores to itself, while the language model waits.
+        line, step = self.costs.decoder_line(self.prompt_tokens, alone=True), self.costs.lm_step_alone_s
+        if line is None or step is None or line[0] == 0.0:
+            return self.first_chunk_tokens
+        fixed, per = line
+        if per >= TOKEN_S:  # the decoder is slower than real time: playback will stall whatever the windows
+            return self.first_chunk_tokens
+        break_even = (fixed + per * self.context_tokens) / (TOKEN_S - per)
+        needed = (fixed + per * (break_even + self.context_tokens) + MARGIN_S) / TOKEN_S
+        # Capped at 1.5 s of speech: past that, the wait for the first audio costs more than a later stall.
+        return max(self.first_chunk_tokens, min(int(needed) + 1, int(1.5 * TOKENS_PER_SECOND)))
+
+    def window(self, pending: int, now: float, first_sentence: bool, sentence_done: bool = False) -> int:
+        """How many of the ``pending`` tokens to decode now (0: wait). At the end of a sentence the rest is decoded
+        anyway; a non-zero answer below ``pending`` then means: decode this much first, so that playback does not
+        run dry while the rest is decoded."""
+        if self.mode == "off" or pending == 0:
+            return 0
+        if self.mode == "fixed":
+            size = self.first_chunk_tokens if self.sentence_windows == 0 else self.chunk_tokens
+            return pending if pending >= size and not sentence_done else 0
+        if self.playback_start is None:
+            return pending if first_sentence and pending >= self.first_window() and not sentence_done else 0
+        if self.behind or (self.in_flight and not sentence_done) or pending < MIN_WINDOW:
+            return 0  # a window queued behind a busy decoder would only pay the fixed cost with fewer tokens
+        estimate, step = self._decode_s(pending), self.costs.lm_step_s or 0.0
+        if estimate is None:  # costs not known yet: the fixed plan's windows
+            return pending if pending >= self.chunk_tokens and not sentence_done else 0
+        dry_at = self.playback_start + self.scheduled_s
+        start = max(now, self.decoder_free_at)
+
+        def fits(tokens: int, at: float = start) -> bool:
+            return at + self._decode_s(tokens) + MARGIN_S <= dry_at
+
+        if not fits(pending):  # all of it would be late: the largest first part that is not
+            prefix = pending - 1
+            while prefix >= MIN_WINDOW and not fits(prefix):
+                prefix -= 1
+            if prefix < MIN_WINDOW:
+                self.behind = True  # too late even for a small window: splitting would only add fixed costs
+                return 0
+            if sentence_done:  # split the rest only where that shortens the stall by more than a call's fixed cost
+                first_ready = start + self._decode_s(prefix)
+                second = self.costs.decode_s(self.prompt_tokens, pending - prefix + self.context_tokens) or 0.0
+                stall_split = first_ready + second + MARGIN_S - (dry_at + prefix * TOKEN_S)
+                stall_whole = start + self._decode_s(pending) + MARGIN_S - dry_at
+                fixed = (self.costs.decoder_line(self.prompt_tokens) or (0.0, 0.0))[0]
+                if stall_split > 0 and stall_whole - stall_split < fixed:
+                    self.behind = True
+                    return 0
+            return prefix
+        if sentence_done:
+            return 0
+        return pending if not fits(pending + 1, max(now + step, self.decoder_free_at)) else 0
+
+    def decoding(self, new_tokens: int, now: float) -> None:
+        """A window of ``new_tokens`` goes to the decoder now."""
+        estimate = self._decode_s(new_tokens) or 0.0
+        self.sentence_windows += 1
+        self.sentence_tokens += new_tokens
+        self.in_flight += 1
+        self.decoder_free_at = max(now, self.decoder_free_at) + estimate
+        if self.playback_start is None:
+            self.playback_start = self.decoder_free_at
+        self.scheduled_s += new_tokens * TOKEN_S
+
+    def silence(self, seconds: float) -> None:
+        """A pause or sentence gap joins the queue (ready at once)."""
+        self.scheduled_s += seconds
+
+    def delivered(self, at: float, first: bool) -> None:
+        """A decoded window is ready: real times replace the estimates (playback starts with the first one)."""
+        self.in_flight = max(0, self.in_flight - 1)
+        if first:
+            self.playback_start = at
+        if self.in_flight == 0:
+            self.decoder_free_at = at
+
+
+class CostFile:
+    """The cost model of one bundle on this machine, kept between sessions, so that the first request after a start
+    is planned from real costs too. Keyed by the graph files, precision and threads; a file that cannot be read is
+    ignored and rewritten."""
+
+    def __init__(self, directory: Path | None, identity: str):
+        key = hashlib.sha256(f"v1|{identity}".encode()).hexdigest()[:40]
+        self.path = directory / f"{key}.json" if directory else None
+
+    def load_into(self, costs: CostModel) -> bool:
+        if self.path is None or not self.path.is_file():
+            return False
+        try:
+            costs.load_json(json.loads(self.path.read_text(encoding="utf-8")))
+        except (OSError, ValueError, KeyError, TypeError) as exc:
+            log.warning("ignoring the decoder cost file %s (%s)", self.path.name, exc)
+            return False
+        return True
+
+    def save(self, costs: CostModel) -> None:
+        if self.path is None:
+            return
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            write_json_atomic(self.path, costs.to_json())
+        except OSError as exc:  # only the next start's first request is planned less well
+            log.info("cannot keep the decoder costs in %s (%s)", self.path.parent, exc)

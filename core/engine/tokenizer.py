@@ -1,0 +1,121 @@
+"""Tokenization with ``tokenizers`` per variant (contract §3, §4.2)."""
+
+from __future__ import annotations
+
+import logging
+import re
+import unicodedata
+from pathlib import Path
+
+import numpy as np
+from tokenizers import Tokenizer
+
+from core.engine.constants import EXAGGERATION_TOKEN, START_SPEECH, TEXT_START, TEXT_STOP
+from core.engine.errors import ModelFilesMissing, TextInputError
+from core.engine.text import filter_tags, normalize_sentence
+
+log = logging.getLogger(__name__)
+SPACE = "[SPACE]"
+_TAG_WORDS = re.compile(r"\[[a-z][a-z ]{0,38}[a-z]\]")
+
+
+class TextTokenizer:
+    """Turns one sentence into the ``input_ids`` the variant's ``embed_tokens`` expects."""
+
+    def __init__(self, path: Path, variant: str, text_table_rows: int | None = None):
+        try:
+            self._tok = Tokenizer.from_file(str(path))
+        except Exception as exc:
+            raise ModelFilesMissing(
+                f"{path} is not a valid tokenizer file ({str(exc)[:200]}). Download the bundle again."
+            ) from exc
+        self.variant = variant
+        vocab = self._tok.get_vocab(with_added_tokens=True)
+        self.known_tags = frozenset(t for t in vocab if t.startswith("[") and t.endswith("]") and len(t) > 2)
+        self.languages = tuple(sorted(t[1:-1] for t in vocab if _is_language_tag(t)))
+        self.text_table_rows = text_table_rows
+        self.unk_id = vocab.get("[UNK]", TEXT_STOP)
+        # Some tokenizer.json files turn spaces into [SPACE] in their normalizer, others leave it to the caller.
+        space_id = vocab.get(SPACE)
+        self._space_in_tokenizer = space_id is None or space_id in self._tok.encode("a b").ids
+
+    @staticmethod
+    def is_multilingual(path: Path) -> bool:
+        try:
+            vocab = Tokenizer.from_file(str(path)).get_vocab(with_added_tokens=True)
+        except Exception:  # noqa: BLE001 - the caller reports a bad tokenizer when it loads it properly
+            return False
+        return sum(_is_language_tag(t) for t in vocab) >= 2
+
+    @property
+    def speakable_tags(self) -> tuple[str, ...]:
+        """The ``[tags]`` :meth:`prepare` keeps (Turbo's paralinguistic tags), in vocabulary order; the other
+        variants speak none. Bracketed tokens that are not words (byte-pair pieces such as ``[...]``) are left out."""
+        if self.variant != "turbo":
+            return ()
+        vocab = self._tok.get_vocab(with_added_tokens=True)
+        tags = (t for t in self.known_tags if _TAG_WORDS.fullmatch(t))
+        return tuple(sorted(tags, key=lambda t: vocab[t]))
+
+    def prepare(self, sentence: str) -> tuple[str, list[str]]:
+        """Normalise a sentence as upstream does; returns the text and the tags that were dropped."""
+        usable = self.known_tags if self.variant == "turbo" else frozenset()
+        text, dropped = filter_tags(sentence, usable)
+        if dropped:
+            log.info("dropping tags the model does not know: %s", ", ".join(dropped))
+        return normalize_sentence(text), dropped
+
+    def encode(self, sentence: str, language: str | None = None) -> np.ndarray:
+        """Return ``input_ids`` as int64 [1, S] for one (already prepared) sentence."""
+        if self.variant == "multilingual":
+            lang = (language or "en").lower()
+            if lang not in self.languages:
+                raise TextInputError(
+                    f"Language {language!r} is not supported by this model; choose one of {', '.join(self.languages)}."
+                )
+            sentence = f"[{lang}]" + unicodedata.normalize("NFKD", sentence.lower())
+        elif language and language.lower() != "en":
+            raise TextInputError(f"This model speaks English only; use the Multilingual model for {language!r}.")
+        if self.variant != "turbo" and not self._space_in_tokenizer:
+            sentence = sentence.replace(" ", SPACE)
+        ids = list(self._tok.encode(sentence).ids)
+        if self.variant != "turbo":
+            ids = self._wrap(ids)
+        if self.text_table_rows is not None:
+            ids = self._map_out_of_table(ids)
+        return np.asarray([ids], dtype=np.int64)
+
+    def _wrap(self, ids: list[int]) -> list[int]:
+        """Make sure the original/multilingual template is there even if the post-processor lacks it."""
+        if TEXT_START in ids and ids[-1] == START_SPEECH:
+            return ids
+        core = [i for i in ids if i not in (TEXT_START, EXAGGERATION_TOKEN, START_SPEECH)]
+        if core and core[-1] == TEXT_STOP:
+            core = core[:-1]
+        return [EXAGGERATION_TOKEN, TEXT_START, *core, TEXT_STOP, START_SPEECH, START_SPEECH]
+
+    def _map_out_of_table(self, ids: list[int]) -> list[int]:
+        """Ids past the text table (multilingual has 2352 rows for 2454 ids) become [UNK], inside the text span."""
+        rows = self.text_table_rows
+        out, in_text, mapped = [], False, 0
+        for i in ids:
+            if i == TEXT_START:
+                in_text = True
+            elif in_text and i >= rows:
+                i, mapped = (self.unk_id if self.unk_id < rows else TEXT_STOP + 1), mapped + 1
+            elif i == TEXT_STOP:
+                in_text = False
+            out.append(i)
+        if mapped:
+            log.info("%d token(s) past the %d-row text table mapped to [UNK]", mapped, rows)
+        return out
+
+
+def _is_language_tag(token: str) -> bool:
+    return (
+        len(token) in (4, 5)
+        and token.startswith("[")
+        and token.endswith("]")
+        and token[1:-1].isalpha()
+        and token[1:-1].islower()
+    )

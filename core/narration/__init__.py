@@ -1,0 +1,35 @@
+"""narration"""
+
+from core.narration.book_import import Document, DocumentError, parse_text, read_document
+from core.narration.build import import_document, needs_import, source_identity
+from core.narration.export import ExportRequest, Placement, check_request, export_project, preview
+from core.narration.project import SPEED_RANGE, Project, ProjectError, create_project, is_project, open_project
+from core.narration.render import RenderProgress, RenderSummary, clock, regenerate, render_pending
+from core.narration.voices import resolve_voices
+
+__all__ = [
+    "Document",
+    "DocumentError",
+    "ExportRequest",
+    "Placement",
+    "Project",
+    "ProjectError",
+    "RenderProgress",
+    "RenderSummary",
+    "SPEED_RANGE",
+    "check_request",
+    "clock",
+    "create_project",
+    "export_project",
+    "import_document",
+    "is_project",
+    "needs_import",
+    "open_project",
+    "parse_text",
+    "preview",
+    "read_document",
+    "regenerate",
+    "render_pending",
+    "resolve_voices",
+    "source_identity",
+]

@@ -1,0 +1,76 @@
+"""Creating a project from a document, or bringing an existing one up to date with a changed document.
+
+Importing into a project that already has segments keeps every segment whose text, kind and voice are unchanged
+(with its takes, choices, pace and pause); only new or changed sentences become pending, so fixing a typo in the book
+and narrating again re-renders that one sentence.
+"""
+
+from __future__ import annotations
+
+import difflib
+import hashlib
+from dataclasses import dataclass
+from pathlib import Path
+
+from core.narration.book_import import Document, build_script
+from core.narration.project import Project
+from core.narration.voices import resolve_voices
+from core.voices import VoiceLibrary
+
+
+@dataclass(frozen=True)
+class ImportReport:
+    segments: int
+    kept: int
+    """Segments carried over unchanged from the project (with their takes)."""
+    new: int
+    chapters: int
+
+
+def source_identity(name: str, text_or_bytes: bytes | str, voice: str | None) -> dict:
+    data = text_or_bytes.encode() if isinstance(text_or_bytes, str) else text_or_bytes
+    return {"name": name, "sha256": hashlib.sha256(data).hexdigest(), "voice": voice}
+
+
+def needs_import(project: Project, source: dict) -> bool:
+    return not project.segments or project.source != source
+
+
+def import_document(
+    project: Project, doc: Document, voice: str | None, library: VoiceLibrary | None, base: Path | None, source: dict
+) -> ImportReport:
+    """Segments from ``doc`` into ``project`` (voices resolved and copied in first; nothing changes on an error)."""
+    script = build_script(doc, voice)
+    mapping = resolve_voices(project, [voice, *script.voices], library, base)
+    for segment in script.segments:
+        segment.voice = mapping[segment.voice]
+    old = project.segments
+    kept = 0
+    if old:
+        matcher = difflib.SequenceMatcher(None, [_identity(s) for s in old], [_identity(s) for s in script.segments],
+                                          autojunk=False)  # fmt: skip
+        carried = {}
+        for block in matcher.get_matching_blocks():
+            for k in range(block.size):
+                carried[block.b + k] = old[block.a + k]
+        for index, segment in enumerate(script.segments):
+            previous = carried.get(index)
+            if previous is not None:
+                previous.chapter, previous.paragraph = segment.chapter, segment.paragraph
+                script.segments[index] = previous
+                kept += 1
+            else:
+                segment.id = project.next_id
+                project.next_id += 1
+    else:
+        project.next_id = len(script.segments) + 1
+        if not project.title:
+            project.title = doc.title
+    project.segments = script.segments
+    project.chapters = script.chapters
+    project.source = source
+    return ImportReport(len(script.segments), kept, len(script.segments) - kept, len(script.chapters))
+
+
+def _identity(segment) -> tuple:
+    return segment.text, segment.kind, segment.voice

@@ -1,0 +1,412 @@
+"""A narration project: a folder with ``project.json`` (segments, takes, voices, settings) and the audio of every take.
+
+The folder is self-contained: voices are copied into ``voices/``, takes are FLAC files in ``takes/``, and every path
+in ``project.json`` is relative and checked to stay inside the folder, so a hand-edited or foreign file can never make
+the project read or write elsewhere. ``project.json`` is written atomically after every change (a crash leaves the
+previous version); a file that is missing, corrupt, from a newer version or edited into an invalid state is refused
+with a message saying what is wrong, and is never overwritten.
+
+A segment is *rendered* when its chosen take was made from its current text, voice and settings (the take's
+``key``), *failed* when its last render failed, and *pending* otherwise: editing a segment, its voice or a setting
+that changes its audio makes exactly that segment pending again. Old takes are kept.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from dataclasses import asdict, dataclass, field, fields
+from pathlib import Path
+
+from core.engine import ChatterboxError, SynthesisOptions, file_stamp, remove_partial_files, write_json_atomic
+
+SCHEMA_VERSION = 1
+PROJECT_FILE = "project.json"
+TAKES_DIR = "takes"
+VOICES_DIR = "voices"
+DEFAULT_VOICE = None
+"""A segment whose voice is ``None`` speaks in the model's built-in voice (Original and Multilingual only)."""
+SPEED_RANGE = (0.5, 2.0)
+MAX_PAUSE_S = 30.0
+AUDIO_SETTINGS = tuple(f.name for f in fields(SynthesisOptions) if f.name != "seed")
+"""Settings that change a segment's audio (with the model's variant and precision); the seed is kept per take."""
+STATUSES = ("pending", "rendered", "failed")
+STALE_PARTIAL_S = 600.0
+
+
+class ProjectError(ChatterboxError):
+    """The project folder or its ``project.json`` cannot be used (nothing was changed)."""
+
+
+@dataclass
+class Take:
+    file: str
+    """Relative to the project folder, inside ``takes/``."""
+    seed: int
+    tokens: list[int]
+    seconds: float
+    key: str
+    """The render key of the segment when this take was made (a later edit makes the take outdated)."""
+    timings: dict = field(default_factory=dict)
+    created: str = ""
+
+
+@dataclass
+class Segment:
+    id: int
+    text: str
+    chapter: int
+    paragraph: int
+    kind: str = "sentence"
+    """``sentence`` or ``heading``."""
+    voice: str | None = DEFAULT_VOICE
+    settings: dict = field(default_factory=dict)
+    """Overrides of the project's audio settings for this segment (keys from :data:`AUDIO_SETTINGS`)."""
+    pause_after: float = 0.0
+    speed: float | None = None
+    """Pace of this segment (``None``: the project's)."""
+    takes: list[Take] = field(default_factory=list)
+    chosen: int | None = None
+    error: str | None = None
+
+
+@dataclass
+class Chapter:
+    title: str
+
+
+@dataclass
+class Project:
+    folder: Path
+    title: str
+    chapters: list[Chapter]
+    segments: list[Segment]
+    voices: dict[str, str] = field(default_factory=dict)
+    """Voice name → file inside ``voices/``."""
+    settings: dict = field(default_factory=dict)
+    """Audio settings for every segment (keys from :data:`AUDIO_SETTINGS`)."""
+    model: dict = field(default_factory=dict)
+    """``variant`` and ``precision`` of the model the project renders with (part of every render key)."""
+    seed: int | None = None
+    """Fixed seed for first renders (``None``: a new one each time; every take records its own)."""
+    finishing: dict = field(default_factory=lambda: {"speed": 1.0, "loudness": None, "true_peak": -1.0})
+    source: dict = field(default_factory=dict)
+    """``name`` and ``sha256`` of the imported text, so that narrating the same file again continues the project."""
+    next_id: int = 1
+
+    # --- queries ----------------------------------------------------------------------------------------------
+    def number(self, segment: Segment) -> int:
+        """1-based position of a segment (what the command line and the window show)."""
+        return next(i for i, s in enumerate(self.segments, 1) if s.id == segment.id)
+
+    def segment(self, number: int) -> Segment:
+        if not 1 <= number <= len(self.segments):
+            raise ProjectError(f"There is no segment {number}: the project has segments 1 to {len(self.segments)}.")
+        return self.segments[number - 1]
+
+    def audio_settings(self, segment: Segment) -> dict:
+        return {**self.settings, **segment.settings}
+
+    def synthesis_options(self, segment: Segment, seed: int) -> SynthesisOptions:
+        return SynthesisOptions(**self.audio_settings(segment), seed=seed)
+
+    def render_key(self, segment: Segment) -> str:
+        voice_file = self.voices.get(segment.voice) if segment.voice is not None else None
+        identity = {
+            "text": segment.text,
+            "voice": _file_digest(self.folder / voice_file) if voice_file else "model-default",
+            "settings": dict(sorted(self.audio_settings(segment).items())),
+            "model": dict(sorted(self.model.items())),
+        }
+        return hashlib.sha256(json.dumps(identity, sort_keys=True).encode()).hexdigest()[:32]
+
+    def status(self, segment: Segment) -> str:
+        take = self.chosen_take(segment)
+        if take is not None and take.key == self.render_key(segment):
+            return "rendered"
+        return "failed" if segment.error else "pending"
+
+    def chosen_take(self, segment: Segment) -> Take | None:
+        return segment.takes[segment.chosen] if segment.chosen is not None else None
+
+    def pending(self) -> list[Segment]:
+        return [s for s in self.segments if self.status(s) != "rendered"]
+
+    def counts(self) -> dict[str, int]:
+        out = dict.fromkeys(STATUSES, 0)
+        for segment in self.segments:
+            out[self.status(segment)] += 1
+        return out
+
+    def speed_of(self, segment: Segment) -> float:
+        return float(self.finishing.get("speed") or 1.0) * (segment.speed or 1.0)
+
+    def path(self, relative: str) -> Path:
+        try:
+            return _inside(self.folder, relative, "a path")
+        except _Invalid as exc:
+            raise ProjectError(f"{exc}.") from exc
+
+    # --- edits (each one makes only the affected segments pending) ---------------------------------------------
+    def edit_text(self, segment: Segment, text: str) -> None:
+        from core.engine import clean_text, is_speakable
+
+        text = " ".join(clean_text(text).split())
+        if not is_speakable(text):
+            raise ProjectError("The new text has nothing to say: type some words.")
+        segment.text, segment.error = text, None
+
+    def choose(self, segment: Segment, take_number: int) -> None:
+        if not 1 <= take_number <= len(segment.takes):
+            have = f"takes 1 to {len(segment.takes)}" if segment.takes else "no takes yet"
+            raise ProjectError(f"Segment {self.number(segment)} has {have}; there is no take {take_number}.")
+        if segment.takes[take_number - 1].key != self.render_key(segment):
+            raise ProjectError(
+                f"Take {take_number} of segment {self.number(segment)} was made before its text, voice or settings "
+                "changed; render it again instead."
+            )
+        segment.chosen, segment.error = take_number - 1, None
+
+    def set_pause(self, segment: Segment, seconds: float) -> None:
+        if not 0.0 <= seconds <= MAX_PAUSE_S:
+            raise ProjectError(f"A pause must be between 0 and {MAX_PAUSE_S:g} seconds, not {seconds:g}.")
+        segment.pause_after = float(seconds)
+
+    def set_speed(self, segment: Segment | None, speed: float | None) -> None:
+        """Pace of one segment (``None`` clears it) or, with ``segment=None``, of the whole project."""
+        if speed is not None and not SPEED_RANGE[0] <= speed <= SPEED_RANGE[1]:
+            raise ProjectError(f"The pace must be between {SPEED_RANGE[0]} and {SPEED_RANGE[1]}×, not {speed:g}.")
+        if segment is None:
+            self.finishing["speed"] = float(speed or 1.0)
+        else:
+            segment.speed = speed
+
+    def set_voice(self, segment: Segment, name: str | None) -> None:
+        if name is not None and name not in self.voices:
+            raise ProjectError(f"The project has no voice named {name!r}. {self.known_voices_text()}")
+        segment.voice = name
+
+    def known_voices_text(self) -> str:
+        return f"Its voices: {', '.join(sorted(self.voices))}." if self.voices else "It has no voices yet."
+
+    # --- files -------------------------------------------------------------------------------------------------
+    def save(self) -> None:
+        try:
+            for sub in (TAKES_DIR, VOICES_DIR):
+                (self.folder / sub).mkdir(parents=True, exist_ok=True)
+            write_json_atomic(self.folder / PROJECT_FILE, self.to_dict())
+        except OSError as exc:
+            raise ProjectError(
+                f"Cannot save the project in {self.folder}: {exc.strerror or exc}. Free some disk space; "
+                "the last saved version is kept."
+            ) from exc
+
+    def to_dict(self) -> dict:
+        return {
+            "schema": SCHEMA_VERSION,
+            "app": "Chatterbox Desk",
+            "title": self.title,
+            "source": self.source,
+            "model": self.model,
+            "seed": self.seed,
+            "settings": self.settings,
+            "finishing": self.finishing,
+            "voices": self.voices,
+            "chapters": [asdict(c) for c in self.chapters],
+            "next_id": self.next_id,
+            "segments": [asdict(s) for s in self.segments],
+        }
+
+    def new_take_file(self, segment: Segment) -> str:
+        number = len(segment.takes) + 1
+        while (self.folder / TAKES_DIR / f"{segment.id:05d}-{number}.flac").exists():
+            number += 1
+        return f"{TAKES_DIR}/{segment.id:05d}-{number}.flac"
+
+
+def is_project(folder: Path) -> bool:
+    return (Path(folder) / PROJECT_FILE).is_file()
+
+
+def create_project(folder: Path, title: str) -> Project:
+    """A new, empty project for ``folder`` (which must not exist, or be empty); the folder is made by the first save."""
+    folder = Path(folder)
+    if folder.exists() and not folder.is_dir():
+        raise ProjectError(f"{folder} is a file; choose a folder for the project.")
+    if folder.is_dir() and any(folder.iterdir()) and not is_project(folder):
+        raise ProjectError(
+            f"{folder} is not empty and holds no {PROJECT_FILE}; choose a new or empty folder for the project."
+        )
+    return Project(folder=folder, title=title, chapters=[], segments=[])
+
+
+def open_project(folder: Path) -> Project:
+    folder = Path(folder)
+    file = folder / PROJECT_FILE
+    if not file.is_file():
+        raise ProjectError(f"{folder} is not a narration project: it has no {PROJECT_FILE}.")
+    try:
+        data = json.loads(file.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ProjectError(f"Cannot read {file}: {exc}.") from exc
+    except ValueError as exc:
+        raise ProjectError(
+            f"{file} is damaged (not valid JSON: {exc}). It was left as it is; restore it from a backup."
+        ) from exc
+    project = _parse(folder, data, file)
+    for sub in (folder / TAKES_DIR, folder):  # a render running in another process may be writing younger ones
+        remove_partial_files(sub, older_than_s=STALE_PARTIAL_S)
+    return project
+
+
+# --- validation of a file that may have been edited by hand ---------------------------------------------------------
+class _Invalid(Exception):
+    pass
+
+
+def _parse(folder: Path, data, file: Path) -> Project:
+    try:
+        if not isinstance(data, dict):
+            raise _Invalid("the file does not hold a project object")
+        schema = data.get("schema")
+        if not isinstance(schema, int) or isinstance(schema, bool):
+            raise _Invalid("'schema' is missing")
+        if schema > SCHEMA_VERSION:
+            raise ProjectError(
+                f"{file} was saved by a newer version of Chatterbox Desk (project format {schema}; this version "
+                f"reads format {SCHEMA_VERSION}). Update the app to open it; the file was not changed."
+            )
+        voices = _typed(data, "voices", dict)
+        for name, rel in voices.items():
+            _check(isinstance(name, str) and isinstance(rel, str), f"voices[{name!r}] must name a file")
+            _inside(folder, rel, f"voices[{name!r}]", under=VOICES_DIR)
+        chapters = [Chapter(str(_typed(c, "title", str, f"chapters[{i}]"))) for i, c in
+                    enumerate(_typed(data, "chapters", list))]  # fmt: skip
+        segments = [_segment(folder, s, i, len(chapters), voices) for i, s in enumerate(_typed(data, "segments", list))]
+        ids = [s.id for s in segments]
+        _check(len(set(ids)) == len(ids), "two segments have the same id")
+        next_id = _typed(data, "next_id", int)
+        _check(next_id > max(ids, default=0), "'next_id' must be larger than every segment id")
+        settings = _settings(_typed(data, "settings", dict), "settings")
+        finishing = _typed(data, "finishing", dict)
+        seed = data.get("seed")
+        _check(seed is None or (isinstance(seed, int) and 0 <= seed < 2**31), "'seed' must be a whole number ≥ 0")
+        return Project(
+            folder=folder,
+            title=str(_typed(data, "title", str)),
+            chapters=chapters,
+            segments=segments,
+            voices=voices,
+            settings=settings,
+            model={k: str(v) for k, v in _typed(data, "model", dict).items()},
+            seed=seed,
+            finishing={"speed": 1.0, "loudness": None, "true_peak": -1.0, **finishing},
+            source=_typed(data, "source", dict),
+            next_id=next_id,
+        )
+    except (_Invalid, KeyError, TypeError, ValueError) as exc:
+        raise ProjectError(
+            f"{file} is not a valid project file: {exc}. It was left as it is; fix it or restore a backup."
+        ) from exc
+
+
+def _segment(folder: Path, data, index: int, chapter_count: int, voices: dict) -> Segment:
+    where = f"segments[{index}]"
+    _check(isinstance(data, dict), f"{where} must be an object")
+    segment = Segment(
+        id=_typed(data, "id", int, where),
+        text=_typed(data, "text", str, where),
+        chapter=_typed(data, "chapter", int, where),
+        paragraph=_typed(data, "paragraph", int, where),
+        kind=_typed(data, "kind", str, where),
+        voice=data.get("voice"),
+        settings=_settings(_typed(data, "settings", dict, where), f"{where}.settings"),
+        pause_after=float(_typed(data, "pause_after", (int, float), where)),
+        speed=data.get("speed"),
+        chosen=data.get("chosen"),
+        error=data.get("error"),
+    )
+    _check(0 <= segment.chapter < max(chapter_count, 1), f"{where}.chapter is not a chapter of the project")
+    _check(segment.voice is None or segment.voice in voices, f"{where}.voice {segment.voice!r} is not a project voice")
+    _check(0 <= segment.pause_after <= MAX_PAUSE_S, f"{where}.pause_after is out of range")
+    _check(
+        segment.speed is None or (isinstance(segment.speed, (int, float)) and SPEED_RANGE[0] <= segment.speed <=
+                                  SPEED_RANGE[1]), f"{where}.speed is out of range",
+    )  # fmt: skip
+    _check(segment.error is None or isinstance(segment.error, str), f"{where}.error must be text")
+    for number, take in enumerate(_typed(data, "takes", list, where), 1):
+        at = f"{where}.takes[{number - 1}]"
+        _check(isinstance(take, dict), f"{at} must be an object")
+        rel = _typed(take, "file", str, at)
+        _inside(folder, rel, f"{at}.file", under=TAKES_DIR)
+        tokens = _typed(take, "tokens", list, at)
+        _check(all(isinstance(t, int) for t in tokens), f"{at}.tokens must be whole numbers")
+        segment.takes.append(
+            Take(rel, _typed(take, "seed", int, at), tokens, float(_typed(take, "seconds", (int, float), at)),
+                 _typed(take, "key", str, at), dict(take.get("timings") or {}), str(take.get("created") or ""))
+        )  # fmt: skip
+    _check(
+        segment.chosen is None or (isinstance(segment.chosen, int) and 0 <= segment.chosen < len(segment.takes)),
+        f"{where}.chosen is not one of its takes",
+    )
+    return segment
+
+
+def _settings(data: dict, where: str) -> dict:
+    unknown = set(data) - set(AUDIO_SETTINGS)
+    _check(not unknown, f"{where} has unknown settings {sorted(unknown)}")
+    SynthesisOptions(**data)  # the types are checked when a segment renders; a wrong field name fails here
+    return dict(data)
+
+
+def _typed(data: dict, key: str, kind, where: str = "the project"):
+    if not isinstance(data, dict) or key not in data:
+        raise _Invalid(f"{where} has no '{key}'")
+    value = data[key]
+    if not isinstance(value, kind) or (isinstance(value, bool) and kind in (int, (int, float))):
+        raise _Invalid(f"'{key}' in {where} has the wrong type")
+    return value
+
+
+def _check(condition: bool, message: str) -> None:
+    if not condition:
+        raise _Invalid(message)
+
+
+_SAFE_PART = re.compile(r"^[^/\\:\x00]+$")
+
+
+def _inside(folder: Path, relative: str, what: str, under: str | None = None) -> Path:
+    """``folder / relative`` if ``relative`` is a plain relative path (under ``under``) that stays in the folder."""
+    parts = relative.split("/")
+    ok = (
+        bool(relative)
+        and not relative.startswith("/")
+        and all(_SAFE_PART.match(p) and p not in (".", "..") for p in parts)
+        and (under is None or (len(parts) == 2 and parts[0] == under))
+    )
+    if ok:
+        path = folder / relative
+        try:
+            ok = path.resolve().is_relative_to(folder.resolve())
+        except OSError:
+            ok = False
+    if not ok:
+        place = f"{under}/" if under else "the project folder"
+        raise _Invalid(f"{what} must be a file inside {place} ({relative!r} is not)")
+    return path
+
+
+_DIGESTS: dict[str, str] = {}
+
+
+def _file_digest(path: Path) -> str:
+    """SHA-256 of a voice file, cached by its :func:`~core.engine.file_stamp`: a replaced recording changes the keys."""
+    try:
+        stamp = file_stamp(path)
+        if stamp not in _DIGESTS:
+            _DIGESTS[stamp] = hashlib.sha256(path.read_bytes()).hexdigest()
+    except OSError:
+        return "missing"
+    return _DIGESTS[stamp]

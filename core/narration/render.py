@@ -1,0 +1,229 @@
+"""Rendering a project: every pending segment in order through the pipeline, one take (a FLAC file) each.
+
+When nobody listens (``stream`` off), the render works a few segments ahead (:mod:`core.narration.lookahead`): their
+sentences are generated together where the model can batch them, and neighbours are decoded in one decoder call.
+
+After each segment the take is written (atomically) and ``project.json`` saved, so a crash loses at most the segment
+in flight and rendering again continues with what is pending. Cancelling keeps everything finished. A segment that
+cannot be spoken is marked failed with its message and the render goes on; a disk that fills up stops it with the
+project consistent (the half-written take is removed, the last saved ``project.json`` still describes every file).
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime, timezone
+
+import numpy as np
+
+from core.engine import (
+    SAMPLE_RATE,
+    AudioChunk,
+    AudioWriteError,
+    ChatterboxError,
+    Pipeline,
+    SynthesisCancelled,
+    SynthesisRequest,
+    new_seed,
+    write_audio,
+)
+from core.narration.lookahead import TokenLookahead
+from core.narration.project import Project, ProjectError, Segment, Take
+from core.narration.voices import voice_reference
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class RenderProgress:
+    """One event of a render: a chunk of audio, a segment finished or a segment failed."""
+
+    kind: str
+    """``chunk``, ``segment`` or ``failed``."""
+    number: int
+    """1-based position of the segment in the project."""
+    done: int
+    """Segments finished (rendered or failed) in this render."""
+    total: int
+    """Segments this render set out to do."""
+    audio_seconds: float
+    """Audio rendered in this render so far."""
+    elapsed_s: float
+    remaining_chars: int
+    chars_done: int
+    chunk: AudioChunk | None = None
+    error: str | None = None
+
+    @property
+    def rtf(self) -> float:
+        """Measured real-time factor of this render: seconds of work per second of audio."""
+        return self.elapsed_s / self.audio_seconds if self.audio_seconds else 0.0
+
+    @property
+    def eta_s(self) -> float | None:
+        """Time left, from the time per character of text so far (``None`` before the first segment)."""
+        if not self.chars_done:
+            return None
+        return self.elapsed_s / self.chars_done * self.remaining_chars
+
+
+@dataclass
+class RenderSummary:
+    rendered: int = 0
+    failed: int = 0
+    cancelled: bool = False
+    audio_seconds: float = 0.0
+    elapsed_s: float = 0.0
+
+    @property
+    def rtf(self) -> float:
+        return self.elapsed_s / self.audio_seconds if self.audio_seconds else 0.0
+
+
+Progress = Callable[[RenderProgress], None]
+
+
+def clock(seconds: float | None) -> str:
+    """``m:ss`` (``h:mm:ss`` from an hour): how progress lines and the studio show durations."""
+    seconds = max(0, round(seconds or 0))
+    if seconds >= 3600:
+        return f"{seconds // 3600}:{seconds // 60 % 60:02d}:{seconds % 60:02d}"
+    return f"{seconds // 60}:{seconds % 60:02d}"
+
+
+def model_identity(pipeline: Pipeline) -> dict:
+    """What of the model changes a segment's audio (part of every render key)."""
+    caps = pipeline.capabilities
+    return {"variant": caps.variant, "precision": caps.lm_precision, "q4_compute": caps.q4_compute or "none"}
+
+
+def render_pending(
+    project: Project,
+    pipeline: Pipeline,
+    progress: Progress | None = None,
+    cancelled: Callable[[], bool] | None = None,
+    numbers: list[int] | None = None,
+) -> RenderSummary:
+    """Render the pending (and failed) segments, or only those ``numbers`` among them, in order."""
+    adopt_model(project, pipeline)
+    todo = [s for s in project.pending() if numbers is None or project.number(s) in numbers]
+    return _render(project, pipeline, todo, {}, progress, cancelled)
+
+
+def regenerate(
+    project: Project,
+    pipeline: Pipeline,
+    number: int,
+    seed: int | None = None,
+    progress: Progress | None = None,
+    cancelled: Callable[[], bool] | None = None,
+) -> RenderSummary:
+    """A new take of one segment (a new seed unless one is given); it becomes the chosen take, older ones stay."""
+    adopt_model(project, pipeline)
+    segment = project.segment(number)
+    return _render(project, pipeline, [segment], {segment.id: seed if seed is not None else new_seed()}, progress,
+                   cancelled)  # fmt: skip
+
+
+def adopt_model(project: Project, pipeline: Pipeline) -> None:
+    identity = model_identity(pipeline)
+    if project.model != identity:
+        project.model = identity  # takes made with another model become outdated (pending)
+        project.save()
+
+
+def _render(project, pipeline, todo: list[Segment], seeds: dict, progress, cancelled) -> RenderSummary:
+    unvoiced = [project.number(s) for s in todo if s.voice is None]
+    if unvoiced and not pipeline.capabilities.has_default_voice:
+        raise ProjectError(
+            f"This model ({pipeline.capabilities.variant}) has no built-in voice, and segment {unvoiced[0]} has no "
+            "voice of its own: give the project a voice (a recording or a voice-library name)."
+        )
+    cancelled = cancelled or (lambda: False)
+    summary = RenderSummary()
+    started = time.perf_counter()
+    remaining = sum(len(s.text) for s in todo)
+    chars_done = 0
+    voices: dict = {}
+
+    def event(kind, segment, chunk=None, error=None):
+        if progress is not None:
+            summary.elapsed_s = time.perf_counter() - started
+            progress(
+                RenderProgress(kind, project.number(segment), summary.rendered + summary.failed, len(todo),
+                               summary.audio_seconds, summary.elapsed_s, remaining, chars_done, chunk, error)
+            )  # fmt: skip
+
+    # A regenerated take has its own seed (or a new one); the others the project's, or a new one each.
+    seeds = {s.id: seeds.get(s.id, project.seed) for s in todo}
+    seeds = {key: new_seed() if seed is None else seed for key, seed in seeds.items()}
+    lookahead = TokenLookahead(project, pipeline, todo, seeds, voices, cancelled)
+    for index, segment in enumerate(todo):
+        if cancelled():
+            summary.cancelled = True
+            break
+        try:
+            tokens = lookahead.tokens(index)
+            take = _render_one(project, pipeline, segment, seeds[segment.id], voices,
+                               lambda c, s=segment: event("chunk", s, c), cancelled, tokens)  # fmt: skip
+        except SynthesisCancelled:
+            summary.cancelled = True
+            break
+        except (AudioWriteError, ProjectError):
+            raise  # the disk: every later segment would fail the same way
+        except ChatterboxError as exc:
+            segment.error = str(exc)
+            summary.failed += 1
+        except Exception as exc:
+            log.exception("segment %s failed", project.number(segment))
+            segment.error = f"Internal error: {type(exc).__name__}: {exc}"
+            summary.failed += 1
+        else:
+            summary.rendered += 1
+            summary.audio_seconds += take.seconds
+        remaining -= len(segment.text)
+        chars_done += len(segment.text)
+        if segment.error:
+            project.save()  # a rendered segment was saved with its take
+        event("failed" if segment.error else "segment", segment, error=segment.error)
+    summary.elapsed_s = time.perf_counter() - started
+    return summary
+
+
+def _render_one(project, pipeline, segment, seed, voices, on_chunk, cancelled, tokens=None) -> Take:
+    reference = voice_reference(project, segment.voice, voices)
+    request = SynthesisRequest(segment.text, reference, project.synthesis_options(segment, seed))
+    stream = pipeline.stream(request, cancelled, tokens)
+    blocks = []
+    for chunk in stream:
+        blocks.append(chunk.samples)
+        on_chunk(chunk)
+    audio = np.concatenate(blocks) if blocks else np.zeros(0, np.float32)
+    report = stream.report
+    rel = project.new_take_file(segment)
+    path = project.path(rel)
+    path.parent.mkdir(exist_ok=True)
+    write_audio(path, audio, SAMPLE_RATE)
+    take = Take(
+        file=rel,
+        seed=report.seed,
+        tokens=list(report.speech_tokens),
+        seconds=round(audio.size / SAMPLE_RATE, 4),
+        key=project.render_key(segment),
+        timings={k: round(v, 1) for k, v in report.timings.items()},
+        created=datetime.now(timezone.utc).isoformat(timespec="seconds"),
+    )
+    segment.takes.append(take)
+    previous = segment.chosen, segment.error
+    segment.chosen, segment.error = len(segment.takes) - 1, None
+    try:
+        project.save()
+    except ProjectError:
+        segment.takes.pop()
+        segment.chosen, segment.error = previous
+        path.unlink(missing_ok=True)
+        raise
+    return take

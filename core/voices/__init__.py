@@ -1,0 +1,6 @@
+"""voices"""
+
+from core.voices.library import AUDIO_SUFFIXES, LibraryVoice, VoiceLibrary, safe_stem
+from core.voices.trimming import cut, speech_span
+
+__all__ = ["AUDIO_SUFFIXES", "LibraryVoice", "VoiceLibrary", "cut", "safe_stem", "speech_span"]

@@ -1,0 +1,69 @@
+"""The benchmark command runs end to end and reports every comparison (no timing assertions: see docs)."""
+
+from __future__ import annotations
+
+import json
+
+from core.bench.runner import alternate, summary
+from core.cli.main import main
+
+
+def test_alternate_interleaves_and_flips_the_order():
+    calls = []
+    a, b = alternate(4, lambda: calls.append("a") or 1.0, lambda: calls.append("b") or 2.0)
+    assert calls == ["a", "b", "b", "a", "a", "b", "b", "a"]
+    assert (a, b) == ([1.0] * 4, [2.0] * 4)
+    assert summary("x", "A", a, "B", b)["ratio_b_over_a"] == 2.0
+
+
+def test_bench_reports_every_comparison(bundles, tmp_path, capsys):
+    out = tmp_path / "bench.json"
+    code = main(["bench", "--bundle", str(bundles["original"]), "--quick", "--provider", "cpu", "--json", str(out)])
+    text = capsys.readouterr()[0]
+    assert code == 0
+    report = json.loads(out.read_text())
+    names = " | ".join(c["name"] for c in report["comparisons"])
+    for expected in (
+        "short context",
+        "long context",
+        "CFG",
+        "Prefill",
+        "conditioning cache",
+        "first audio",
+        "idle threads",
+        "intra-op threads",
+    ):
+        assert expected in names
+    assert all(c["a_median"] > 0 and c["b_median"] > 0 for c in report["comparisons"])
+    for key in ("python_overhead_share", "step_over_floor", "memory_bandwidth_gbs", "ttfa_share_of_total"):
+        assert report["figures"][key] > 0
+    assert report["machine"]["cores"] >= 1 and "ratio" in text
+
+
+def test_bench_reports_the_pipeline_figures_under_stable_keys(bundles, tmp_path, capsys):
+    """decoder.fixed_ms/per_token_ms, streaming.ttfa_ms/total_ratio, book.throughput_ratio, cold_start, bundle."""
+    out = tmp_path / "bench.json"
+    code = main(["bench", "--bundle", str(bundles["turbo"]), "--quick", "--provider", "cpu", "--json", str(out),
+                 "--only", "decoder,plan,book,cold,q4"])  # fmt: skip
+    assert code == 0, capsys.readouterr()
+    report = json.loads(out.read_text())
+    assert report["bundle"] == {"path": str(bundles["turbo"]), "faithful": False, "standin": True}
+    assert report["decoder"]["fixed_ms"] == report["decoder"]["fixed_ms"]  # a number, not NaN
+    assert report["decoder"]["per_token_ms"] > 0 and set(report["decoder"]["call_100_tokens_by_prompt_ms"]) == {
+        "10s", "6s", "3s"}  # fmt: skip
+    assert report["streaming"]["ttfa_ms"] > 0 and report["streaming"]["total_ratio"] > 0
+    assert report["streaming"]["decoder_calls"] >= 5 and report["streaming"]["underruns_after_first"] >= 0
+    assert report["book"]["throughput_ratio"] > 0 and report["cold_start"]["first_audio_ms"] > 0
+    assert "q4_int8" not in report  # an fp32 language model: nothing to compare
+
+
+def test_bench_compares_int8_and_fp32_compute_on_a_q4_model(tmp_path, capsys):
+    from core.standin import make_standin
+
+    bundle = make_standin(tmp_path / "q4", "original", precision="q4", seed=7)
+    out = tmp_path / "bench.json"
+    code = main(["bench", "--bundle", str(bundle), "--precision", "q4", "--quick", "--provider", "cpu", "--json",
+                 str(out), "--only", "q4"])  # fmt: skip
+    assert code == 0, capsys.readouterr()
+    q4 = json.loads(out.read_text())["q4_int8"]
+    assert q4["step_ratio"] > 0 and q4["cfg_step_ratio"] > 0 and 0 <= q4["token_agreement"] <= 1

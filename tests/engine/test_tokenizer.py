@@ -1,0 +1,44 @@
+from __future__ import annotations
+
+import pytest
+
+from core.engine.errors import TextInputError
+from core.engine.options import RuntimeOptions
+from core.engine.pipeline import Pipeline
+
+
+@pytest.fixture(scope="module")
+def multilingual(bundles):
+    return Pipeline.from_bundle(bundles["multilingual"], RuntimeOptions(provider="cpu")).parts.tokenizer
+
+
+def test_multilingual_prefix_lowercase_and_template(multilingual):
+    ids = multilingual.encode("Lol", "fr")[0].tolist()
+    vocab = multilingual._tok.get_vocab()
+    assert ids[:3] == [6563, 255, vocab["[fr]"]]
+    assert ids[3] == vocab["l"] and ids[-3:] == [0, 6561, 6561]
+
+
+def test_ids_past_the_text_table_are_mapped_safely(multilingual):
+    assert multilingual.text_table_rows == 2352
+    raw = multilingual._tok.encode("[zh]你好").ids
+    assert max(raw) >= 2352  # the stand-in puts these characters past the table
+    ids = multilingual.encode("你好", "zh")[0].tolist()
+    assert max(i for i in ids if i not in (6561, 6563)) < 2352
+
+
+def test_unknown_language_lists_the_supported_ones(multilingual):
+    with pytest.raises(TextInputError, match="choose one of .*en.*fr"):
+        multilingual.encode("hi", "xx")
+
+
+def test_turbo_keeps_known_tags_and_drops_unknown(bundles):
+    tok = Pipeline.from_bundle(bundles["turbo"], RuntimeOptions(provider="cpu")).parts.tokenizer
+    text, dropped = tok.prepare("that is funny [laugh] [dance] right")
+    assert text == "That is funny [laugh] right." and dropped == ["[dance]"]
+    assert 50275 in tok.encode(text)[0].tolist()
+
+
+def test_original_drops_tags(bundles):
+    tok = Pipeline.from_bundle(bundles["original"], RuntimeOptions(provider="cpu")).parts.tokenizer
+    assert tok.prepare("ok [laugh] then")[0] == "Ok then."
