@@ -1,4 +1,4 @@
-"""bench"""
+"""Tools that measure: the A/B benchmark of every optimisation and the soak test."""
 
 from core.bench.runner import bench_main
 from core.bench.soak import DEFAULT_TEXT, curve_rows, run_soak

@@ -1,4 +1,7 @@
-"""engine"""
+"""The engine: bundles, sessions, the decode loop, caches, streaming, the inference worker and its scheduler.
+
+It knows nothing of narration, HTTP or Qt. The layers above (voices, narration, api, cli, bench, app) use only the
+names below."""
 
 from core.engine.audio.audio_io import FORMATS, AudioWriteError, audio_format, write_audio, write_audio_stream
 from core.engine.audio.finishing import DEFAULT_TRUE_PEAK, normalize_loudness, parse_loudness, stretch
@@ -68,20 +71,17 @@ from core.engine.text import (
     split_text,
     unknown_tags,
 )
-from core.engine.worker.inference_worker import (
+from core.engine.worker.events import (
     Cancelled,
     Chunk,
     Failed,
     Finished,
-    InferenceWorker,
     LoadProgress,
     ModelFailed,
     ModelLoaded,
-    RenderDone,
-    RenderProject,
-    RenderStep,
     Started,
 )
+from core.engine.worker.inference_worker import InferenceWorker, RenderDone, RenderProject, RenderStep
 
 __all__ = [
     "DEFAULT_TRUE_PEAK",

@@ -1,4 +1,4 @@
-"""narration"""
+"""Narration: books imported into projects of chapters and segments, rendered through the engine, exported."""
 
 from core.narration.book_import import Document, DocumentError, parse_text, read_document
 from core.narration.build import import_document, needs_import, source_identity

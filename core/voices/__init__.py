@@ -1,4 +1,4 @@
-"""voices"""
+"""Voices above the engine: the voice library (saved recordings by name) and trimming a recording."""
 
 from core.voices.library import AUDIO_SUFFIXES, LibraryVoice, VoiceLibrary, safe_stem
 from core.voices.trimming import cut, speech_span

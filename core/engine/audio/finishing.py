@@ -100,7 +100,7 @@ def _limit(audio: np.ndarray, ceiling_db: float) -> np.ndarray:
 
 def parse_loudness(value: str | float | None) -> float | None:
     """A LUFS target from a number or a preset name (``podcast`` −16, ``audiobook`` −19, ``broadcast`` −23)."""
-    from core.engine import InvalidOptions
+    from core.engine.errors import InvalidOptions
 
     if value is None or value == "":
         return None

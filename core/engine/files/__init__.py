@@ -1,1 +1,1 @@
-"""engine.files"""
+"""Where files live (user folders) and how they are written (atomically)."""

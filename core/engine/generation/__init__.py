@@ -1,1 +1,1 @@
-"""engine.generation"""
+"""Generating speech tokens: the decode loop, language-model runners (KV chaining), sampler, stop guards, batches."""

@@ -1,1 +1,1 @@
-"""engine.model"""
+"""Loading a model: bundle files, graph signatures, sessions, the embedder and the loaded parts."""

@@ -1,1 +1,1 @@
-"""engine.worker"""
+"""The one inference thread: commands in, events out."""

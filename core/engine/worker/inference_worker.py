@@ -19,10 +19,19 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from core.engine.errors import ChatterboxError, SynthesisCancelled, first_line
-from core.engine.model.model_parts import Capabilities
 from core.engine.options import RuntimeOptions
 from core.engine.pipeline import Pipeline
-from core.engine.streaming.synthesis import AudioChunk, RequestReport, SynthesisRequest
+from core.engine.streaming.synthesis import SynthesisRequest
+from core.engine.worker.events import (
+    Cancelled,
+    Chunk,
+    Failed,
+    Finished,
+    LoadProgress,
+    ModelFailed,
+    ModelLoaded,
+    Started,
+)
 from core.narration import Project, RenderProgress, RenderSummary, regenerate, render_pending
 
 log = logging.getLogger(__name__)
@@ -65,63 +74,6 @@ class RenderProject:
 @dataclass(frozen=True)
 class _Stop:
     pass
-
-
-# --- events ------------------------------------------------------------------------------------------------------
-@dataclass(frozen=True)
-class ModelLoaded:
-    bundle: Path
-    capabilities: Capabilities
-    notice: str | None
-    """The provider notice, or why the worker moved to the CPU after a GPU failure."""
-
-    @property
-    def variant(self) -> str:
-        return self.capabilities.variant
-
-
-@dataclass(frozen=True)
-class LoadProgress:
-    """A graph of the bundle being loaded started (``seconds`` is ``None``) or finished loading."""
-
-    bundle: Path
-    graph: str
-    seconds: float | None
-
-
-@dataclass(frozen=True)
-class ModelFailed:
-    bundle: Path
-    message: str
-
-
-@dataclass(frozen=True)
-class Started:
-    request_id: int
-
-
-@dataclass(frozen=True)
-class Chunk:
-    request_id: int
-    chunk: AudioChunk
-
-
-@dataclass(frozen=True)
-class Finished:
-    request_id: int
-    report: RequestReport
-
-
-@dataclass(frozen=True)
-class Failed:
-    request_id: int
-    message: str
-    internal: bool = False
-
-
-@dataclass(frozen=True)
-class Cancelled:
-    request_id: int
 
 
 @dataclass(frozen=True)
