@@ -83,7 +83,7 @@ def find_pauses(text: str) -> list[Pause]:
     return [Pause(_pause_seconds(m), m.start(), m.end()) for m in _PAUSE.finditer(text)]
 
 
-def _pause_seconds(match: re.Match) -> float:
+def _pause_seconds(match: re.Match[str]) -> float:
     if match.group(1) is None:
         return DEFAULT_PAUSE_S
     value = float(match.group(1)) / (1000.0 if (match.group(2) or "s").lower() == "ms" else 1.0)
@@ -100,7 +100,7 @@ def _sentences(text: str, start: int, end: int, max_chars: int) -> list[Sentence
     return out
 
 
-def _spans(text: str, start: int, end: int, pattern: re.Pattern) -> list[tuple[int, int]]:
+def _spans(text: str, start: int, end: int, pattern: re.Pattern[str]) -> list[tuple[int, int]]:
     spans, cursor = [], start
     for m in pattern.finditer(text, start, end):
         if m.end() > cursor and text[cursor : m.start()].strip():
@@ -152,9 +152,10 @@ def filter_tags(text: str, known: frozenset[str]) -> tuple[str, list[str]]:
     """Keep ``[tags]`` the model knows, drop the others; returns the text and the dropped tags."""
     dropped: list[str] = []
 
-    def replace(m: re.Match) -> str:
-        if m.group(0) in known:
-            return m.group(0)
+    def replace(m: re.Match[str]) -> str:
+        tag = m.group(0)
+        if tag in known:
+            return tag
         dropped.append(m.group(0))
         return " "
 

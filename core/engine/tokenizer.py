@@ -82,7 +82,7 @@ class TextTokenizer:
         if self.variant != "turbo":
             ids = self._wrap(ids)
         if self.text_table_rows is not None:
-            ids = self._map_out_of_table(ids)
+            ids = self._map_out_of_table(ids, self.text_table_rows)
         return np.asarray([ids], dtype=np.int64)
 
     def _wrap(self, ids: list[int]) -> list[int]:
@@ -94,10 +94,10 @@ class TextTokenizer:
             core = core[:-1]
         return [EXAGGERATION_TOKEN, TEXT_START, *core, TEXT_STOP, START_SPEECH, START_SPEECH]
 
-    def _map_out_of_table(self, ids: list[int]) -> list[int]:
+    def _map_out_of_table(self, ids: list[int], rows: int) -> list[int]:
         """Ids past the text table (multilingual has 2352 rows for 2454 ids) become [UNK], inside the text span."""
-        rows = self.text_table_rows
-        out, in_text, mapped = [], False, 0
+        out: list[int] = []
+        in_text, mapped = False, 0
         for i in ids:
             if i == TEXT_START:
                 in_text = True

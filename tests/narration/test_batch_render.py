@@ -95,14 +95,14 @@ def test_unmasked_padding_would_change_the_tokens(bundles, voice_wav, monkeypatc
     good = generate_rows(parts, voice.conditioning, voice.key, rows)
     import core.engine.generation.lm_runners as lm_runners
 
-    real = lm_runners._KVBase.prefill_rows
+    real = lm_runners.KVRunner.prefill_rows
 
     def unmasked(self, blocks):
         logits = real(self, blocks)
         self._row_mask[:] = 1
         return logits
 
-    monkeypatch.setattr(lm_runners._KVBase, "prefill_rows", unmasked)
+    monkeypatch.setattr(lm_runners.KVRunner, "prefill_rows", unmasked)
     bad = generate_rows(parts, voice.conditioning, voice.key, rows)
     assert good[1].tokens == bad[1].tokens  # the longest row has no padding
     assert good[0].tokens != bad[0].tokens

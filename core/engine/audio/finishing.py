@@ -8,6 +8,7 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -30,7 +31,7 @@ class LoudnessReport:
     true_peak_db: float | None
     limited: bool
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, object]:
         return {k: (round(v, 2) if isinstance(v, float) else v) for k, v in self.__dict__.items()}
 
 
@@ -61,7 +62,7 @@ def true_peak_db(audio: np.ndarray) -> float | None:
     if audio.size == 0:
         return None
     peak = float(np.max(np.abs(soxr.resample(audio.astype(np.float32), SAMPLE_RATE, 4 * SAMPLE_RATE))))
-    return 20 * np.log10(peak) if peak > 0 else None
+    return 20 * math.log10(peak) if peak > 0 else None
 
 
 def normalize_loudness(
@@ -71,7 +72,8 @@ def normalize_loudness(
     before = integrated_loudness(audio)
     if before is None:
         return audio, LoudnessReport(target_lufs, None, None, 0.0, true_peak_db(audio), False)
-    out, gain, limited, current = audio, 0.0, False, before
+    out, gain, limited = audio, 0.0, False
+    current: float | None = before
     for _ in range(3):  # limiting lowers the loudness a little: correct the gain and limit again
         step = target_lufs - current if current is not None else 0.0
         if abs(step) < 0.05:

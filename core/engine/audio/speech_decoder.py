@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
+from typing import Any, Protocol
 
 import numpy as np
 import onnxruntime as ort
@@ -34,7 +35,7 @@ STRAY_GAP_FRAMES = 15  # ... after 150 ms of silence, at the very end, is noise,
 class SpeechDecoder:
     """Runs ``conditional_decoder``; every call's time goes into the cost model the stream plan reads."""
 
-    def __init__(self, session, info: ModelInfo, costs: CostModel | None = None):
+    def __init__(self, session: Any, info: ModelInfo, costs: CostModel | None = None):
         self.session = session
         self.info = info
         self.costs = costs or CostModel()
@@ -62,7 +63,7 @@ class SpeechDecoder:
         is timed as the decoder's cost by itself; the others as its cost beside the language model."""
         names = self.info.decoder
         specs = names.specs
-        feeds = {
+        feeds: dict[str, np.ndarray] = {
             names.speech_tokens: self.decoder_tokens(cond, tokens, final).astype(specs["speech_tokens"].dtype),
             names.speaker_embeddings: cond.speaker_embeddings.astype(specs["speaker_embeddings"].dtype, copy=False),
             names.speaker_features: cond.speaker_features.astype(specs["speaker_features"].dtype, copy=False),
@@ -98,6 +99,12 @@ class SpeechDecoder:
         return [wav[cuts[i] : cuts[i + 1]] for i in range(len(codes))]
 
 
+class SentenceDecoding(Protocol):
+    """One sentence's audio as its tokens arrive: ``add`` returns the samples ready to play."""
+
+    def add(self, tokens: Sequence[int], final: bool, lm_waits: bool = False) -> np.ndarray: ...
+
+
 class SentenceAudio:
     """Decodes one sentence's tokens chunk by chunk and returns the samples ready to play."""
 
@@ -126,8 +133,9 @@ class SentenceAudio:
             return ready
         end = speech_end(self.pending) if self.trim else self.pending.size
         end = max(0, min(end, self.pending.size - CROSSFADE))
-        ready, self.pending = self.pending[:end].copy(), self.pending[end:]
-        return ready
+        kept: np.ndarray = self.pending[:end].copy()
+        self.pending = self.pending[end:]
+        return kept
 
 
 class DecodedAudio:
@@ -143,7 +151,7 @@ class DecodedAudio:
 
 def finish_sentence(audio: np.ndarray, trim: bool) -> np.ndarray:
     """The end of a sentence: trailing silence and stray end noise cut, and a short fade-out (with ``trim``)."""
-    ready = audio[: speech_end(audio) if trim else audio.size].copy()
+    ready: np.ndarray = audio[: speech_end(audio) if trim else audio.size].copy()
     if trim and ready.size:
         n = min(FADE_OUT, ready.size)
         ready[-n:] *= np.linspace(1.0, 0.0, n, dtype=np.float32)
@@ -163,7 +171,7 @@ def speech_end(audio: np.ndarray) -> int:
         idx = np.flatnonzero(active[:end])
         if idx.size == 0:
             return 0
-        last = idx[-1] + 1
+        last = int(idx[-1]) + 1
         run_start = last
         while run_start > 0 and active[run_start - 1]:
             run_start -= 1
@@ -175,4 +183,4 @@ def speech_end(audio: np.ndarray) -> int:
             return min(last * FRAME, audio.size)
         end = run_start
     idx = np.flatnonzero(active[:end])
-    return min((idx[-1] + 1) * FRAME, audio.size) if idx.size else 0
+    return min(int(idx[-1] + 1) * FRAME, audio.size) if idx.size else 0

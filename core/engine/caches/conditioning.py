@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
+from typing import Any
 
 import numpy as np
 
@@ -49,9 +50,9 @@ class Conditioning:
         )
 
 
-def encode_voice(session, voice: VoiceReference, names: GraphNames) -> Conditioning:
+def encode_voice(session: Any, voice: VoiceReference, names: GraphNames) -> Conditioning:
     """Run ``speech_encoder`` once on the reference (the graph crops internally)."""
-    audio = voice.samples[None, :].astype(names.specs["audio_values"].dtype, copy=False)
+    audio: np.ndarray = voice.samples[None, :].astype(names.specs["audio_values"].dtype, copy=False)
     wanted = [getattr(names, role) for role in Conditioning.FIELDS]
     outputs = dict(zip(Conditioning.FIELDS, session.run(wanted, {names.audio_values: audio})))
     return Conditioning(

@@ -13,6 +13,7 @@ import logging
 from collections import OrderedDict
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -105,7 +106,7 @@ class ConditioningCache:
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
             with atomic_path(path) as tmp, open(tmp, "wb") as fh:
-                np.savez(fh, **cond.arrays())
+                np.savez(fh, **cond.arrays())  # type: ignore[arg-type]  # numpy's stub: no ** of arrays
         except OSError as exc:
             log.warning("cannot write the conditioning cache in %s (%s); continuing without it", path.parent, exc)
             return f"{path.parent}: {exc.strerror or exc}"
@@ -128,7 +129,7 @@ class ConditioningLookup:
 class VoiceConditioner:
     """The speech encoder behind the conditioning cache: ``lookup(voice)`` runs the encoder only when it must."""
 
-    def __init__(self, session, names: GraphNames, identity: str, hidden: int):
+    def __init__(self, session: Any, names: GraphNames, identity: str, hidden: int):
         self.session, self.names, self.identity, self.hidden = session, names, identity, hidden
         self.cache: ConditioningCache | None = None
         self.encoder_runs = 0

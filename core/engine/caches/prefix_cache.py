@@ -12,13 +12,22 @@ import time
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
+
+if TYPE_CHECKING:
+    from core.engine.caches.conditioning import Conditioning
+    from core.engine.generation.lm_runners import KVRunner
+    from core.engine.model.model_parts import ModelParts
+
+PrefixKey = tuple[str, int, bool, str]
+"""Voice key, batch size, KV chaining, device: what a prefix's tensors depend on."""
 
 
 @dataclass(frozen=True)
 class VoicePrefix:
-    past: object
+    past: Any
     """What the KV runner's ``adopt`` takes: a list of OrtValues (chained) or a dict of arrays (plain loop)."""
     total: int
     """Positions in the prefix (the conditioning rows)."""
@@ -28,7 +37,7 @@ class VoicePrefix:
 class SentenceStart:
     """A KV runner ready for one sentence, the embedding blocks it still has to prefill, and the prefix outcome."""
 
-    runner: object
+    runner: KVRunner
     prompt: list[np.ndarray]
     prefix_hit: bool | None
     """``True``/``False`` for a prefix-cache hit/miss; ``None`` when the prefix cache is off."""
@@ -36,12 +45,20 @@ class SentenceStart:
     """Time spent prefilling the conditioning rows for the cache (0 on a hit)."""
 
 
-def start_uncached(runner, features: np.ndarray, text: np.ndarray) -> SentenceStart:
+def start_uncached(runner: KVRunner, features: np.ndarray, text: np.ndarray) -> SentenceStart:
     """Without the prefix cache: the runner prefills the conditioning rows and the text together."""
     return SentenceStart(runner, [np.concatenate([features, text], axis=1)], None)
 
 
-def start_sentence(parts, cond, key: str, ids: np.ndarray, exaggeration: float, cfg: bool, report: dict):
+def start_sentence(
+    parts: ModelParts,
+    cond: Conditioning,
+    voice_key: str,
+    ids: np.ndarray,
+    exaggeration: float,
+    cfg: bool,
+    report: dict[str, Any],
+) -> SentenceStart:
     """The KV runner for one sentence of the loaded model ``parts``: from the voice's cached prefix, or prefilling the
     conditioning rows (prefix-cache outcomes are counted in ``report``)."""
     text = parts.embedder.text(ids, exaggeration, cfg)
@@ -50,7 +67,7 @@ def start_sentence(parts, cond, key: str, ids: np.ndarray, exaggeration: float, 
     if not parts.runtime.prefix_cache:
         report["prefix"] = "off"
         return start_uncached(parts.runner(batch, exaggeration), features, text)
-    key = (key, batch, parts.runtime.kv_chaining, parts.device)
+    key = (voice_key, batch, parts.runtime.kv_chaining, parts.device)
     start = parts.prefixes.start(key, features, text, lambda: parts.runner(batch, exaggeration))
     report["prefix_hits"] = report.get("prefix_hits", 0) + start.prefix_hit
     report["prefix_misses"] = report.get("prefix_misses", 0) + (not start.prefix_hit)
@@ -60,18 +77,22 @@ def start_sentence(parts, cond, key: str, ids: np.ndarray, exaggeration: float, 
 class PrefixCache:
     def __init__(self, capacity: int = 3):
         self.capacity = capacity
-        self._items: OrderedDict[tuple, VoicePrefix] = OrderedDict()
+        self._items: OrderedDict[PrefixKey, VoicePrefix] = OrderedDict()
         self.hits = 0
         self.misses = 0
 
-    def start(self, key: tuple, features: np.ndarray, text: np.ndarray, new_runner: Callable[[], object]):
+    def start(
+        self, key: PrefixKey, features: np.ndarray, text: np.ndarray, new_runner: Callable[[], KVRunner]
+    ) -> SentenceStart:
         """A runner that starts from the voice's cached prefix (built with ``new_runner`` on a miss)."""
         prefix, hit, build_ms = self.prefix(key, features, new_runner)
         runner = new_runner()
         runner.adopt(prefix.past, prefix.total)
         return SentenceStart(runner, [text], hit, build_ms)
 
-    def prefix(self, key: tuple, features: np.ndarray, new_runner: Callable[[], object]):
+    def prefix(
+        self, key: PrefixKey, features: np.ndarray, new_runner: Callable[[], KVRunner]
+    ) -> tuple[VoicePrefix, bool, float]:
         """The voice's prefix, its hit/miss and the milliseconds spent building it (0 on a hit)."""
         prefix = self._items.get(key)
         if prefix is not None:

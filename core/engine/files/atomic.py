@@ -51,7 +51,7 @@ def write_text_atomic(path: Path | str, text: str) -> None:
         tmp.write_text(text, encoding="utf-8")
 
 
-def write_json_atomic(path: Path | str, data) -> None:
+def write_json_atomic(path: Path | str, data: object) -> None:
     write_text_atomic(path, json.dumps(data, indent=1, ensure_ascii=False))
 
 

@@ -8,7 +8,7 @@ sentence into audio in one call, as before.
 Each row is one sentence with its own sampler (seeded as if it were spoken alone: the request's seed + its piece
 number), cap and runaway guard, so a row gets the tokens a one-at-a-time render would get (the parity tests compare
 them). The voice prefix comes from the prefix cache and is repeated for every row; each row's text is left-padded to
-the longest and the padding masked out (:meth:`.lm_runners._KVBase.prefill_rows`). A row that has finished rides
+the longest and the padding masked out (:meth:`.lm_runners.KVRunner.prefill_rows`). A row that has finished rides
 along until the last one does. Only a language model with a ``position_ids`` input (Turbo) can pad rows; see
 :func:`can_batch`. The other models generate a project's sentences one at a time ahead of decoding
 (:func:`generate_alone`), so that the decoder can still join neighbours.
@@ -18,10 +18,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import onnxruntime as ort
 
+from core.engine.caches.conditioning import Conditioning
 from core.engine.caches.prefix_cache import start_sentence
 from core.engine.constants import LOGITS_VOCAB, STOP_SPEECH
 from core.engine.errors import SynthesisCancelled
@@ -71,18 +73,21 @@ def sentence_ids(parts: ModelParts, text: str, language: str | None) -> np.ndarr
 def request_rows(parts: ModelParts, text: str, options: SynthesisOptions) -> dict[int, Row]:
     """The sentences of one request, by piece number (pauses have none), as the synthesis stream would seed them."""
     params = options.resolve(parts.info.variant)
+    seed = options.seed
+    if seed is None:
+        raise ValueError("a request batched ahead needs its seed (the stream would draw a new one)")
     rows = {}
     for number, piece in enumerate(split_text(text)):
         if isinstance(piece, Pause):
             continue
         ids = sentence_ids(parts, piece.text, options.language)
         cap = token_cap(parts.capabilities.variant, ids.shape[1], params.max_new_tokens)
-        rows[number] = Row(ids, params, options.seed + number, cap)
+        rows[number] = Row(ids, params, seed + number, cap)
     return rows
 
 
 def generate_rows(
-    parts: ModelParts, conditioning, voice_key: str, rows: list[Row], cancelled: Callable[[], bool] = lambda: False
+    parts: ModelParts, conditioning: Conditioning, voice_key: str, rows: list[Row], cancelled: Callable[[], bool] = lambda: False
 ) -> list[Generated]:
     """Generate every row's tokens in one batch (``SynthesisCancelled`` when ``cancelled`` says so)."""
     batch = len(rows)
@@ -133,7 +138,7 @@ def generate_rows(
 
 
 def generate_alone(
-    parts: ModelParts, conditioning, voice_key: str, row: Row, cancelled: Callable[[], bool] = lambda: False
+    parts: ModelParts, conditioning: Conditioning, voice_key: str, row: Row, cancelled: Callable[[], bool] = lambda: False
 ) -> Generated:
     """One sentence through the ordinary decode loop (any model, guidance included), as the synthesis stream runs
     it, before anything is decoded."""
@@ -148,7 +153,7 @@ def generate_alone(
     return Generated(tokens, stats.stop_reason)
 
 
-def _repeat(past, batch: int, device: str):
+def _repeat(past: Any, batch: int, device: str) -> Any:
     """The prefix's KV (batch 1) repeated for ``batch`` rows: a new cache, the cached one is never written."""
     if batch == 1:
         return past

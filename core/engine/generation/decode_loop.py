@@ -10,6 +10,7 @@ import numpy as np
 
 from core.engine.constants import STOP_SPEECH
 from core.engine.errors import SynthesisCancelled
+from core.engine.generation.lm_runners import KVRunner
 from core.engine.generation.sampler import Sampler
 from core.engine.generation.stop_guards import RunawayGuard
 
@@ -46,14 +47,16 @@ def step_overhead_share(stats: DecodeStats) -> float:
 
 def combine_cfg(logits: np.ndarray, cfg_weight: float) -> np.ndarray:
     """Row 0 conditional, row 1 unconditional: ``cond + w * (cond - uncond)``."""
+    cond: np.ndarray = logits[0]
     if logits.shape[0] == 1:
-        return logits[0]
-    cond, uncond = logits[0], logits[1]
-    return cond + cfg_weight * (cond - uncond)
+        return cond
+    uncond: np.ndarray = logits[1]
+    combined: np.ndarray = cond + cfg_weight * (cond - uncond)
+    return combined
 
 
 def generate(
-    kv,
+    kv: KVRunner,
     prompt: list[np.ndarray],
     sampler: Sampler,
     cap: int,
@@ -70,8 +73,8 @@ def generate(
     started = stats.started_at = time.perf_counter()
     ort_before = kv.ort_s
     try:
-        logits = None
-        for block in prompt:
+        logits = kv.prefill(prompt[0])
+        for block in prompt[1:]:
             logits = kv.prefill(block)
         stats.prefill_ms = (time.perf_counter() - started) * 1000
         stats.prefill_ort_s = kv.ort_s - ort_before

@@ -21,15 +21,22 @@ models with a ``position_ids`` input (Turbo) can do that: the others derive posi
 from __future__ import annotations
 
 import time
+from typing import Any
 
 import numpy as np
 import onnxruntime as ort
 
 from core.engine.model.model_info import ModelInfo
 
+Token = int | np.ndarray
+"""One speech token for every row, or one per row."""
 
-class _KVBase:
-    def __init__(self, lm, embed, info: ModelInfo, batch: int, exaggeration: float, device: str):
+
+class KVRunner:
+    past: Any
+    """The cache: ``OrtValue``s (chained) or numpy arrays by name (copied)."""
+
+    def __init__(self, lm: Any, embed: Any, info: ModelInfo, batch: int, exaggeration: float, device: str):
         self.lm, self.embed, self.info = lm, embed, info
         self.batch = batch
         self.device = device
@@ -63,7 +70,7 @@ class _KVBase:
             self._mask = np.ones(max(needed, 2 * self._mask.size), dtype=np.int64)
         return self._mask[:needed].reshape(self.batch, length)
 
-    def _embed_step_feeds(self, token) -> dict[str, np.ndarray]:
+    def _embed_step_feeds(self, token: Token) -> dict[str, np.ndarray]:
         """``token``: one id for every row, or one per row."""
         names = self.embed_names
         self.ids[:, 0] = token
@@ -74,7 +81,8 @@ class _KVBase:
 
     def _prefill_positions(self, length: int) -> np.ndarray:
         row = np.arange(self.total, self.total + length, dtype=np.int64)
-        return np.maximum(row[None, :] - self.pads, 0)  # padding columns (masked) get any valid position
+        positions: np.ndarray = np.maximum(row[None, :] - self.pads, 0)  # padding columns (masked): any valid one
+        return positions
 
     def _step_positions(self) -> np.ndarray:
         self.lm_pos[:] = self.total - self.pads
@@ -98,9 +106,21 @@ class _KVBase:
         self.pads += longest - np.array([[block.shape[1]] for block in blocks], dtype=np.int64)
         return self.prefill(embeds)  # positions now run behind the cache length by each row's padding
 
+    def prefill(self, embeds: np.ndarray) -> np.ndarray:
+        """Run [batch, S, H] embeddings through the model; the last position's logits [batch, vocab]."""
+        raise NotImplementedError
 
-class ChainedKV(_KVBase):
-    def __init__(self, lm, embed, info: ModelInfo, batch: int, exaggeration: float, device: str = "cpu"):
+    def step(self, token: Token) -> np.ndarray:
+        """Feed one speech token per row; the logits [batch, vocab] for the next."""
+        raise NotImplementedError
+
+    def adopt(self, past: Any, total: int) -> None:
+        """Start from an existing cache of ``total`` positions (shared, never mutated)."""
+        raise NotImplementedError
+
+
+class ChainedKV(KVRunner):
+    def __init__(self, lm: Any, embed: Any, info: ModelInfo, batch: int, exaggeration: float, device: str = "cpu"):
         super().__init__(lm, embed, info, batch, exaggeration, device)
         self._lm_io = lm.io_binding()
         self._embed_io = embed.io_binding()
@@ -120,11 +140,11 @@ class ChainedKV(_KVBase):
         shape = (self.batch, self.info.kv_heads, 0, self.info.head_dim)
         return ort.OrtValue.ortvalue_from_numpy(np.zeros(shape, dtype=self.info.kv_dtype), self.device, 0)
 
-    def adopt(self, past: list[ort.OrtValue], total: int) -> None:
+    def adopt(self, past: list[Any], total: int) -> None:
         """Start from an existing cache (shared, never mutated: each run allocates new presents)."""
         self.past, self.total = list(past), total
 
-    def _run(self, length: int, step: bool) -> list[ort.OrtValue]:
+    def _run(self, length: int, step: bool) -> list[Any]:
         io = self._lm_io
         # Bound numpy arrays must outlive the run: keep a reference until the next one.
         self._bound = [self._mask_view(self.total + length)]
@@ -150,15 +170,16 @@ class ChainedKV(_KVBase):
         outputs = io.get_outputs()
         self.past = [outputs[i] for i in range(1, len(self._output_names))]
         self.total += length
-        return outputs
+        return list(outputs)
 
     def prefill(self, embeds: np.ndarray) -> np.ndarray:
-        self._prefill_embeds = np.ascontiguousarray(embeds, dtype=self.info.embeds_dtype)
+        self._prefill_embeds: np.ndarray = np.ascontiguousarray(embeds, dtype=self.info.embeds_dtype)
         self._lm_io.bind_cpu_input(self.names.inputs_embeds, self._prefill_embeds)
         outputs = self._run(embeds.shape[1], step=False)
-        return outputs[0].numpy()[:, -1, :]
+        logits: np.ndarray = outputs[0].numpy()[:, -1, :]
+        return logits
 
-    def step(self, token) -> np.ndarray:
+    def step(self, token: Token) -> np.ndarray:
         feeds = self._embed_step_feeds(token)
         started = time.perf_counter()
         if self._chain_embeds:
@@ -167,7 +188,7 @@ class ChainedKV(_KVBase):
             self.embed.run_with_iobinding(self._embed_io)
             self._lm_io.bind_ortvalue_input(self.names.inputs_embeds, self._step_embeds)
         else:
-            embeds = self.embed.run([self.embed_names.inputs_embeds], feeds)[0]
+            embeds: np.ndarray = self.embed.run([self.embed_names.inputs_embeds], feeds)[0]
             self._prefill_embeds = embeds.astype(self.info.embeds_dtype)
             self._lm_io.bind_cpu_input(self.names.inputs_embeds, self._prefill_embeds)
         self.ort_s += time.perf_counter() - started
@@ -176,10 +197,10 @@ class ChainedKV(_KVBase):
         return self.logits[:, 0, :]
 
 
-class CopiedKV(_KVBase):
-    def __init__(self, lm, embed, info: ModelInfo, batch: int, exaggeration: float, device: str = "cpu"):
+class CopiedKV(KVRunner):
+    def __init__(self, lm: Any, embed: Any, info: ModelInfo, batch: int, exaggeration: float, device: str = "cpu"):
         super().__init__(lm, embed, info, batch, exaggeration, device)
-        empty = np.zeros((batch, info.kv_heads, 0, info.head_dim), dtype=info.kv_dtype)
+        empty: np.ndarray = np.zeros((batch, info.kv_heads, 0, info.head_dim), dtype=info.kv_dtype)
         self.past = {name: empty for name in info.past_names}
         self._outputs = [info.lm.logits, *info.present_names]
 
@@ -188,7 +209,7 @@ class CopiedKV(_KVBase):
 
     def _run(self, embeds: np.ndarray, positions: np.ndarray | None) -> np.ndarray:
         length = embeds.shape[1]
-        feeds = {
+        feeds: dict[str, np.ndarray | None] = {
             self.names.inputs_embeds: embeds.astype(self.info.embeds_dtype, copy=False),
             self.names.attention_mask: self._mask_view(self.total + length),
             **self.past,
@@ -200,12 +221,13 @@ class CopiedKV(_KVBase):
         self.ort_s += time.perf_counter() - started
         self.past = dict(zip(self.info.past_names, outputs[1:]))
         self.total += length
-        return outputs[0][:, -1, :]
+        logits: np.ndarray = outputs[0][:, -1, :]
+        return logits
 
     def prefill(self, embeds: np.ndarray) -> np.ndarray:
         return self._run(embeds, self._prefill_positions(embeds.shape[1]))
 
-    def step(self, token) -> np.ndarray:
+    def step(self, token: Token) -> np.ndarray:
         feeds = self._embed_step_feeds(token)
         started = time.perf_counter()
         embeds = self.embed.run([self.embed_names.inputs_embeds], feeds)[0]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -55,7 +56,7 @@ def load_text_table(path: Path, hidden: int) -> np.ndarray:
 class PromptEmbedder:
     """Builds the prompt ``inputs_embeds`` for one sentence (batch 2 with CFG: row 1 is unconditional)."""
 
-    def __init__(self, session, variant: str, names: GraphNames, text_table: np.ndarray | None):
+    def __init__(self, session: Any, variant: str, names: GraphNames, text_table: np.ndarray | None):
         self.session = session
         self.variant = variant
         self.names = names
@@ -73,9 +74,11 @@ class PromptEmbedder:
         }
 
     def text(self, ids: np.ndarray, exaggeration: float, cfg: bool) -> np.ndarray:
-        embeds = self.session.run([self.names.inputs_embeds], self.feeds(ids, None, exaggeration))[0]
+        embeds: np.ndarray = self.session.run([self.names.inputs_embeds], self.feeds(ids, None, exaggeration))[0]
         if not cfg:
             return embeds
+        if self.text_table is None:
+            raise ValueError("classifier-free guidance needs the text table (Capabilities.supports_cfg is False)")
         # Unconditional row: the same embeddings minus each text token's text-table row (position kept).
         span = text_span(ids)
         uncond = embeds.copy()

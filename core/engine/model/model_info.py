@@ -12,8 +12,10 @@ and reported by ``python -m core info``. A graph that fits neither names nor ord
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -60,12 +62,15 @@ ALIASES: dict[str, dict[str, tuple[str, ...]]] = {
 _PAST = re.compile(r"^past(?:_key_values)?[._](\d+)[._](key|value)$", re.IGNORECASE)
 _PRESENT = re.compile(r"^present(?:_key_values)?[._](\d+)[._](key|value)$", re.IGNORECASE)
 
+Fail = Callable[[str], ModelSignatureError]
+"""Builds the error for a graph that does not fit, from what does not fit."""
+
 
 @dataclass(frozen=True)
 class TensorSpec:
     name: str
     dtype: type
-    shape: tuple
+    shape: tuple[int | str | None, ...]
 
 
 @dataclass(frozen=True)
@@ -73,7 +78,7 @@ class _Role:
     """What a tensor in a role must look like: dtype family, rank(s) and, where fixed, the last dimension."""
 
     name: str
-    dtypes: tuple
+    dtypes: tuple[type, ...]
     ranks: tuple[int, ...]
     last: int | None = None
     optional: bool = False
@@ -134,14 +139,15 @@ class GraphNames:
     def __getattr__(self, role: str) -> str:
         """``names.logits``: the actual name of a role (AttributeError when this graph has no such tensor)."""
         try:
-            return self.__dict__["roles"][role]
+            name: str = self.__dict__["roles"][role]
+            return name
         except KeyError:
             raise AttributeError(f"{self.__dict__.get('graph', 'graph')} has no {role} tensor") from None
 
     def __contains__(self, role: str) -> bool:
         return role in self.roles
 
-    def report(self) -> dict:
+    def report(self) -> dict[str, Any]:
         return {"matched_by": self.matched_by, "tensors": dict(self.roles)}
 
 
@@ -181,7 +187,7 @@ class ModelInfo:
     def kv_bytes_per_position(self) -> int:
         return 2 * self.layers * self.kv_heads * self.head_dim * np.dtype(self.kv_dtype).itemsize
 
-    def tensor_names(self) -> dict[str, dict]:
+    def tensor_names(self) -> dict[str, dict[str, Any]]:
         """Per graph: how names were matched and the mapping role → name (KV listed by count)."""
         report = {g.graph: g.report() for g in (self.encoder, self.embed, self.lm, self.decoder)}
         report["language_model"]["kv"] = {
@@ -198,7 +204,7 @@ class _Arg:
 
     name: str
     type: str
-    shape: list
+    shape: list[int | str | None]
 
 
 _ONNX_TYPES = {1: "tensor(float)", 10: "tensor(float16)", 7: "tensor(int64)", 6: "tensor(int32)"}
@@ -211,7 +217,7 @@ def graph_signature(path: Path) -> tuple[list[_Arg], list[_Arg]]:
     model = onnx.load(str(path), load_external_data=False)
     init = {t.name for t in model.graph.initializer}
 
-    def args(values) -> list[_Arg]:
+    def args(values: Any) -> list[_Arg]:
         out = []
         for v in values:
             if v.name in init:
@@ -224,15 +230,15 @@ def graph_signature(path: Path) -> tuple[list[_Arg], list[_Arg]]:
     return args(model.graph.input), args(model.graph.output)
 
 
-def _specs(args) -> list[TensorSpec]:
+def _specs(args: list[Any]) -> list[TensorSpec]:
     return [TensorSpec(a.name, _ORT_DTYPES[a.type], tuple(a.shape)) for a in args if a.type in _ORT_DTYPES]
 
 
-def _static(dim) -> int | None:
+def _static(dim: object) -> int | None:
     return dim if isinstance(dim, int) and dim > 0 else None
 
 
-def _match(graph: str, side: str, roles: tuple[_Role, ...], tensors: list[TensorSpec], fail) -> GraphNames:
+def _match(graph: str, side: str, roles: tuple[_Role, ...], tensors: list[TensorSpec], fail: Fail) -> GraphNames:
     """Find each role by its known names, then the rest by position among the tensors no name claimed."""
     by_name = {t.name.lower(): t for t in tensors}
     found: dict[str, TensorSpec] = {}
@@ -274,22 +280,30 @@ def _show(spec: TensorSpec) -> str:
     return f"{np.dtype(spec.dtype).name} {list(spec.shape)}"
 
 
-def _kv_names(lm_inputs: list[TensorSpec], lm_outputs: list[TensorSpec], fail) -> tuple[tuple, tuple, str]:
+def _layer_kv(pattern: re.Pattern[str], name: str) -> tuple[str, str] | None:
+    """(layer, "key"/"value") of a past or present tensor's name, ``None`` for another name."""
+    match = pattern.match(name)
+    return (match.group(1), match.group(2)) if match else None
+
+
+def _kv_names(
+    lm_inputs: list[TensorSpec], lm_outputs: list[TensorSpec], fail: Fail
+) -> tuple[tuple[str, ...], tuple[str, ...], str]:
     """Past inputs and their present outputs: by layer and key/value where named so, else by order."""
     named = [t for t in lm_inputs if _PAST.match(t.name)]
     if named:
-        keys = {_PAST.match(t.name).groups() for t in named}
+        keys = {kv for t in named if (kv := _layer_kv(_PAST, t.name))}
         layers = 1 + max(int(i) for i, _ in keys)
         if keys != {(str(i), kv) for i in range(layers) for kv in ("key", "value")}:
             raise fail(f"past key/value inputs are not complete for {layers} layers")
         past = tuple(t.name for t in named)
-        presents = {_PRESENT.match(o.name).groups(): o.name for o in lm_outputs if _PRESENT.match(o.name)}
+        presents = {_layer_kv(_PRESENT, o.name): o.name for o in lm_outputs if _PRESENT.match(o.name)}
         if presents:
-            pairs = [presents.get(_PAST.match(n).groups()) for n in past]
+            pairs = [presents.get(_layer_kv(_PAST, n)) for n in past]
             if None in pairs:
                 missing = past[pairs.index(None)]
                 raise fail(f"no present output for {missing}")
-            return past, tuple(pairs), "names"
+            return past, tuple(p for p in pairs if p is not None), "names"
     else:
         past = tuple(t.name for t in lm_inputs if len(t.shape) == 4)
         if not past:
@@ -302,10 +316,10 @@ def _kv_names(lm_inputs: list[TensorSpec], lm_outputs: list[TensorSpec], fail) -
     return past, tuple(outputs), "order"
 
 
-def read_model_info(sessions: dict, paths: dict[str, Path], is_multilingual: bool) -> ModelInfo:
+def read_model_info(sessions: dict[str, Any], paths: dict[str, Path], is_multilingual: bool) -> ModelInfo:
     """Validate the four sessions against the contract and derive :class:`ModelInfo`."""
 
-    def failer(graph: str):
+    def failer(graph: str) -> Fail:
         def fail(what: str) -> ModelSignatureError:
             return ModelSignatureError(
                 f"{paths[graph].name} does not match the Chatterbox ONNX interface: {what}. "

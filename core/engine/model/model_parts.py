@@ -15,6 +15,7 @@ from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -24,7 +25,7 @@ from core.engine.caches.conditioning_cache import VoiceConditioner, bundle_ident
 from core.engine.caches.prefix_cache import PrefixCache
 from core.engine.errors import ModelSignatureError, VoiceReferenceError
 from core.engine.files.user_dirs import conditioning_cache_dir, decoder_costs_dir, q4_graph_cache_dir
-from core.engine.generation.lm_runners import ChainedKV, CopiedKV
+from core.engine.generation.lm_runners import ChainedKV, CopiedKV, KVRunner
 from core.engine.model.bundle import BundleFiles, file_stamp, locate_bundle
 from core.engine.model.embedding import PromptEmbedder, load_text_table
 from core.engine.model.model_info import ModelInfo, graph_signature, read_model_info
@@ -78,7 +79,7 @@ class ModelParts:
     def __init__(
         self,
         files: BundleFiles,
-        sessions: dict,
+        sessions: dict[str, Any],
         info: ModelInfo,
         tokenizer: TextTokenizer,
         text_table: np.ndarray | None,
@@ -132,7 +133,7 @@ class ModelParts:
             self.prefixes.clear()
         self.runtime = runtime
 
-    def runner(self, batch: int, exaggeration: float):
+    def runner(self, batch: int, exaggeration: float) -> KVRunner:
         """A fresh language-model runner: KV chained through IOBinding, or the plain copying loop."""
         kind = ChainedKV if self.runtime.kv_chaining else CopiedKV
         return kind(self.sessions["language_model"], self.sessions["embed_tokens"], self.info, batch, exaggeration,
@@ -181,7 +182,7 @@ def load_parts(
     elif has_4bit_weights(lm_graph):
         q4 = "fp32"
 
-    def load(name: str, graph: Path):
+    def load(name: str, graph: Path) -> Any:
         if progress is not None:
             progress(name, None)
         started = time.perf_counter()
@@ -223,18 +224,18 @@ class LoadingSession:
     """A session still being created on another thread. Its signature is read from the graph file meanwhile (so
     the model's interface can be checked at once); ``run`` waits for the session."""
 
-    def __init__(self, future: Future, path: Path):
+    def __init__(self, future: Future[Any], path: Path):
         self._future, self._path = future, path
-        self._signature: tuple[list, list] | None = None
+        self._signature: tuple[list[Any], list[Any]] | None = None
 
     @property
     def ready(self) -> bool:
         return self._future.done()
 
-    def session(self):
+    def session(self) -> Any:
         return self._future.result()  # raises the load error (a clear ModelLoadError) to the request that waits
 
-    def _io(self) -> tuple[list, list]:
+    def _io(self) -> tuple[list[Any], list[Any]]:
         if self._future.done() and self._future.exception() is None:
             s = self._future.result()
             return s.get_inputs(), s.get_outputs()
@@ -246,11 +247,11 @@ class LoadingSession:
                 return session.get_inputs(), session.get_outputs()
         return self._signature
 
-    def get_inputs(self):
+    def get_inputs(self) -> list[Any]:
         return self._io()[0]
 
-    def get_outputs(self):
+    def get_outputs(self) -> list[Any]:
         return self._io()[1]
 
-    def run(self, *args, **kwargs):
+    def run(self, *args: Any, **kwargs: Any) -> Any:
         return self.session().run(*args, **kwargs)

@@ -48,7 +48,7 @@ def int8_graph(graph: Path, cache_dir: Path | None) -> bytes | None:
         kept = [a for a in node.attribute if a.name != "accuracy_level"]
         del node.attribute[:]
         node.attribute.extend([*kept, onnx.helper.make_attribute("accuracy_level", INT8_LEVEL)])
-    data = model.SerializeToString()
+    data: bytes = model.SerializeToString()
     if cached is not None:
         try:
             cached.parent.mkdir(parents=True, exist_ok=True)

@@ -31,6 +31,7 @@ import threading
 from collections import deque
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from core.engine.constants import TOKENS_PER_SECOND
 from core.engine.files.atomic import write_json_atomic
@@ -48,10 +49,10 @@ class CostModel:
     """Decoder call time = fixed + per_token × window tokens (per prompt length), and the LM step time."""
 
     def __init__(self, keep: int = 24):
-        self._calls: dict[int, deque] = {}
-        self._alone: dict[int, deque] = {}
+        self._calls: dict[int, deque[tuple[int, float]]] = {}
+        self._alone: dict[int, deque[tuple[int, float]]] = {}
         """Calls made while the language model was not running (on few cores, overlapped calls are slower)."""
-        self._steps: deque = deque(maxlen=64)
+        self._steps: deque[float] = deque(maxlen=64)
         self.lm_running = False
         """Set by synthesis while the language model generates: decoder calls made meanwhile share the cores."""
         self._keep = keep
@@ -98,7 +99,7 @@ class CostModel:
             slope, intercept = 0.0, statistics.fmean(ys)
         return max(intercept, 0.0), slope
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, object]:
         with self._lock:
             return {
                 "version": 1,
@@ -107,7 +108,7 @@ class CostModel:
                 "steps": list(self._steps),
             }
 
-    def load_json(self, data: dict) -> None:
+    def load_json(self, data: dict[str, Any]) -> None:
         """Costs measured in an earlier session on this machine (malformed data raises; the caller ignores it)."""
         if data.get("version") != 1:
             raise ValueError("unknown cost file version")
@@ -155,6 +156,10 @@ class StreamPlan:
         context = min(self.context_tokens, self.sentence_tokens)
         return self.costs.decode_s(self.prompt_tokens, new_tokens + context)
 
+    def _known_decode_s(self, new_tokens: int) -> float:
+        """:meth:`_decode_s` where the costs are known (once one window's estimate exists, every window's does)."""
+        return self._decode_s(new_tokens) or 0.0
+
     def new_sentence(self) -> None:
         self.behind = False  # a pause or a long gap may have refilled the queue
         self.sentence_windows = 0
@@ -197,7 +202,7 @@ class StreamPlan:
         start = max(now, self.decoder_free_at)
 
         def fits(tokens: int, at: float = start) -> bool:
-            return at + self._decode_s(tokens) + MARGIN_S <= dry_at
+            return at + self._known_decode_s(tokens) + MARGIN_S <= dry_at
 
         if not fits(pending):  # all of it would be late: the largest first part that is not
             prefix = pending - 1
@@ -207,10 +212,10 @@ class StreamPlan:
                 self.behind = True  # too late even for a small window: splitting would only add fixed costs
                 return 0
             if sentence_done:  # split the rest only where that shortens the stall by more than a call's fixed cost
-                first_ready = start + self._decode_s(prefix)
+                first_ready = start + self._known_decode_s(prefix)
                 second = self.costs.decode_s(self.prompt_tokens, pending - prefix + self.context_tokens) or 0.0
                 stall_split = first_ready + second + MARGIN_S - (dry_at + prefix * TOKEN_S)
-                stall_whole = start + self._decode_s(pending) + MARGIN_S - dry_at
+                stall_whole = start + self._known_decode_s(pending) + MARGIN_S - dry_at
                 fixed = (self.costs.decoder_line(self.prompt_tokens) or (0.0, 0.0))[0]
                 if stall_split > 0 and stall_whole - stall_split < fixed:
                     self.behind = True

@@ -9,15 +9,17 @@ import secrets
 import statistics
 import time
 from collections import deque
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Generator, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
-from core.engine.audio.speech_decoder import DecodedAudio, SentenceAudio
+from core.engine.audio.speech_decoder import DecodedAudio, SentenceAudio, SentenceDecoding, SpeechDecoder
 from core.engine.audio.voice_reference import VoiceReference
+from core.engine.caches.conditioning import Conditioning
 from core.engine.caches.prefix_cache import start_sentence
 from core.engine.constants import LOGITS_VOCAB, SAMPLE_RATE
 from core.engine.errors import SynthesisCancelled
@@ -26,9 +28,9 @@ from core.engine.generation.decode_loop import DecodeStats, generate, step_overh
 from core.engine.generation.sampler import Sampler
 from core.engine.generation.stop_guards import RunawayGuard, token_cap
 from core.engine.model.model_parts import ModelParts
-from core.engine.options import SynthesisOptions
+from core.engine.options import SamplingParams, SynthesisOptions
 from core.engine.streaming.stream_plan import StreamPlan
-from core.engine.text import SENTENCE_GAP_S, Pause, clean_text, split_text
+from core.engine.text import SENTENCE_GAP_S, Pause, Sentence, clean_text, split_text
 
 
 @dataclass(frozen=True)
@@ -79,8 +81,8 @@ class RequestReport:
     speech_tokens: list[int] = field(default_factory=list)
     stop_reasons: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
-    cache: dict = field(default_factory=dict)
-    chunks: list[dict] = field(default_factory=list)
+    cache: dict[str, Any] = field(default_factory=dict)
+    chunks: list[dict[str, Any]] = field(default_factory=list)
     timings: dict[str, float] = field(default_factory=dict)
     samples: int = 0
 
@@ -108,22 +110,45 @@ class SynthesisStream:
         self.report = RequestReport()
         self._ttfa_ms: float | None = None
         self._decoder_ms = 0.0
+        self._index = 0
+        """The next chunk's index."""
 
     def __iter__(self) -> Iterator[AudioChunk]:
         return self._run()
 
     def _run(self) -> Iterator[AudioChunk]:
+        started = time.perf_counter()
+        ctx = self._start(started)
+        stats: list[DecodeStats] = []
+        previous_was_sentence = False
+        try:
+            for number, piece in enumerate(split_text(self.request.text)):
+                if isinstance(piece, Pause) or previous_was_sentence:
+                    self._put_silence(ctx, number, piece)
+                if isinstance(piece, Pause):
+                    previous_was_sentence = False
+                    continue
+                previous_was_sentence = True
+                stats.append((yield from self._speak_sentence(ctx, number, piece, first=not stats)))
+            yield from ctx.out.drain(ctx.plan)
+        except BaseException:
+            ctx.out.abandon(self.parts.decoder)
+            raise
+        finally:
+            self.parts.costs.lm_running = False
+            ctx.out.close()
+        self._finish_report(stats, started)
+
+    def _start(self, started: float) -> _RequestContext:
+        """Everything a request's sentences share: sampling parameters, the voice's conditioning, the plan."""
         parts, request, report = self.parts, self.request, self.report
         runtime, caps = parts.runtime, parts.capabilities
-        started = time.perf_counter()
         options = request.options
         params = options.resolve(caps.variant)
         report.text = clean_text(request.text)
-        pieces = split_text(request.text)
         reference = parts.reference(request.voice)
         report.warnings += reference.warnings
         voice = parts.voices.lookup(reference)
-        cond = voice.conditioning
         report.cache["conditioning"] = voice.source
         if voice.write_error:
             report.cache["write_error"] = voice.write_error
@@ -135,133 +160,147 @@ class SynthesisStream:
         cfg = caps.supports_cfg and params.cfg_weight > 0
         if parts.info.supports_cfg and params.cfg_weight > 0 and not cfg:
             report.warnings.append("Classifier-free guidance is unavailable for this bundle; generating without it.")
-
-        dec_cond = cond.with_decoder_prompt(runtime.decoder_prompt_seconds)
+        dec_cond = voice.conditioning.with_decoder_prompt(runtime.decoder_prompt_seconds)
         plan = StreamPlan(
-            runtime.stream_plan if runtime.stream else "off", runtime.first_chunk_tokens, runtime.chunk_tokens,
-            runtime.decoder_context_tokens, parts.costs, dec_cond.prompt_tokens,
-        )  # fmt: skip
+            runtime.stream_plan if runtime.stream else "off",
+            runtime.first_chunk_tokens,
+            runtime.chunk_tokens,
+            runtime.decoder_context_tokens,
+            parts.costs,
+            dec_cond.prompt_tokens,
+        )
         pool = ThreadPoolExecutor(1, thread_name_prefix="decoder") if runtime.decoder_thread else None
         out = _InOrder(pool, self.cancelled)
-        stats: list[DecodeStats] = []
-        index = 0
-        previous_was_sentence = False
-        try:
-            for number, piece in enumerate(pieces):
-                if isinstance(piece, Pause) or previous_was_sentence:
-                    seconds, kind = (piece.seconds, "pause") if isinstance(piece, Pause) else (SENTENCE_GAP_S, "gap")
-                    span = (piece.start, piece.end) if kind == "pause" else (piece.start, piece.start)
-                    silence = np.zeros(round(seconds * SAMPLE_RATE), np.float32)
-                    out.put_ready(lambda s=silence, i=index, n=number, sp=span, k=kind: self._chunk(
-                        s, i, n, sp, 0, k, started))  # fmt: skip
-                    plan.silence(seconds)
-                    index += 1
-                if isinstance(piece, Pause):
-                    previous_was_sentence = False
-                    continue
-                previous_was_sentence = True
-                sentence, dropped = parts.tokenizer.prepare(piece.text)
-                report.warnings += [f"Unknown tag {tag} was skipped." for tag in dropped]
-                guard = RunawayGuard()
-                if number in self.pregenerated:
-                    st = DecodeStats(stop_reason=self.pregenerated[number].stop_reason, started_at=time.perf_counter())
-                    tokens = iter(self.pregenerated[number].tokens)
-                else:
-                    ids = parts.tokenizer.encode(sentence, options.language)
-                    start = start_sentence(parts, cond, voice.key, ids, params.exaggeration, cfg, report.cache)
-                    st = DecodeStats(prefix_build_ms=start.prefix_build_ms)
-                    tokens = generate(
-                        start.runner,
-                        start.prompt,
-                        Sampler(params, report.seed + number, parts.info.logits_vocab or LOGITS_VOCAB),
-                        token_cap(caps.variant, ids.shape[1], params.max_new_tokens),
-                        params.cfg_weight if cfg else 0.0,
-                        st,
-                        self.cancelled,
-                        guard,
-                    )
-                stats.append(st)
-                decoded = self.pregenerated.get(number)
-                if decoded is not None and decoded.audio is not None:
-                    audio = DecodedAudio(decoded.audio)
-                else:
-                    audio = SentenceAudio(parts.decoder, dec_cond, runtime.decoder_context_tokens, options.trim_silence)
-                plan.new_sentence()
-                first_sentence = len(stats) == 1
-                pending: list[int] = []
-                lm_started = time.perf_counter()
+        return _RequestContext(params, cfg, voice.conditioning, voice.key, dec_cond, plan, out, started)
 
-                def decode(count: int, final: bool, now: float, audio=audio, number=number, piece=piece) -> None:
-                    """Hand the first ``count`` pending tokens to the decoder (its chunk comes out in order)."""
-                    nonlocal index, pending, lm_started
-                    plan.decoding(count, now)
-                    self._decode(out, audio, pending[:count], final, index, number, piece, now - lm_started, started)
-                    index += 1
-                    pending, lm_started = pending[count:], time.perf_counter()
+    def _put_silence(self, ctx: _RequestContext, number: int, piece: Sentence | Pause) -> None:
+        """A pause tag's silence, or the short gap between two sentences."""
+        if isinstance(piece, Pause):
+            seconds, kind, span = piece.seconds, "pause", (piece.start, piece.end)
+        else:
+            seconds, kind, span = SENTENCE_GAP_S, "gap", (piece.start, piece.start)
+        silence = np.zeros(round(seconds * SAMPLE_RATE), np.float32)
+        index = self._next_index()
+        ctx.out.put_ready(lambda: self._chunk(silence, index, number, span, 0, kind, ctx.started))
+        ctx.plan.silence(seconds)
 
-                parts.costs.lm_running = True
-                for token in tokens:
-                    pending.append(token)
-                    report.speech_tokens.append(token)
-                    now = time.perf_counter()
-                    size = plan.window(len(pending), now, first_sentence)
-                    if size:
-                        decode(size, False, now)
-                    yield from out.ready(plan)
-                parts.costs.lm_running = False
-                drop = guard.trim(pending)
-                del report.speech_tokens[len(report.speech_tokens) - drop :]
-                now = time.perf_counter()
-                split = plan.window(len(pending), now, first_sentence, sentence_done=True)
-                if split:  # the rest is long: decode a first part now so that playback does not run dry meanwhile
-                    decode(split, False, now)
-                decode(len(pending), True, time.perf_counter())
-                report.stop_reasons.append(st.stop_reason)
-                parts.costs.add_steps(st.step_ms)
-            yield from out.drain(plan)
-        except BaseException:
-            out.abandon(parts.decoder)
-            raise
-        finally:
-            parts.costs.lm_running = False
-            out.close()
+    def _speak_sentence(
+        self, ctx: _RequestContext, number: int, piece: Sentence, first: bool
+    ) -> Generator[AudioChunk, None, DecodeStats]:
+        """One sentence: its tokens as the language model generates them, decoded in the windows the plan chooses;
+        the chunks that are ready are yielded on the way. Returns the sentence's decode statistics."""
+        parts, report = self.parts, self.report
+        sentence, dropped = parts.tokenizer.prepare(piece.text)
+        report.warnings += [f"Unknown tag {tag} was skipped." for tag in dropped]
+        guard = RunawayGuard()
+        stats, tokens = self._sentence_tokens(ctx, number, sentence, guard)
+        audio = self._sentence_audio(ctx, number)
+        plan = ctx.plan
+        plan.new_sentence()
+        pending = _PendingTokens()
 
-        total_ms = (time.perf_counter() - started) * 1000
-        steps = [s for st in stats for s in st.step_ms]
-        audio_s = report.samples / SAMPLE_RATE
-        report.timings = {
-            "ttfa_ms": self._ttfa_ms if self._ttfa_ms is not None else total_ms,
-            "prefill_ms": stats[0].prefill_ms if stats else 0.0,
-            "prefix_build_ms": sum(st.prefix_build_ms for st in stats),
-            "first_token_ms": (stats[0].started_at - started) * 1000 + stats[0].first_token_ms if stats else 0.0,
-            "step_ms_median": statistics.median(steps) if steps else 0.0,
-            "decoder_ms": self._decoder_ms,
-            "total_ms": total_ms,
-            "rtf": (total_ms / 1000) / audio_s if audio_s else 0.0,
-            "python_overhead_share": statistics.median(step_overhead_share(st) for st in stats) if stats else 0.0,
-        }
-        report.cache["encoder_runs"] = parts.voices.encoder_runs
-        parts.cost_file.save(parts.costs)  # the next start plans its first request from these
+        def decode(count: int, final: bool, now: float) -> None:
+            plan.decoding(count, now)
+            self._decode(ctx, audio, pending, count, final, number, piece, now)
 
-    def _decode(self, out, audio: SentenceAudio, tokens: list[int], final: bool, index: int, number: int, piece,
-                lm_s: float, started: float) -> None:  # fmt: skip
-        """Hand the tokens generated since the last window to the decoder; the chunk comes out in order."""
-        tokens = list(tokens)
+        parts.costs.lm_running = True
+        for token in tokens:
+            pending.tokens.append(token)
+            report.speech_tokens.append(token)
+            now = time.perf_counter()
+            size = plan.window(len(pending.tokens), now, first)
+            if size:
+                decode(size, False, now)
+            yield from ctx.out.ready(plan)
+        parts.costs.lm_running = False
+        drop = guard.trim(pending.tokens)
+        del report.speech_tokens[len(report.speech_tokens) - drop :]
+        now = time.perf_counter()
+        split = plan.window(len(pending.tokens), now, first, sentence_done=True)
+        if split:  # the rest is long: decode a first part now so that playback does not run dry meanwhile
+            decode(split, False, now)
+        decode(len(pending.tokens), True, time.perf_counter())
+        report.stop_reasons.append(stats.stop_reason)
+        parts.costs.add_steps(stats.step_ms)
+        return stats
 
-        def job(lm_waits: bool):
+    def _sentence_tokens(
+        self, ctx: _RequestContext, number: int, sentence: str, guard: RunawayGuard
+    ) -> tuple[DecodeStats, Iterator[int]]:
+        """The sentence's speech tokens: generated ahead (a batch) or by the decode loop as they are iterated."""
+        ahead = self.pregenerated.get(number)
+        if ahead is not None:
+            return DecodeStats(stop_reason=ahead.stop_reason, started_at=time.perf_counter()), iter(ahead.tokens)
+        parts, params = self.parts, ctx.params
+        ids = parts.tokenizer.encode(sentence, self.request.options.language)
+        start = start_sentence(parts, ctx.conditioning, ctx.voice_key, ids, params.exaggeration, ctx.cfg, self.report.cache)
+        stats = DecodeStats(prefix_build_ms=start.prefix_build_ms)
+        tokens = generate(
+            start.runner,
+            start.prompt,
+            Sampler(params, self.report.seed + number, parts.info.logits_vocab or LOGITS_VOCAB),
+            token_cap(parts.capabilities.variant, ids.shape[1], params.max_new_tokens),
+            params.cfg_weight if ctx.cfg else 0.0,
+            stats,
+            self.cancelled,
+            guard,
+        )
+        return stats, tokens
+
+    def _sentence_audio(self, ctx: _RequestContext, number: int) -> SentenceDecoding:
+        """Where the sentence's tokens become samples: decoded ahead (joined), or by the speech decoder per window."""
+        decoded = self.pregenerated.get(number)
+        if decoded is not None and decoded.audio is not None:
+            return DecodedAudio(decoded.audio)
+        runtime = self.parts.runtime
+        trim = self.request.options.trim_silence
+        return SentenceAudio(self.parts.decoder, ctx.decoder_conditioning, runtime.decoder_context_tokens, trim)
+
+    def _next_index(self) -> int:
+        index, self._index = self._index, self._index + 1
+        return index
+
+    def _decode(
+        self,
+        ctx: _RequestContext,
+        audio: SentenceDecoding,
+        pending: _PendingTokens,
+        count: int,
+        final: bool,
+        number: int,
+        piece: Sentence,
+        now: float,
+    ) -> None:
+        """Hand the first ``count`` pending tokens to the decoder; the chunk comes out in order."""
+        tokens, lm_ms, index = pending.tokens[:count], (now - pending.lm_started) * 1000, self._next_index()
+
+        def job(lm_waits: bool) -> tuple[np.ndarray, float]:
             t0 = time.perf_counter()
             samples = audio.add(tokens, final, lm_waits)
             return samples, (time.perf_counter() - t0) * 1000
 
-        def chunk(result) -> AudioChunk:
+        def chunk(result: tuple[np.ndarray, float]) -> AudioChunk:
             samples, decode_ms = result
             self._decoder_ms += decode_ms
-            return self._chunk(samples, index, number, (piece.start, piece.end), len(tokens), "speech", started,
-                               lm_ms=lm_s * 1000, decode_ms=decode_ms, last=final)  # fmt: skip
+            span = (piece.start, piece.end)
+            return self._chunk(samples, index, number, span, len(tokens), "speech", ctx.started, lm_ms, decode_ms, final)
 
-        out.put(job, chunk)
+        ctx.out.put(job, chunk)
+        pending.tokens, pending.lm_started = pending.tokens[count:], time.perf_counter()
 
-    def _chunk(self, samples, index, number, span, tokens, kind, started, lm_ms=0.0, decode_ms=0.0, last=True):
+    def _chunk(
+        self,
+        samples: np.ndarray,
+        index: int,
+        number: int,
+        span: tuple[int, int],
+        tokens: int,
+        kind: str,
+        started: float,
+        lm_ms: float = 0.0,
+        decode_ms: float = 0.0,
+        last: bool = True,
+    ) -> AudioChunk:
         at_ms = (time.perf_counter() - started) * 1000
         chunk = AudioChunk(
             samples,
@@ -280,15 +319,67 @@ class SynthesisStream:
         self.report.samples += samples.size
         if self._ttfa_ms is None and kind == "speech" and samples.size:
             self._ttfa_ms = at_ms
-        self.report.chunks.append({
-            "index": index, "sentence": number, "kind": kind, "tokens": tokens, "samples": int(samples.size),
-            "lm_ms": round(lm_ms, 3), "decode_ms": round(decode_ms, 3), "at_ms": round(at_ms, 3),
-            "rtf": round(chunk.rtf, 4),
-        })  # fmt: skip
+        self.report.chunks.append(
+            {
+                "index": index,
+                "sentence": number,
+                "kind": kind,
+                "tokens": tokens,
+                "samples": int(samples.size),
+                "lm_ms": round(lm_ms, 3),
+                "decode_ms": round(decode_ms, 3),
+                "at_ms": round(at_ms, 3),
+                "rtf": round(chunk.rtf, 4),
+            }
+        )
         return chunk
 
+    def _finish_report(self, stats: list[DecodeStats], started: float) -> None:
+        parts, report = self.parts, self.report
+        total_ms = (time.perf_counter() - started) * 1000
+        steps = [s for st in stats for s in st.step_ms]
+        audio_s = report.samples / SAMPLE_RATE
+        report.timings = {
+            "ttfa_ms": self._ttfa_ms if self._ttfa_ms is not None else total_ms,
+            "prefill_ms": stats[0].prefill_ms if stats else 0.0,
+            "prefix_build_ms": sum(st.prefix_build_ms for st in stats),
+            "first_token_ms": (stats[0].started_at - started) * 1000 + stats[0].first_token_ms if stats else 0.0,
+            "step_ms_median": statistics.median(steps) if steps else 0.0,
+            "decoder_ms": self._decoder_ms,
+            "total_ms": total_ms,
+            "rtf": (total_ms / 1000) / audio_s if audio_s else 0.0,
+            "python_overhead_share": statistics.median(step_overhead_share(st) for st in stats) if stats else 0.0,
+        }
+        report.cache["encoder_runs"] = parts.voices.encoder_runs
+        parts.cost_file.save(parts.costs)  # the next start plans its first request from these
 
-def wait_cancellable(future: Future, cancelled: Callable[[], bool], interrupt: Callable[[], None] | None = None):
+
+@dataclass(frozen=True)
+class _RequestContext:
+    """What every sentence of one request shares."""
+
+    params: SamplingParams
+    cfg: bool
+    conditioning: Conditioning
+    voice_key: str
+    decoder_conditioning: Conditioning
+    """The conditioning with the decoder's voice prompt cut to ``decoder_prompt_seconds``."""
+    plan: StreamPlan
+    out: _InOrder
+    started: float
+
+
+@dataclass
+class _PendingTokens:
+    """A sentence's tokens generated and not yet handed to the decoder, and when the language model began them."""
+
+    tokens: list[int] = field(default_factory=list)
+    lm_started: float = field(default_factory=time.perf_counter)
+
+
+def wait_cancellable(
+    future: Future[Any], cancelled: Callable[[], bool], interrupt: Callable[[], None] | None = None
+) -> None:
     """Wait for ``future``, looking at ``cancelled`` every 50 ms; on a cancel, ``interrupt`` the work (and let it end)
     and raise :class:`SynthesisCancelled`."""
     while not wait([future], timeout=0.05).done:
@@ -297,6 +388,10 @@ def wait_cancellable(future: Future, cancelled: Callable[[], bool], interrupt: C
                 interrupt()
                 wait([future])
             raise SynthesisCancelled("The request was cancelled.")
+
+
+Finish = Callable[[Any], AudioChunk]
+"""Turns a finished job's result into the chunk."""
 
 
 class _InOrder:
@@ -308,13 +403,13 @@ class _InOrder:
     def __init__(self, pool: ThreadPoolExecutor | None, cancelled: Callable[[], bool]):
         self.pool = pool
         self.cancelled = cancelled
-        self.items: deque[tuple[Future, Callable]] = deque()
+        self.items: deque[tuple[Future[Any], Finish]] = deque()
         self.speech_seen = False
         self.speech_submitted = False
 
-    def put(self, job: Callable, finish: Callable) -> None:
+    def put(self, job: Callable[[bool], Any], finish: Finish) -> None:
         if self.pool is None:
-            done: Future = Future()
+            done: Future[Any] = Future()
             done.set_result(job(True))
             self.items.append((done, finish))
             return
@@ -327,14 +422,14 @@ class _InOrder:
             self.speech_submitted = True
             wait_cancellable(future, self.cancelled)
 
-    def put_ready(self, make: Callable) -> None:
-        done: Future = Future()
+    def put_ready(self, make: Callable[[], AudioChunk]) -> None:
+        done: Future[None] = Future()
         done.set_result(None)
         self.items.append((done, lambda _none: make()))
 
     def _pop(self, plan: StreamPlan) -> AudioChunk:
         future, finish = self.items.popleft()
-        chunk = finish(future.result())
+        chunk: AudioChunk = finish(future.result())
         if chunk.kind == "speech":
             first = bool(chunk.samples.size) and not self.speech_seen
             self.speech_seen = self.speech_seen or first
@@ -349,7 +444,7 @@ class _InOrder:
         while self.items:
             yield self._pop(plan)
 
-    def abandon(self, decoder) -> None:
+    def abandon(self, decoder: SpeechDecoder) -> None:
         """The request ends early (cancelled or failed): drop queued windows, stop the one being decoded."""
         for future, _finish in self.items:
             future.cancel()
