@@ -24,6 +24,7 @@ from core.engine import (
     Failed,
     Finished,
     InferenceWorker,
+    RequestReport,
     RuntimeOptions,
     Started,
     SynthesisRequest,
@@ -72,7 +73,7 @@ class Job:
         self.jobs, self.request_id, self.sink = queue, request_id, sink
         self.started = False
         self.done = False
-        self.report = None
+        self.report: RequestReport | None = None
 
     async def chunks(self, disconnected: Callable[[], Awaitable[bool]]) -> AsyncIterator[AudioChunk]:
         """The request's chunks as they come; ends when it finishes (:class:`JobFailed` if it fails or is cancelled).

@@ -36,6 +36,7 @@ from core.engine import (
     InvalidOptions,
     SynthesisOptions,
     SynthesisRequest,
+    VoiceReference,
 )
 from core.voices import VoiceLibrary
 
@@ -209,6 +210,7 @@ def create_app(worker: InferenceWorker, library: VoiceLibrary, config: ApiConfig
             raise ApiError(404, f"The model {params.model!r} does not exist here. Use one of: {known}.",
                            "model_not_found")  # fmt: skip
         try:
+            voice: VoiceReference | None
             if upload is not None:
                 voice = voices.load_upload(*upload)
             else:

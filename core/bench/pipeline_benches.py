@@ -263,8 +263,8 @@ def export_finishing(bench) -> None:
     )
 
     text = BOOK if not bench.config.quick else " ".join(BOOK.split(". ")[:6]) + "."
-    with tempfile.TemporaryDirectory(prefix="chatterbox-bench-export-") as folder:
-        folder = Path(folder)
+    with tempfile.TemporaryDirectory(prefix="chatterbox-bench-export-") as temporary:
+        folder = Path(temporary)
         project = create_project(folder / "bench.cbproj", "Bench")
         voice = str(bench._voice_file())
         import_document(project, parse_text(text, "Bench"), voice, None, None, source_identity("bench", text, voice))

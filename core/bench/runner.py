@@ -187,7 +187,7 @@ class Bench:
         options = SynthesisOptions(seed=1, max_new_tokens=n, trim_silence=False, cfg_weight=0.0)
         on, off = replace(base, stream=True), replace(base, stream=False)
         self.pipe.synthesize(LONG_TEXT, self.voice, options, runtime=on)  # warm caches
-        runs = {"stream": [], "one-shot": []}
+        runs: dict[str, list[dict[str, float]]] = {"stream": [], "one-shot": []}
 
         def run(runtime, label):
             result = self.pipe.synthesize(LONG_TEXT, self.voice, options, runtime=runtime)

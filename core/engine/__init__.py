@@ -60,7 +60,7 @@ from core.engine.options import (
     upstream_defaults,
 )
 from core.engine.pipeline import Pipeline
-from core.engine.streaming.synthesis import AudioChunk, SynthesisRequest, new_seed, wait_cancellable
+from core.engine.streaming.synthesis import AudioChunk, RequestReport, SynthesisRequest, new_seed, wait_cancellable
 from core.engine.text import (
     MAX_TEXT_CHARS,
     Pause,
@@ -120,6 +120,7 @@ __all__ = [
     "RenderDone",
     "RenderProject",
     "RenderStep",
+    "RequestReport",
     "RuntimeOptions",
     "SAMPLES_PER_TOKEN",
     "SAMPLE_RATE",

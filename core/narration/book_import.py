@@ -34,6 +34,12 @@ _VOICE_TAG = re.compile(r"\[voice\s*:\s*([^\[\]\n]{1,80}?)\s*\]", re.IGNORECASE)
 _CHAPTER_MARK = re.compile(r"^\s*\[chapter(?:\s*:\s*([^\[\]\n]{0,200}?))?\s*\]\s*$", re.IGNORECASE)
 
 
+def _chapter_title(line: str) -> str:
+    """The title of a ``[chapter: Title]`` line (empty for ``[chapter]`` or another line)."""
+    match = _CHAPTER_MARK.match(line)
+    return (match.group(1) or "").strip() if match else ""
+
+
 @dataclass
 class Block:
     kind: str
@@ -90,7 +96,7 @@ def parse_text(text: str, title: str) -> Document:
             if lines[cursor:i]:
                 doc.blocks.append(Block("paragraph", " ".join(lines[cursor:i])))
             if i < len(lines):
-                doc.blocks.append(Block("chapter", (_CHAPTER_MARK.match(lines[i]).group(1) or "").strip()))
+                doc.blocks.append(Block("chapter", _chapter_title(lines[i])))
             cursor = i + 1
     return doc
 
@@ -146,7 +152,7 @@ def parse_markdown(text: str, title: str) -> Document:
             flush()
         elif _CHAPTER_MARK.match(line):
             flush()
-            blocks.append(("chapter", (_CHAPTER_MARK.match(line).group(1) or "").strip(), 0))
+            blocks.append(("chapter", _chapter_title(line), 0))
         else:
             words = _inline(_LINE_PREFIX.sub("", line, count=1).replace("|", " "))
             if words:

@@ -90,7 +90,7 @@ def export_project(project: Project, request: ExportRequest) -> ExportResult:
             write_subtitles(request.subtitles, _cues(project, whole))
             result.files.append({"path": str(request.subtitles), "kind": "subtitles"})
     if request.per_chapter is not None:
-        _export_chapters(project, finished, request, result)
+        _export_chapters(project, finished, request, request.per_chapter, result)
     return result
 
 
@@ -105,7 +105,7 @@ def preview(project: Project, first: int = 1, max_seconds: float | None = None) 
         if project.status(segment) == "rendered":
             segments.append(segment)
             speed = project.speed_of(segment)
-            seconds += (project.chosen_take(segment).seconds + segment.pause_after) / speed
+            seconds += (project.rendered_take(segment).seconds + segment.pause_after) / speed
     part = _assemble(project, Part(project.title, segments), _finished_segments(project, segments))
     return part.audio, part.placements
 
@@ -137,7 +137,7 @@ def _finished_segments(project: Project, segments: list[Segment] | None = None) 
     """Segment id → its chosen take at its pace (read and stretched once per export)."""
     out = {}
     for segment in project.segments if segments is None else segments:
-        take = project.chosen_take(segment)
+        take = project.rendered_take(segment)
         path = project.path(take.file)
         try:
             audio, rate = sf.read(path, dtype="float32", always_2d=False)
@@ -203,8 +203,9 @@ def _cues(project: Project, part: Part) -> list[Cue]:
     return [Cue(p.start, p.end, by_number[p.number].text) for p in part.placements]
 
 
-def _export_chapters(project: Project, finished: dict, request: ExportRequest, result: ExportResult) -> None:
-    folder = request.per_chapter
+def _export_chapters(
+    project: Project, finished: dict[int, np.ndarray], request: ExportRequest, folder: Path, result: ExportResult
+) -> None:
     try:
         folder.mkdir(parents=True, exist_ok=True)
     except OSError as exc:

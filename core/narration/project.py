@@ -130,6 +130,13 @@ class Project:
     def chosen_take(self, segment: Segment) -> Take | None:
         return segment.takes[segment.chosen] if segment.chosen is not None else None
 
+    def rendered_take(self, segment: Segment) -> Take:
+        """The chosen take of a segment that export or playback needs rendered (:class:`ProjectError` if none)."""
+        take = self.chosen_take(segment)
+        if take is None:
+            raise ProjectError(f"Segment {self.number(segment)} has no take yet: render it first.")
+        return take
+
     def pending(self) -> list[Segment]:
         return [s for s in self.segments if self.status(s) != "rendered"]
 

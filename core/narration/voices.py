@@ -46,8 +46,8 @@ def resolve_voices(
             resolved[name] = None
         elif name in project.voices:
             resolved[name] = name
-        elif library is not None and library.get(name) is not None:
-            resolved[name] = add_voice(project, name, library.get(name).path)
+        elif library is not None and (saved := library.get(name)) is not None:
+            resolved[name] = add_voice(project, name, saved.path)
         elif (file := _voice_file(name, base)) is not None:
             resolved[name] = add_voice(project, file.stem if name == str(file) or "/" in name else name, file)
         else:

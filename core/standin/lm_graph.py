@@ -108,9 +108,9 @@ def build_language_model(spec: StandinSpec, precision: str, seed: int) -> GraphB
         b.op("Unsqueeze", control, b.const([1], np.int64)),
         b.const([0, 0, 0, 0, 0, heads - 1, 0, hd - CONTROL_CHANNELS], np.int64),
     )
-    keep = np.ones((1, heads, 1, hd), np.float32)
-    keep[0, 0, 0, :CONTROL_CHANNELS] = 0.0
-    keep = b.init("control.keep", keep)
+    keep_values = np.ones((1, heads, 1, hd), np.float32)
+    keep_values[0, 0, 0, :CONTROL_CHANNELS] = 0.0
+    keep = b.init("control.keep", keep_values)
 
     x = embeds
     if pos_ids is not None:
