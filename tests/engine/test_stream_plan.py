@@ -220,6 +220,6 @@ def test_the_learnt_costs_survive_a_restart_and_a_broken_file_is_ignored(bundles
     broken = _pipe(bundles["turbo"], **runtime)
     assert broken._parts.costs.decoder_line(150) is None  # ignored, and rewritten after the next request
     broken.synthesize("Hello.", voice_wav, SynthesisOptions(seed=4))
-    assert _pipe(bundles["turbo"], **runtime).parts.costs.decoder_line(150) is not None
+    assert _pipe(bundles["turbo"], **runtime)._parts.costs.decoder_line(150) is not None
     other = _pipe(bundles["turbo"], costs_dir=tmp_path / "costs", threads=1)  # other session settings: other costs
     assert other._parts.costs.decoder_line(150) is None
