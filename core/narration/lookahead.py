@@ -22,6 +22,7 @@ from core.engine import (
     ChatterboxError,
     Generated,
     Pipeline,
+    Row,
     SynthesisCancelled,
     finish_sentence,
     wait_cancellable,
@@ -42,13 +43,13 @@ GROUP_ALONE = 4
 
 class TokenLookahead:
     def __init__(self, project: Project, pipeline: Callable[[], Pipeline], todo: list[Segment],
-                 seeds: dict[str, int], voices: dict, cancelled: Callable[[], bool]):  # fmt: skip
+                 seeds: dict[int, int], voices: dict, cancelled: Callable[[], bool]):  # fmt: skip
         """``pipeline()``: the pipeline to use now (asked again for every step)."""
         runtime = pipeline().runtime
         self.active = not runtime.stream and (runtime.lm_batch > 1 or runtime.joined_decoding)
         self.project, self.pipeline, self.todo, self.seeds = project, pipeline, todo, seeds
         self.voices, self.cancelled = voices, cancelled
-        self._ready: dict[str, dict[int, Generated]] = {}
+        self._ready: dict[int, dict[int, Generated]] = {}
 
     def prepare(self, index: int) -> Iterator[None]:
         """Generate ``todo[index]``'s tokens ahead (with the following segments') unless they are ready: steps."""
@@ -66,7 +67,8 @@ class TokenLookahead:
         decoder. Yields between batches and decoder calls."""
         pipe = self.pipeline()
         runtime = pipe.runtime
-        group, count, voice, batched = [], 0, None, None
+        group: list[tuple[Segment, dict[int, Row], bool]] = []
+        count, voice, batched = 0, None, None
         for segment in self.todo[index:]:
             options = self.project.synthesis_options(segment, self.seeds[segment.id])
             try:
@@ -85,7 +87,7 @@ class TokenLookahead:
             count += len(rows)
             if count >= limit:
                 break
-        if count < 2 or not batched and not runtime.joined_decoding:
+        if count < 2 or not batched and not runtime.joined_decoding or voice is None:
             return
         flat = [(s.id, n, row) for s, rows, _ in group for n, row in rows.items()]
         try:

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable, Generator
+from collections.abc import Callable, Generator, Mapping
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import TypeVar
@@ -183,7 +183,7 @@ def _render(
     project: Project,
     pipeline: PipelineSource,
     todo: list[Segment],
-    seeds: dict[str, int | None],
+    seeds: Mapping[int, int | None],
     progress: Progress | None,
     cancelled: Callable[[], bool] | None,
 ) -> RenderSteps:
