@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Generator
 from dataclasses import dataclass
 
-from core.engine import Cancelled, EventSink, JobContext, Priority, RuntimeOptions
+from core.engine import Cancelled, EventSink, JobContext, Pipeline, Priority, RuntimeOptions
 from core.narration.project import Project
 from core.narration.render import RenderProgress, RenderSummary, pending_steps, regenerate_steps
 
@@ -59,7 +59,7 @@ class RenderJob:
         def progress(step: RenderProgress) -> None:
             context.emit(RenderStep(rid, step))
 
-        def pipeline():  # the worker's current pipeline, on this job's runtime, at every step
+        def pipeline() -> Pipeline:  # the worker's current pipeline, on this job's runtime, at every step
             return context.pipeline
 
         if self.regenerate is not None:
