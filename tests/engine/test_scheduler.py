@@ -135,8 +135,12 @@ def order(log) -> list[tuple[int, int]]:
 # --- the scheduler alone ------------------------------------------------------------------------------------------
 def test_the_scheduler_serves_interactive_first_and_each_lane_in_order():
     lanes: Scheduler[str] = Scheduler()
-    for item, priority in [("b1", Priority.BACKGROUND), ("i1", Priority.INTERACTIVE), ("b2", Priority.BACKGROUND),
-                           ("i2", Priority.INTERACTIVE)]:  # fmt: skip
+    for item, priority in [
+        ("b1", Priority.BACKGROUND),
+        ("i1", Priority.INTERACTIVE),
+        ("b2", Priority.BACKGROUND),
+        ("i2", Priority.INTERACTIVE),
+    ]:
         lanes.put(item, priority)
     assert lanes.waiting() == ["i1", "i2", "b1", "b2"] and lanes.qsize() == 4
     assert [lanes.take(0) for _ in range(4)] == ["i1", "i2", "b1", "b2"]
@@ -174,8 +178,12 @@ def test_interactive_jobs_run_before_background_ones_first_come_first_served(wor
     log: list = []
     first, gate = blocker(worker, log)
     ids = {}
-    for name, priority in [("b1", Priority.BACKGROUND), ("i1", Priority.INTERACTIVE), ("b2", Priority.BACKGROUND),
-                           ("i2", Priority.INTERACTIVE)]:  # fmt: skip
+    for name, priority in [
+        ("b1", Priority.BACKGROUND),
+        ("i1", Priority.INTERACTIVE),
+        ("b2", Priority.BACKGROUND),
+        ("i2", Priority.INTERACTIVE),
+    ]:
         ids[name] = worker.submit(FakeJob(worker.new_request_id(), log, priority=priority))
     gate.set()
     ends(worker, 5)
@@ -212,8 +220,9 @@ def test_a_background_job_gets_the_current_pipeline_and_its_own_runtime_back(wor
         if number == 1:
             worker.submit(FakeJob(worker.new_request_id(), log, runtime=theirs))
 
-    background = FakeJob(worker.new_request_id(), log, steps_count=3, priority=Priority.BACKGROUND, runtime=mine,
-                         on_step=during)  # fmt: skip
+    background = FakeJob(
+        worker.new_request_id(), log, steps_count=3, priority=Priority.BACKGROUND, runtime=mine, on_step=during
+    )
     worker.submit(background)
     ends(worker, 2)
     (_, _, pipe1, runtime1), (_, _, pipe_i, runtime_i), (_, _, pipe2, runtime2), (_, _, pipe3, runtime3) = log
@@ -233,8 +242,11 @@ def test_a_background_job_without_a_runtime_keeps_the_one_it_started_with(worker
 
     worker.submit(FakeJob(worker.new_request_id(), log, steps_count=2, priority=Priority.BACKGROUND, on_step=during))
     ends(worker, 2)
-    assert [runtime.stream_plan for *_rest, runtime in log] == [started_with.stream_plan, "fixed",
-                                                                started_with.stream_plan]  # fmt: skip
+    assert [runtime.stream_plan for *_rest, runtime in log] == [
+        started_with.stream_plan,
+        "fixed",
+        started_with.stream_plan,
+    ]
 
 
 def test_status_reports_what_runs_what_pauses_and_what_waits(worker):
@@ -246,18 +258,28 @@ def test_status_reports_what_runs_what_pauses_and_what_waits(worker):
 
     def during(number, context):
         if number == 1:
-            worker.submit(FakeJob(worker.new_request_id(), log, gate=gate, entered=entered, label="API request",
-                                  kind="speak"))  # fmt: skip
+            worker.submit(
+                FakeJob(worker.new_request_id(), log, gate=gate, entered=entered, label="API request", kind="speak")
+            )
 
-    render = FakeJob(worker.new_request_id(), log, steps_count=2, priority=Priority.BACKGROUND, label="Book",
-                     kind="render", on_step=during)  # fmt: skip
+    render = FakeJob(
+        worker.new_request_id(),
+        log,
+        steps_count=2,
+        priority=Priority.BACKGROUND,
+        label="Book",
+        kind="render",
+        on_step=during,
+    )
     blocked, open_first = blocker(worker, log)
     worker.submit(render)
     later = worker.submit(FakeJob(worker.new_request_id(), log, label="Speak", kind="speak"))
     status = worker.status()
     assert status.running.request_id == blocked.request_id and status.paused is None
     assert [(j.request_id, j.kind, j.priority) for j in status.waiting] == [
-        (later, "speak", Priority.INTERACTIVE), (render.request_id, "render", Priority.BACKGROUND)]  # fmt: skip
+        (later, "speak", Priority.INTERACTIVE),
+        (render.request_id, "render", Priority.BACKGROUND),
+    ]
     assert status.waiting[1].label == "Book" and status.background is None
     open_first.set()
     assert entered.wait(TIMEOUT)  # the render's first step is done; the API request runs between its steps
@@ -268,8 +290,11 @@ def test_status_reports_what_runs_what_pauses_and_what_waits(worker):
     assert status.running.label == "API request" and status.paused.request_id == render.request_id
     assert status.background.label == "Book" and status.waiting == ()
     assert worker.status().running is None and worker.status().waiting == ()
-    assert status.running.as_dict(label=False) == {"request_id": status.running.request_id, "kind": "speak",
-                                                   "priority": "interactive"}  # fmt: skip
+    assert status.running.as_dict(label=False) == {
+        "request_id": status.running.request_id,
+        "kind": "speak",
+        "priority": "interactive",
+    }
 
 
 def test_cancelling_a_waiting_background_job_ends_it_at_once(worker):

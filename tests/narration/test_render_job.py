@@ -113,8 +113,7 @@ def assert_same_takes(one, other):
 
 
 @pytest.mark.parametrize("reload", [False, True], ids=["same-settings", "request-reloads-the-model"])
-def test_a_speak_request_during_a_render_starts_before_the_next_segment(tmp_path, worker, reference, voice_wav,
-                                                                        reload):  # fmt: skip
+def test_a_speak_request_during_a_render_starts_before_the_next_segment(tmp_path, worker, reference, voice_wav, reload):
     project = new_project(tmp_path, "Book.cbproj", voice_wav)
     render_id, speak_id = worker.new_request_id(), worker.new_request_id()
     speak_runtime = RuntimeOptions(provider="cpu", threads=1) if reload else RUNTIME
@@ -123,8 +122,9 @@ def test_a_speak_request_during_a_render_starts_before_the_next_segment(tmp_path
     def after_the_first_segment(event):  # on the inference thread, within the render's first step
         if isinstance(event, RenderStep) and event.progress.kind == "segment" and not submitted.is_set():
             submitted.set()
-            request = SynthesisRequest("A question while the book renders.", voice_wav,
-                                       SynthesisOptions(seed=3), speak_id)  # fmt: skip
+            request = SynthesisRequest(
+                "A question while the book renders.", voice_wav, SynthesisOptions(seed=3), speak_id
+            )
             worker.speak(request, speak_runtime, sink=recorder, label="API request")
 
     recorder = Recorder(after_the_first_segment)
