@@ -116,14 +116,10 @@ class InferenceWorker:
 
     def status(self) -> WorkerStatus:
         """What runs now, what pauses between steps, and what waits (cancelled jobs not counted)."""
+        queued = [item for item in self.scheduler.waiting() if not isinstance(item, _COMMANDS)]
         with self._lock:
             jobs = list(self._jobs)
-            cancelled = set(self._cancelled)
-        waiting = tuple(
-            job_info(item)
-            for item in self.scheduler.waiting()
-            if not isinstance(item, _COMMANDS) and item.request_id not in cancelled
-        )
+            waiting = tuple(job_info(job) for job in queued if job.request_id not in self._cancelled)
         running = job_info(jobs[-1]) if jobs else None
         paused = job_info(jobs[0]) if len(jobs) > 1 else None
         return WorkerStatus(running, waiting, paused)
@@ -182,6 +178,7 @@ class InferenceWorker:
         with self._lock:
             self._jobs.append(job)
         pipe: Pipeline | None = None
+        steps: Generator[None, None, object] | None = None
         try:
             if self.is_cancelled(rid):
                 sink.put(Cancelled(rid))
@@ -201,13 +198,11 @@ class InferenceWorker:
                 if job.priority is Priority.BACKGROUND:
                     self._run_interactive_jobs()
                 if self.is_cancelled(rid):
-                    steps.close()
                     sink.put(Cancelled(rid))
                     return
                 if self.pipeline is not context.pipeline or context.pipeline.runtime != runtime:
                     restored = self._pipeline_for(rid, runtime, sink)
                     if restored is None:
-                        steps.close()
                         return
                     context.pipeline = restored
             if final is None:
@@ -224,6 +219,8 @@ class InferenceWorker:
             else:
                 sink.put(_internal_failure(rid, exc))
         finally:
+            if steps is not None:
+                _close(steps)
             with self._lock:
                 self._jobs.remove(job)
 
@@ -305,6 +302,14 @@ def _step(steps: Generator[None, None, object]) -> object:
     except StopIteration as stop:
         return stop.value
     return _MORE
+
+
+def _close(steps: Generator[None, None, object]) -> None:
+    """Let a job that ended early clean up now (a no-op once it has returned); its bugs stay its own."""
+    try:
+        steps.close()
+    except Exception:  # noqa: BLE001 - the thread must outlive any job
+        log.exception("closing a job failed")
 
 
 _DEVICE_ERROR = re.compile(r"cuda|cudnn|cublas|curand|cufft|out of memory|device|gpu", re.IGNORECASE)
