@@ -308,7 +308,7 @@ def _close(steps: Generator[None, None, object]) -> None:
     """Let a job that ended early clean up now (a no-op once it has returned); its bugs stay its own."""
     try:
         steps.close()
-    except Exception:  # noqa: BLE001 - the thread must outlive any job
+    except Exception:  # the thread must outlive any job
         log.exception("closing a job failed")
 
 
