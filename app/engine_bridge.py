@@ -2,6 +2,9 @@
 
 A QTimer on the GUI thread drains the worker's event queue and re-emits each event as a Qt signal; events of
 requests that are no longer current (cancelled or superseded) are dropped, so no stale audio reaches playback.
+Speak goes to the worker as an interactive job, a project render as a background job (narration's
+:class:`~core.narration.RenderJob`); what the worker runs and what waits (:meth:`InferenceWorker.status`, which
+includes the local API's requests) reaches the window as :attr:`EngineBridge.work_changed`.
 """
 
 from __future__ import annotations
@@ -20,13 +23,26 @@ from core.engine import (
     LoadProgress,
     ModelFailed,
     ModelLoaded,
-    RenderDone,
-    RenderProject,
-    RenderStep,
     RuntimeOptions,
     Started,
     SynthesisRequest,
+    WorkerStatus,
 )
+from core.narration import RenderDone, RenderJob, RenderStep
+
+
+def describe_work(status: WorkerStatus) -> str:
+    """The status bar's words for what the worker does: "Rendering “Book” · 1 request waiting" ("" when idle)."""
+    words = []
+    background = status.background
+    if background is not None:
+        words.append(f"Rendering “{background.label}”" if background.kind == "render" else background.label)
+    if status.running is not None and status.running != background:
+        words.append(f"{status.running.label} running")
+    if status.waiting:
+        count = len(status.waiting)
+        words.append(f"{count} request{'' if count == 1 else 's'} waiting")
+    return " · ".join(words)
 
 
 class EngineBridge(QObject):
@@ -40,12 +56,15 @@ class EngineBridge(QObject):
     request_cancelled = Signal(int)
     render_step = Signal(object)  # core.narration.render.RenderProgress
     render_done = Signal(int, object)  # id, RenderSummary
+    work_changed = Signal(str)  # describe_work(status): what the worker runs and what waits
 
     def __init__(self, worker: InferenceWorker | None = None, parent=None, poll_ms: int = 10):
         super().__init__(parent)
         self.worker = worker or InferenceWorker()
         self.current: int | None = None
         self.model: ModelLoaded | None = None
+        self.work = WorkerStatus()
+        """What the worker ran and what waited at the last poll."""
         self._timer = QTimer(self)
         self._timer.setInterval(poll_ms)
         self._timer.timeout.connect(self._drain)
@@ -69,7 +88,7 @@ class EngineBridge(QObject):
         self.cancel()
         rid = self.worker.new_request_id()
         self.current = rid
-        self.worker.render(RenderProject(rid, project, regenerate, seed, runtime=runtime))
+        self.worker.submit(RenderJob(rid, project, regenerate, seed, runtime=runtime))
         return rid
 
     def cancel(self) -> None:
@@ -93,8 +112,15 @@ class EngineBridge(QObject):
             try:
                 event = self.worker.events.get_nowait()
             except queue.Empty:
-                return
+                break
             self._dispatch(event)
+        self._poll_status()
+
+    def _poll_status(self) -> None:
+        status = self.worker.status()
+        if status != self.work:
+            self.work = status
+            self.work_changed.emit(describe_work(status))
 
     def _dispatch(self, event) -> None:
         if isinstance(event, ModelLoaded):

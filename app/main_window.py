@@ -143,7 +143,9 @@ class MainWindow(VoiceActions, ResultActions, QMainWindow):
         self.provider_label = QLabel("", self)
         self.rtf_label = QLabel("", self)
         self.playback_label = QLabel("", self)
-        for label in (self.load_label, self.model_label, self.provider_label, self.rtf_label, self.playback_label):
+        self.work_label = QLabel("", self)  # what the inference thread runs and what waits (the API's requests too)
+        labels = (self.work_label, self.load_label, self.model_label, self.provider_label, self.rtf_label)
+        for label in (*labels, self.playback_label):
             label.setStyleSheet("padding: 0 8px;")
             self.statusBar().addPermanentWidget(label)
 
@@ -190,6 +192,7 @@ class MainWindow(VoiceActions, ResultActions, QMainWindow):
         self.bridge.chunk_ready.connect(self._on_chunk_ready)
         self.bridge.request_finished.connect(self._on_request_finished)
         self.bridge.request_failed.connect(self._on_request_failed)
+        self.bridge.work_changed.connect(self.work_label.setText)
         self._play_timer.timeout.connect(self._on_play_tick)
         self.studio.changed.connect(self._on_studio_changed)
         self.studio.message.connect(lambda text, error: self.show_message(text, error=error))

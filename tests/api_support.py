@@ -10,7 +10,7 @@ from pathlib import Path
 
 import soundfile as sf
 
-import core.engine.worker.inference_worker as w
+import core.engine as w
 from core.api.server import ApiConfig, ApiServer, create_app
 from core.engine.options import RuntimeOptions
 from core.voices.library import VoiceLibrary

@@ -1,7 +1,8 @@
 """Bridging HTTP requests of the local speech API to the one :class:`~core.engine.InferenceWorker`.
 
 Each request gets a worker request id and its own event sink (:class:`AsyncSink`), so its events reach only the
-coroutine that serves it; the worker runs requests one at a time in the order they came (the window's too).
+coroutine that serves it; the worker runs them as interactive jobs in the order they came, before a book render's
+next segment.
 :class:`JobQueue` refuses a request when more than ``max_waiting`` API requests already wait, and a :class:`Job`
 that ends early (client gone, server stopping) cancels its worker request at once.
 """
@@ -144,7 +145,7 @@ class JobQueue:
             self._active[rid] = job
             self._submitted[rid] = time.monotonic()
         self.worker.speak(
-            SynthesisRequest(request.text, request.voice, request.options, rid), self.runtime, sink=job.sink
+            SynthesisRequest(request.text, request.voice, request.options, rid), self.runtime, job.sink, "API request"
         )
         return job
 

@@ -34,9 +34,11 @@ from core.engine import (
     ChatterboxError,
     InferenceWorker,
     InvalidOptions,
+    JobInfo,
     SynthesisOptions,
     SynthesisRequest,
     VoiceReference,
+    WorkerStatus,
 )
 from core.voices import VoiceLibrary
 
@@ -125,6 +127,7 @@ def create_app(worker: InferenceWorker, library: VoiceLibrary, config: ApiConfig
             "api_active": jobs.active,
             "api_waiting": jobs.waiting,
             "served": jobs.served,
+            "worker": _worker_status(worker.status()),
         }
 
     @app.get("/v1/models")
@@ -323,6 +326,20 @@ async def _read_upload(upload: UploadFile, limit: int) -> bytes:
     if not data:
         raise ApiError(422, "The uploaded recording is empty.", "invalid_audio")
     return data
+
+
+def _worker_status(status: WorkerStatus) -> dict:
+    """What the worker runs, pauses and has waiting, by request id, kind and priority (no labels: ``/health`` needs
+    no key, and a label may name the window's book)."""
+
+    def info(job: JobInfo | None) -> dict | None:
+        return None if job is None else job.as_dict(label=False)
+
+    return {
+        "running": info(status.running),
+        "paused": info(status.paused),
+        "waiting": [info(job) for job in status.waiting],
+    }
 
 
 class _Guard:

@@ -42,17 +42,17 @@ def bundle_kind(root: Path) -> dict:
 def decoder_costs(bench) -> None:
     """Decoder call time at 25/100/200 new tokens with the 10 s prompt → fixed + per-token cost; and the cost of a
     100-token call with a 10, 6 and 3 s voice prompt."""
-    parts = bench.pipe.parts
-    cond = parts.voices.lookup(bench.voice).conditioning
+    pipe = bench.pipe
+    cond = pipe.condition(bench.voice).conditioning
     rng = np.random.default_rng(0)
     sizes = (25, 100, 200) if not bench.config.quick else (25, 100)
     points: list[tuple[int, float]] = []
-    parts.decoder.decode(cond, rng.integers(0, 6561, 10).tolist())  # the first call allocates: not timed
+    pipe.decode(cond, rng.integers(0, 6561, 10).tolist())  # the first call allocates: not timed
     for _ in range(max(1, bench.config.reps // 3)):
         for n in sizes:
             tokens = rng.integers(0, 6561, n).tolist()
             started = time.perf_counter()
-            parts.decoder.decode(cond, tokens)
+            pipe.decode(cond, tokens)
             points.append((n, (time.perf_counter() - started) * 1000))
     per_token, fixed = statistics.linear_regression([n for n, _ in points], [ms for _, ms in points])
     by_size = {n: statistics.median(ms for k, ms in points if k == n) for n in sizes}
@@ -61,7 +61,7 @@ def decoder_costs(bench) -> None:
     for seconds in (10.0, 6.0, 3.0):
         short = cond.with_decoder_prompt(seconds)
         started = time.perf_counter()
-        parts.decoder.decode(short, tokens)
+        pipe.decode(short, tokens)
         prompts[f"{seconds:g}s"] = (time.perf_counter() - started) * 1000
     bench.report["decoder"] = {"fixed_ms": fixed, "per_token_ms": per_token, "prompt_tokens": cond.prompt_tokens,
                                "call_ms": by_size, "call_100_tokens_by_prompt_ms": prompts}  # fmt: skip
@@ -169,7 +169,6 @@ def book(bench, tokens_per_sentence: int = 75) -> None:
     per sentence). Throughput = audio seconds per second of rendering."""
     import tempfile
 
-    from core.engine import can_batch
     from core.narration import create_project, import_document, parse_text, render_pending, source_identity
 
     pipe, base = bench.pipe, bench.pipe.runtime
@@ -199,7 +198,7 @@ def book(bench, tokens_per_sentence: int = 75) -> None:
         return run
 
     a, b = alternate(max(2, bench.config.stream_reps), render(batched), render(serial))
-    lm_batched = batch > 1 and can_batch(pipe.parts, SynthesisOptions(seed=2, cfg_weight=0.0))
+    lm_batched = batch > 1 and pipe.can_batch(SynthesisOptions(seed=2, cfg_weight=0.0))
     label = f"LM batch of {batch} + joined" if lm_batched else "ahead + joined decoding"
     bench._add(summary(f"Book of {len(sentences)} sentences, audio s per s", "one at a time", b, label, a,
                        unit="x"))  # fmt: skip

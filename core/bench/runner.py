@@ -80,9 +80,7 @@ class Bench:
         return path
 
     def _runner(self, kind, batch: int = 1):
-        parts = self.pipe.parts
-        return kind(parts.sessions["language_model"], parts.sessions["embed_tokens"], self.info, batch, 0.5,
-                    parts.device)  # fmt: skip
+        return self.pipe.lm_runner(kind, batch, 0.5)
 
     def _prefix(self, kind, length: int, batch: int = 1):
         rng = np.random.default_rng(0)

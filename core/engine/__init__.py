@@ -7,6 +7,8 @@ from core.engine.audio.audio_io import FORMATS, AudioWriteError, audio_format, w
 from core.engine.audio.finishing import DEFAULT_TRUE_PEAK, normalize_loudness, parse_loudness, stretch
 from core.engine.audio.speech_decoder import finish_sentence
 from core.engine.audio.voice_reference import VoiceReference, load_voice, voice_from_array
+from core.engine.caches.conditioning import Conditioning
+from core.engine.caches.conditioning_cache import ConditioningLookup
 from core.engine.constants import (
     EXAGGERATION_TOKEN,
     LOGITS_VOCAB,
@@ -42,7 +44,7 @@ from core.engine.files.user_dirs import (
     user_logs,
     voices_dir,
 )
-from core.engine.generation.batch_generate import Generated, can_batch, generate_alone, generate_rows, request_rows
+from core.engine.generation.batch_generate import Generated, Row
 from core.engine.generation.decode_loop import DecodeStats, generate, step_overhead_share
 from core.engine.generation.lm_runners import ChainedKV, CopiedKV
 from core.engine.generation.sampler import Sampler
@@ -81,7 +83,9 @@ from core.engine.worker.events import (
     ModelLoaded,
     Started,
 )
-from core.engine.worker.inference_worker import InferenceWorker, RenderDone, RenderProject, RenderStep
+from core.engine.worker.inference_worker import InferenceWorker, LoadModel
+from core.engine.worker.jobs import EventSink, Job, JobContext, JobInfo, Priority, Speak, WorkerStatus
+from core.engine.worker.scheduler import Scheduler
 
 __all__ = [
     "DEFAULT_TRUE_PEAK",
@@ -117,9 +121,6 @@ __all__ = [
     "Pause",
     "Pipeline",
     "Q4_COMPUTE",
-    "RenderDone",
-    "RenderProject",
-    "RenderStep",
     "RequestReport",
     "RuntimeOptions",
     "SAMPLES_PER_TOKEN",
@@ -143,7 +144,6 @@ __all__ = [
     "VoiceReferenceError",
     "atomic_path",
     "audio_format",
-    "can_batch",
     "clean_text",
     "conditioning_cache_dir",
     "copy_file_atomic",
@@ -152,14 +152,11 @@ __all__ = [
     "find_pauses",
     "finish_sentence",
     "generate",
-    "generate_alone",
-    "generate_rows",
     "is_speakable",
     "language_label",
     "load_voice",
     "new_seed",
     "remove_partial_files",
-    "request_rows",
     "split_text",
     "step_overhead_share",
     "unknown_tags",
@@ -174,4 +171,16 @@ __all__ = [
     "write_audio_stream",
     "write_json_atomic",
     "write_text_atomic",
+    "Conditioning",
+    "ConditioningLookup",
+    "Row",
+    "LoadModel",
+    "EventSink",
+    "Job",
+    "JobContext",
+    "JobInfo",
+    "Priority",
+    "Speak",
+    "WorkerStatus",
+    "Scheduler",
 ]

@@ -2,7 +2,9 @@
 
 A request flows one way: the pipeline hands its :class:`~.model_parts.ModelParts` (sessions, signatures,
 tokenizer, embedder, decoder, caches, runtime switches) to a :class:`~.synthesis.SynthesisStream`, which never
-calls back. Not thread-safe: one inference thread owns it.
+calls back. The parts stay private: a render's look-ahead and the benchmarks use the narrow methods below
+(generate several sentences' tokens, decode them joined, time a language-model runner) and read-only counters.
+Not thread-safe: one inference thread owns it.
 """
 
 from __future__ import annotations
@@ -10,12 +12,19 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
 from core.engine.audio.voice_reference import VoiceReference
+from core.engine.caches.conditioning import Conditioning
+from core.engine.caches.conditioning_cache import ConditioningLookup
 from core.engine.constants import SAMPLE_RATE
-from core.engine.generation.batch_generate import Generated
+from core.engine.generation import batch_generate
+from core.engine.generation.batch_generate import Generated, Row
+from core.engine.generation.lm_runners import ChainedKV, CopiedKV
+from core.engine.model.bundle import BundleFiles
+from core.engine.model.model_info import ModelInfo
 from core.engine.model.model_parts import Capabilities, LoadProgress, ModelParts, load_parts
 from core.engine.options import RuntimeOptions, SamplingParams, SynthesisOptions
 from core.engine.streaming.synthesis import AudioChunk, RequestReport, SynthesisRequest, SynthesisStream
@@ -50,8 +59,8 @@ class SynthesisResult:
 
 
 class Pipeline:
-    def __init__(self, parts: ModelParts):
-        self.parts = parts
+    def __init__(self, parts: ModelParts) -> None:
+        self._parts = parts
 
     @classmethod
     def from_bundle(
@@ -66,43 +75,105 @@ class Pipeline:
 
     # What front ends read about the loaded model.
     @property
-    def info(self):
-        return self.parts.info
+    def info(self) -> ModelInfo:
+        return self._parts.info
 
     @property
-    def files(self):
-        return self.parts.files
+    def files(self) -> BundleFiles:
+        return self._parts.files
 
     @property
     def capabilities(self) -> Capabilities:
-        return self.parts.capabilities
+        return self._parts.capabilities
 
     @property
     def providers(self) -> dict[str, str]:
-        return self.parts.capabilities.providers
+        return self._parts.capabilities.providers
 
     @property
     def provider_notice(self) -> str | None:
-        return self.parts.capabilities.provider_notice
+        return self._parts.capabilities.provider_notice
 
     @property
     def runtime(self) -> RuntimeOptions:
-        return self.parts.runtime
+        return self._parts.runtime
 
+    # Read-only counters (benchmarks and tests read what the caches and the decoder did).
     @property
     def encoder_runs(self) -> int:
-        return self.parts.voices.encoder_runs
+        """Times the speech encoder ran (a conditioning-cache miss)."""
+        return self._parts.voices.encoder_runs
+
+    @property
+    def decoder_calls(self) -> int:
+        """Calls of the speech decoder so far (a joined call counts once)."""
+        return self._parts.decoder.calls
+
+    @property
+    def prefix_hits(self) -> int:
+        """Sentences that started from a cached voice prefix."""
+        return self._parts.prefixes.hits
+
+    @property
+    def prefix_misses(self) -> int:
+        return self._parts.prefixes.misses
 
     def update_runtime(self, runtime: RuntimeOptions) -> None:
         """Apply switches for the next request (``ValueError`` for those that need new sessions)."""
-        self.parts.update_runtime(runtime)
+        self._parts.update_runtime(runtime)
 
     def resolve(self, options: SynthesisOptions) -> SamplingParams:
         """The options with the model's defaults filled in (:class:`InvalidOptions` when out of range)."""
-        return options.resolve(self.parts.info.variant)
+        return options.resolve(self._parts.info.variant)
 
     def default_voice(self) -> VoiceReference:
-        return self.parts.reference(None)
+        return self._parts.reference(None)
+
+    def reference(self, voice: VoiceReference | Path | str | None) -> VoiceReference:
+        """A loaded reference recording: the one given, a file, or the bundle's default voice for ``None``."""
+        return self._parts.reference(voice)
+
+    def condition(self, voice: VoiceReference | Path | str | None) -> ConditioningLookup:
+        """A voice's conditioning (from the cache, or the speech encoder), and its cache key."""
+        return self._parts.voices.lookup(self._parts.reference(voice))
+
+    # --- sentences ahead of time (a render's look-ahead) ---------------------------------------------------------
+    def can_batch(self, options: SynthesisOptions) -> bool:
+        """Whether sentences spoken with ``options`` can share a language-model batch (see :func:`generate_rows`)."""
+        return batch_generate.can_batch(self._parts, options)
+
+    def request_rows(self, text: str, options: SynthesisOptions) -> dict[int, Row]:
+        """The sentences of one request by piece number, seeded as the synthesis stream would seed them."""
+        return batch_generate.request_rows(self._parts, text, options)
+
+    def generate_rows(
+        self, conditioning: Conditioning, voice_key: str, rows: list[Row], cancelled: Callable[[], bool] = lambda: False
+    ) -> list[Generated]:
+        """Every row's speech tokens in one batch (:class:`SynthesisCancelled` when ``cancelled`` says so)."""
+        return batch_generate.generate_rows(self._parts, conditioning, voice_key, rows, cancelled)
+
+    def generate_alone(
+        self, conditioning: Conditioning, voice_key: str, row: Row, cancelled: Callable[[], bool] = lambda: False
+    ) -> Generated:
+        """One sentence's speech tokens through the ordinary decode loop (any model, guidance included)."""
+        return batch_generate.generate_alone(self._parts, conditioning, voice_key, row, cancelled)
+
+    def decode(self, conditioning: Conditioning, tokens: list[int]) -> np.ndarray:
+        """One sentence's speech tokens to samples in one decoder call."""
+        return self._parts.decoder.decode(conditioning, tokens)
+
+    def decode_joined(self, conditioning: Conditioning, sentences: list[list[int]]) -> list[np.ndarray]:
+        """Several sentences' tokens in one decoder call, the samples cut back into sentences."""
+        return self._parts.decoder.decode_joined(conditioning, sentences)
+
+    def interrupt_decoder(self) -> None:
+        """Abort the decoder call in progress (from another thread)."""
+        self._parts.decoder.interrupt()
+
+    def lm_runner(self, kind: type[ChainedKV] | type[CopiedKV], batch: int = 1, exaggeration: float = 0.5) -> Any:
+        """A fresh language-model runner of ``kind`` (benchmarks time its steps)."""
+        parts, sessions = self._parts, self._parts.sessions
+        return kind(sessions["language_model"], sessions["embed_tokens"], parts.info, batch, exaggeration, parts.device)
 
     # --- synthesis ---------------------------------------------------------------------------------------------
     def stream(
@@ -112,7 +183,7 @@ class Pipeline:
         pregenerated: dict[int, Generated] | None = None,
     ) -> SynthesisStream:
         """``pregenerated``: speech tokens by sentence (piece) number from :func:`.batch_generate.generate_rows`."""
-        return SynthesisStream(self.parts, request, cancelled, pregenerated)
+        return SynthesisStream(self._parts, request, cancelled, pregenerated)
 
     def synthesize(
         self,

@@ -4,7 +4,16 @@ from core.narration.book_import import Document, DocumentError, parse_text, read
 from core.narration.build import import_document, needs_import, source_identity
 from core.narration.export import ExportRequest, Placement, check_request, export_project, preview
 from core.narration.project import SPEED_RANGE, Project, ProjectError, create_project, is_project, open_project
-from core.narration.render import RenderProgress, RenderSummary, clock, regenerate, render_pending
+from core.narration.render import (
+    RenderProgress,
+    RenderSummary,
+    clock,
+    pending_steps,
+    regenerate,
+    regenerate_steps,
+    render_pending,
+)
+from core.narration.render_job import RenderDone, RenderJob, RenderStep
 from core.narration.voices import resolve_voices
 
 __all__ = [
@@ -14,7 +23,10 @@ __all__ = [
     "Placement",
     "Project",
     "ProjectError",
+    "RenderDone",
+    "RenderJob",
     "RenderProgress",
+    "RenderStep",
     "RenderSummary",
     "SPEED_RANGE",
     "check_request",
@@ -26,9 +38,11 @@ __all__ = [
     "needs_import",
     "open_project",
     "parse_text",
+    "pending_steps",
     "preview",
     "read_document",
     "regenerate",
+    "regenerate_steps",
     "render_pending",
     "resolve_voices",
     "source_identity",

@@ -3,9 +3,11 @@
 When nobody listens to a render (``stream`` off), :func:`core.narration.render.render_pending` asks this for each
 segment's tokens before it decodes the segment. On a miss it gathers the sentences of that segment and the following
 ones (same voice, settings that can share a batch) up to ``lm_batch`` rows, generates them together
-(:func:`core.engine.generate_rows`) — or, for a model that cannot batch (Original, Multilingual, or with
-guidance), up to four sentences one at a time (:func:`core.engine.generate_alone`) — decodes neighbours
-together in one decoder call (``joined_decoding``), and keeps the results for the segments that follow. Anything
+(:meth:`core.engine.Pipeline.generate_rows`) — or, for a model that cannot batch (Original, Multilingual, or with
+guidance), up to four sentences one at a time (:meth:`core.engine.Pipeline.generate_alone`) — decodes neighbours
+together in one decoder call (``joined_decoding``), and keeps the results for the segments that follow.
+:meth:`TokenLookahead.prepare` does this work as steps (one per batch or decoder call), asking for the pipeline again
+at each: a render running as a background job may pause between them. Anything
 that stops a batch (an unknown voice, an error while generating) leaves those segments to the ordinary one-at-a-time
 path, which reports the error per segment as before.
 """
@@ -13,19 +15,16 @@ path, which reports the error per segment as before.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 
 from core.engine import (
     ChatterboxError,
     Generated,
     Pipeline,
+    Row,
     SynthesisCancelled,
-    can_batch,
     finish_sentence,
-    generate_alone,
-    generate_rows,
-    request_rows,
     wait_cancellable,
 )
 from core.narration.project import Project, Segment
@@ -43,35 +42,39 @@ GROUP_ALONE = 4
 
 
 class TokenLookahead:
-    def __init__(self, project: Project, pipeline: Pipeline, todo: list[Segment], seeds: dict[str, int],
-                 voices: dict, cancelled: Callable[[], bool]):  # fmt: skip
-        runtime = pipeline.runtime
+    def __init__(self, project: Project, pipeline: Callable[[], Pipeline], todo: list[Segment],
+                 seeds: dict[int, int], voices: dict, cancelled: Callable[[], bool]):  # fmt: skip
+        """``pipeline()``: the pipeline to use now (asked again for every step)."""
+        runtime = pipeline().runtime
         self.active = not runtime.stream and (runtime.lm_batch > 1 or runtime.joined_decoding)
-        self.project, self.parts, self.todo, self.seeds = project, pipeline.parts, todo, seeds
+        self.project, self.pipeline, self.todo, self.seeds = project, pipeline, todo, seeds
         self.voices, self.cancelled = voices, cancelled
-        self._ready: dict[str, dict[int, Generated]] = {}
+        self._ready: dict[int, dict[int, Generated]] = {}
+
+    def prepare(self, index: int) -> Iterator[None]:
+        """Generate ``todo[index]``'s tokens ahead (with the following segments') unless they are ready: steps."""
+        if self.active and self.todo[index].id not in self._ready:
+            yield from self._fill(index)
 
     def tokens(self, index: int) -> dict[int, Generated] | None:
-        """Speech tokens by sentence (piece) number for ``todo[index]``, or ``None``: generate it the usual way."""
-        if not self.active:
-            return None
-        segment = self.todo[index]
-        if segment.id not in self._ready:
-            self._fill(index)
-        return self._ready.pop(segment.id, None)
+        """Speech tokens by sentence (piece) number for ``todo[index]`` (after :meth:`prepare`), or ``None``:
+        generate it the usual way."""
+        return self._ready.pop(self.todo[index].id, None)
 
-    def _fill(self, index: int) -> None:
+    def _fill(self, index: int) -> Iterator[None]:
         """Gather the next segments' sentences: up to ``lm_batch`` rows in one batch where the model can batch them,
         else (with joined decoding) up to :data:`GROUP_ALONE` generated one at a time; then join them in the
-        decoder."""
-        parts, runtime = self.parts, self.parts.runtime
-        group, count, voice, batched = [], 0, None, None
+        decoder. Yields between batches and decoder calls."""
+        pipe = self.pipeline()
+        runtime = pipe.runtime
+        group: list[tuple[Segment, dict[int, Row], bool]] = []
+        count, voice, batched = 0, None, None
         for segment in self.todo[index:]:
             options = self.project.synthesis_options(segment, self.seeds[segment.id])
             try:
-                can = can_batch(parts, options) and runtime.lm_batch > 1
-                found = parts.voices.lookup(parts.reference(voice_reference(self.project, segment.voice, self.voices)))
-                rows = request_rows(parts, segment.text, options)
+                can = pipe.can_batch(options) and runtime.lm_batch > 1
+                found = pipe.condition(voice_reference(self.project, segment.voice, self.voices))
+                rows = pipe.request_rows(segment.text, options)
             except ChatterboxError:
                 break  # the one-at-a-time path reports it for this segment
             if batched is None:
@@ -84,18 +87,19 @@ class TokenLookahead:
             count += len(rows)
             if count >= limit:
                 break
-        if count < 2 or not batched and not runtime.joined_decoding:
+        if count < 2 or not batched and not runtime.joined_decoding or voice is None:
             return
         flat = [(s.id, n, row) for s, rows, _ in group for n, row in rows.items()]
         try:
             if batched:
-                self._generate_batches(flat, voice)
+                yield from self._generate_batches(flat, voice)
             else:
                 for segment_id, number, row in flat:
-                    generated = generate_alone(parts, voice.conditioning, voice.key, row, self.cancelled)
+                    generated = self.pipeline().generate_alone(voice.conditioning, voice.key, row, self.cancelled)
                     self._ready.setdefault(segment_id, {})[number] = generated
+                    yield
             if runtime.joined_decoding:
-                self._decode_joined(group, voice.conditioning)
+                yield from self._decode_joined(group, voice.conditioning)
         except SynthesisCancelled:
             raise
         except Exception:
@@ -103,23 +107,25 @@ class TokenLookahead:
             for segment_id, _number, _row in flat:
                 self._ready.pop(segment_id, None)
 
-    def _generate_batches(self, flat: list, voice) -> None:
+    def _generate_batches(self, flat: list, voice) -> Iterator[None]:
         # Rows of similar length share a batch, so that fewer finished rows ride along.
         flat = sorted(flat, key=lambda item: item[2].cap)
-        size = self.parts.runtime.lm_batch
+        size = self.pipeline().runtime.lm_batch
         for start in range(0, len(flat), size):
             part = flat[start : start + size]
             if len(part) == 1:
                 break  # a lone row gains nothing from the batch path
-            results = generate_rows(self.parts, voice.conditioning, voice.key, [r for _, _, r in part], self.cancelled)
+            rows = [r for _, _, r in part]
+            results = self.pipeline().generate_rows(voice.conditioning, voice.key, rows, self.cancelled)
             for (segment_id, number, _row), result in zip(part, results):
                 self._ready.setdefault(segment_id, {})[number] = result
+            yield
 
-    def _decode_joined(self, group: list, conditioning) -> None:
+    def _decode_joined(self, group: list, conditioning) -> Iterator[None]:
         """Decode the group's sentences in reading order, neighbours joined in calls of up to :data:`JOIN_TOKENS`
         tokens; each sentence's audio goes with its tokens. A sentence left alone in a call is decoded later, the
         usual way."""
-        cond = conditioning.with_decoder_prompt(self.parts.runtime.decoder_prompt_seconds)
+        cond = conditioning.with_decoder_prompt(self.pipeline().runtime.decoder_prompt_seconds)
         calls: list[list] = [[]]
         for segment, rows, trim in group:
             for number in rows:
@@ -132,16 +138,18 @@ class TokenLookahead:
         for call in calls:
             if len(call) < 2:
                 continue
-            pieces = self._interruptible(self.parts.decoder.decode_joined, cond, [g.tokens for g, _ in call])
+            pieces = self._interruptible(cond, [g.tokens for g, _ in call])
             for (generated, trim), samples in zip(call, pieces):
                 generated.audio = finish_sentence(samples, trim)
+            yield
 
-    def _interruptible(self, function, *args):
+    def _interruptible(self, cond, sentences: list[list[int]]) -> list:
         """Run a long decoder call on a helper thread, so that a cancel stops it at once (a joined call of the
         Original decoder takes 15-20 s on a CPU)."""
         if self.cancelled():
             raise SynthesisCancelled("The request was cancelled.")
+        pipe = self.pipeline()
         with ThreadPoolExecutor(1, thread_name_prefix="joined-decode") as pool:
-            future = pool.submit(function, *args)
-            wait_cancellable(future, self.cancelled, self.parts.decoder.interrupt)
+            future = pool.submit(pipe.decode_joined, cond, sentences)
+            wait_cancellable(future, self.cancelled, pipe.interrupt_decoder)
             return future.result()

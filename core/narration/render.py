@@ -13,9 +13,10 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Generator, Mapping
 from dataclasses import dataclass
 from datetime import datetime, timezone
+from typing import TypeVar
 
 import numpy as np
 
@@ -35,6 +36,8 @@ from core.narration.project import Project, ProjectError, Segment, Take
 from core.narration.voices import voice_reference
 
 log = logging.getLogger(__name__)
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -100,6 +103,15 @@ def model_identity(pipeline: Pipeline) -> dict:
     return {"variant": caps.variant, "precision": caps.lm_precision, "q4_compute": caps.q4_compute or "none"}
 
 
+PipelineSource = Callable[[], Pipeline]
+"""Where each step of a render finds the pipeline: the CLI's one, or the worker's current one (a background job)."""
+
+RenderSteps = Generator[None, None, RenderSummary]
+"""A render as steps: it yields after every segment (and between the look-ahead's batches) and returns the
+summary. :func:`render_pending` runs one to its end; the studio's render job
+(:class:`core.narration.render_job.RenderJob`) lets the worker run interactive requests between its steps."""
+
+
 def render_pending(
     project: Project,
     pipeline: Pipeline,
@@ -108,9 +120,7 @@ def render_pending(
     numbers: list[int] | None = None,
 ) -> RenderSummary:
     """Render the pending (and failed) segments, or only those ``numbers`` among them, in order."""
-    adopt_model(project, pipeline)
-    todo = [s for s in project.pending() if numbers is None or project.number(s) in numbers]
-    return _render(project, pipeline, todo, {}, progress, cancelled)
+    return run_steps(pending_steps(project, lambda: pipeline, progress, cancelled, numbers))
 
 
 def regenerate(
@@ -122,10 +132,44 @@ def regenerate(
     cancelled: Callable[[], bool] | None = None,
 ) -> RenderSummary:
     """A new take of one segment (a new seed unless one is given); it becomes the chosen take, older ones stay."""
-    adopt_model(project, pipeline)
+    return run_steps(regenerate_steps(project, lambda: pipeline, number, seed, progress, cancelled))
+
+
+def pending_steps(
+    project: Project,
+    pipeline: PipelineSource,
+    progress: Progress | None = None,
+    cancelled: Callable[[], bool] | None = None,
+    numbers: list[int] | None = None,
+) -> RenderSteps:
+    """:func:`render_pending` as steps (``pipeline()`` is asked again for every step)."""
+    adopt_model(project, pipeline())
+    todo = [s for s in project.pending() if numbers is None or project.number(s) in numbers]
+    return (yield from _render(project, pipeline, todo, {}, progress, cancelled))
+
+
+def regenerate_steps(
+    project: Project,
+    pipeline: PipelineSource,
+    number: int,
+    seed: int | None = None,
+    progress: Progress | None = None,
+    cancelled: Callable[[], bool] | None = None,
+) -> RenderSteps:
+    """:func:`regenerate` as steps."""
+    adopt_model(project, pipeline())
     segment = project.segment(number)
-    return _render(project, pipeline, [segment], {segment.id: seed if seed is not None else new_seed()}, progress,
-                   cancelled)  # fmt: skip
+    seeds = {segment.id: seed if seed is not None else new_seed()}
+    return (yield from _render(project, pipeline, [segment], seeds, progress, cancelled))
+
+
+def run_steps(steps: Generator[None, None, T]) -> T:
+    """Run a generator of steps to its end; its return value."""
+    while True:
+        try:
+            next(steps)
+        except StopIteration as stop:
+            return stop.value
 
 
 def adopt_model(project: Project, pipeline: Pipeline) -> None:
@@ -135,11 +179,19 @@ def adopt_model(project: Project, pipeline: Pipeline) -> None:
         project.save()
 
 
-def _render(project, pipeline, todo: list[Segment], seeds: dict, progress, cancelled) -> RenderSummary:
+def _render(
+    project: Project,
+    pipeline: PipelineSource,
+    todo: list[Segment],
+    seeds: Mapping[int, int | None],
+    progress: Progress | None,
+    cancelled: Callable[[], bool] | None,
+) -> RenderSteps:
+    capabilities = pipeline().capabilities
     unvoiced = [project.number(s) for s in todo if s.voice is None]
-    if unvoiced and not pipeline.capabilities.has_default_voice:
+    if unvoiced and not capabilities.has_default_voice:
         raise ProjectError(
-            f"This model ({pipeline.capabilities.variant}) has no built-in voice, and segment {unvoiced[0]} has no "
+            f"This model ({capabilities.variant}) has no built-in voice, and segment {unvoiced[0]} has no "
             "voice of its own: give the project a voice (a recording or a voice-library name)."
         )
     cancelled = cancelled or (lambda: False)
@@ -158,16 +210,17 @@ def _render(project, pipeline, todo: list[Segment], seeds: dict, progress, cance
             )  # fmt: skip
 
     # A regenerated take has its own seed (or a new one); the others the project's, or a new one each.
-    seeds = {s.id: seeds.get(s.id, project.seed) for s in todo}
-    seeds = {key: new_seed() if seed is None else seed for key, seed in seeds.items()}
-    lookahead = TokenLookahead(project, pipeline, todo, seeds, voices, cancelled)
+    chosen = {s.id: seeds.get(s.id, project.seed) for s in todo}
+    fixed = {key: new_seed() if seed is None else seed for key, seed in chosen.items()}
+    lookahead = TokenLookahead(project, pipeline, todo, fixed, voices, cancelled)
     for index, segment in enumerate(todo):
         if cancelled():
             summary.cancelled = True
             break
         try:
+            yield from lookahead.prepare(index)
             tokens = lookahead.tokens(index)
-            take = _render_one(project, pipeline, segment, seeds[segment.id], voices,
+            take = _render_one(project, pipeline(), segment, fixed[segment.id], voices,
                                lambda c, s=segment: event("chunk", s, c), cancelled, tokens)  # fmt: skip
         except SynthesisCancelled:
             summary.cancelled = True
@@ -189,6 +242,8 @@ def _render(project, pipeline, todo: list[Segment], seeds: dict, progress, cance
         if segment.error:
             project.save()  # a rendered segment was saved with its take
         event("failed" if segment.error else "segment", segment, error=segment.error)
+        if index + 1 < len(todo):
+            yield  # between two segments: the worker may run interactive requests here
     summary.elapsed_s = time.perf_counter() - started
     return summary
 

@@ -261,12 +261,11 @@ def test_rendering_without_listening_decodes_each_segment_in_one_call(qtbot, stu
 
 def test_a_turbo_render_without_listening_generates_segments_in_batches(qtbot, tmp_path, bundles, voice_wav,
                                                                         monkeypatch):  # fmt: skip
-    import core.narration.lookahead
+    from core.engine import Pipeline
 
     batches = []
-    real = core.narration.lookahead.generate_rows
-    monkeypatch.setattr(core.narration.lookahead, "generate_rows",
-                        lambda *args: batches.append(len(args[3])) or real(*args))  # fmt: skip
+    real = Pipeline.generate_rows
+    monkeypatch.setattr(Pipeline, "generate_rows", lambda *args: batches.append(len(args[3])) or real(*args))
     window = make_window(qtbot, tmp_path, bundles["turbo"])
     try:
         drop(window, voice_wav)

@@ -59,7 +59,7 @@ def test_a_corrupt_cache_file_is_discarded_and_rebuilt(bundles, voice_wav, tmp_p
     assert restarted.encoder_runs == 1 and result.report.cache["conditioning"] == "miss"
     assert result.speech_tokens == reference.speech_tokens
     assert (
-        _pipe(bundles["original"], tmp_path).parts.voices.lookup(restarted.parts.reference(voice_wav)).source == "disk"
+        _pipe(bundles["original"], tmp_path).condition(voice_wav).source == "disk"
     )  # rebuilt on disk
 
 
@@ -118,13 +118,13 @@ def test_prefix_cache_gives_the_tokens_of_a_full_prefill(variant_bundle, voice_w
         a, b = cached.synthesize(text, voice, options), full.synthesize(text, voice, options)
         assert a.speech_tokens == b.speech_tokens and len(a.speech_tokens) > 10
         assert np.array_equal(a.audio, b.audio)
-    assert cached.parts.prefixes.misses == 1 and cached.parts.prefixes.hits == 2  # 3 sentences, one voice
+    assert cached.prefix_misses == 1 and cached.prefix_hits == 2  # 3 sentences, one voice
 
 
 def test_prefix_positions_continue_after_the_cached_rows(bundles, voice_wav, tmp_path):
     pipe = _pipe(bundles["turbo"], tmp_path)
     result = pipe.synthesize(TEXT, voice_wav, SynthesisOptions(greedy=True))
-    prefix = next(iter(pipe.parts.prefixes._items.values()))
+    prefix = next(iter(pipe._parts.prefixes._items.values()))
     assert prefix.total == 375  # Turbo's conditioning rows
     assert result.report.cache == {"conditioning": "miss", "prefix_hits": 0, "prefix_misses": 1, "encoder_runs": 1}
 

@@ -8,7 +8,7 @@ import threading
 
 import pytest
 
-import core.engine.worker.inference_worker as w
+import core.engine as w
 from core.engine.errors import ModelLoadError
 from core.engine.model.model_parts import BACKGROUND, LoadingSession
 from core.engine.options import RuntimeOptions, SynthesisOptions
@@ -29,7 +29,7 @@ def test_progress_is_reported_for_every_graph_and_the_tokens_do_not_change(bundl
 
     runtime = RuntimeOptions(provider="cpu")
     pipe = Pipeline.from_bundle(bundles["original"], runtime, progress=progress, background=True)
-    assert all(isinstance(pipe.parts.sessions[g], LoadingSession) for g in BACKGROUND)
+    assert all(isinstance(pipe._parts.sessions[g], LoadingSession) for g in BACKGROUND)
     options = SynthesisOptions(greedy=True)
     tokens = pipe.synthesize("Hello there.", voice_wav, options).speech_tokens
     assert tokens == Pipeline.from_bundle(bundles["original"], runtime).synthesize("Hello there.", voice_wav,
@@ -54,13 +54,13 @@ def test_the_model_is_usable_before_a_slow_decoder_has_loaded(bundles, voice_wav
 
     monkeypatch.setattr(core.engine.model.sessions.SessionFactory, "create", slow_create)
     pipe = Pipeline.from_bundle(bundles["turbo"], RuntimeOptions(provider="cpu"), background=True)
-    assert not pipe.parts.sessions["conditional_decoder"].ready
+    assert not pipe._parts.sessions["conditional_decoder"].ready
     assert pipe.info.decoder.waveform == "waveform"  # the signature came from the graph file
     timer = threading.Timer(0.3, release.set)
     timer.start()
     result = pipe.synthesize("Hello there.", voice_wav, SynthesisOptions(seed=1))
     timer.join()
-    assert result.audio.size > 0 and pipe.parts.sessions["conditional_decoder"].ready
+    assert result.audio.size > 0 and pipe._parts.sessions["conditional_decoder"].ready
 
 
 @pytest.mark.parametrize("graph", BACKGROUND)
@@ -112,7 +112,7 @@ def test_the_window_shows_per_graph_load_progress(qtbot, tmp_path, bundles):
 def test_the_decoder_and_encoder_skip_the_quadratic_memory_reuse_plan(bundles):
     """onnxruntime's reuse planner took 74 of the Original decoder's 78 s of load; the language model keeps it."""
     pipe = Pipeline.from_bundle(bundles["turbo"], RuntimeOptions(provider="cpu"))
-    reuse = {name: s.get_session_options().enable_mem_reuse for name, s in pipe.parts.sessions.items()}
+    reuse = {name: s.get_session_options().enable_mem_reuse for name, s in pipe._parts.sessions.items()}
     assert reuse == {"speech_encoder": False, "embed_tokens": True, "language_model": True,
                      "conditional_decoder": False}  # fmt: skip
 

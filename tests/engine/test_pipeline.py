@@ -91,7 +91,7 @@ def test_same_seed_same_tokens_and_output_varies_with_text_voice_and_seed(bundle
 def test_a_stale_past_changes_the_tokens(bundles):
     """Feeding the previous step's past once must derail the stand-in: the KV cache really matters."""
     pipe = _pipe(bundles["original"])
-    parts = pipe.parts
+    parts = pipe._parts
     cond = parts.voices.encode(pipe.default_voice())
     params = pipe.resolve(SynthesisOptions(greedy=True))
     ids = parts.tokenizer.encode(parts.tokenizer.prepare(TEXT)[0])

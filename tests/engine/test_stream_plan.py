@@ -139,9 +139,9 @@ def test_adaptive_gives_the_one_shot_audio_with_fewer_decoder_calls(bundles, voi
     for name, runtime in (("adaptive", {}), ("fixed", {"stream_plan": "fixed"}), ("one-shot", {"stream": False})):
         pipe = _pipe(bundles["turbo"], **runtime)
         pipe.synthesize("Warm up.", voice_wav, options)  # the costs are learnt on the first request
-        before = pipe.parts.decoder.calls
+        before = pipe.decoder_calls
         results[name] = pipe.synthesize(TEXT, voice_wav, options)
-        calls[name] = pipe.parts.decoder.calls - before
+        calls[name] = pipe.decoder_calls - before
     for name in ("adaptive", "fixed"):
         assert results[name].speech_tokens == results["one-shot"].speech_tokens
         assert np.allclose(results[name].audio, results["one-shot"].audio, atol=1e-6)
@@ -160,22 +160,22 @@ def test_the_decoder_thread_changes_nothing_but_the_timing(bundles, voice_wav):
 def test_a_shorter_decoder_prompt_reaches_the_decoder(bundles, voice_wav, monkeypatch):
     pipe = _pipe(bundles["turbo"], decoder_prompt_seconds=3.0)
     seen = []
-    original = pipe.parts.decoder.decode
+    original = pipe._parts.decoder.decode
 
     def spy(cond, tokens, final=True, alone=False):
         seen.append((cond.prompt_tokens, cond.speaker_features.shape[1]))
         return original(cond, tokens, final, alone)
 
-    monkeypatch.setattr(pipe.parts.decoder, "decode", spy)
+    monkeypatch.setattr(pipe._parts.decoder, "decode", spy)
     result = pipe.synthesize("Hello there.", voice_wav, SynthesisOptions(seed=1))
     assert result.audio.size and set(seen) == {(75, 150)}  # 3 s = 75 prompt tokens, 2 mel frames each
-    assert pipe.parts.voices.lookup(pipe.parts.reference(voice_wav)).conditioning.prompt_tokens == 150  # 6 s voice
+    assert pipe.condition(voice_wav).conditioning.prompt_tokens == 150  # 6 s voice
 
 
 def test_cancel_interrupts_a_slow_decoder_call(bundles, voice_wav):
     """A cancelled request does not wait for a decoder call in progress (the Original decoder takes seconds)."""
     pipe = _pipe(bundles["turbo"])
-    decoder = pipe.parts.decoder
+    decoder = pipe._parts.decoder
     started = threading.Event()
 
     class SlowRun:
@@ -208,18 +208,18 @@ def test_cancel_interrupts_a_slow_decoder_call(bundles, voice_wav):
 def test_the_learnt_costs_survive_a_restart_and_a_broken_file_is_ignored(bundles, voice_wav, tmp_path):
     runtime = {"costs_dir": tmp_path / "costs"}
     first = _pipe(bundles["turbo"], **runtime)
-    assert first.parts.costs.decoder_line(150) is None
+    assert first._parts.costs.decoder_line(150) is None
     first.synthesize(TEXT, voice_wav, SynthesisOptions(seed=4))
-    assert first.parts.costs.decoder_line(150) is not None  # a 6 s reference: 150 prompt tokens
+    assert first._parts.costs.decoder_line(150) is not None  # a 6 s reference: 150 prompt tokens
     files = list((tmp_path / "costs").glob("*.json"))
     assert len(files) == 1
     restarted = _pipe(bundles["turbo"], **runtime)
-    assert restarted.parts.costs.decoder_line(150) == pytest.approx(first.parts.costs.decoder_line(150))
-    assert restarted.parts.costs.lm_step_s is not None
+    assert restarted._parts.costs.decoder_line(150) == pytest.approx(first._parts.costs.decoder_line(150))
+    assert restarted._parts.costs.lm_step_s is not None
     files[0].write_text('{"version": 1, "calls": {"150": [["x"]]}}', encoding="utf-8")
     broken = _pipe(bundles["turbo"], **runtime)
-    assert broken.parts.costs.decoder_line(150) is None  # ignored, and rewritten after the next request
+    assert broken._parts.costs.decoder_line(150) is None  # ignored, and rewritten after the next request
     broken.synthesize("Hello.", voice_wav, SynthesisOptions(seed=4))
-    assert _pipe(bundles["turbo"], **runtime).parts.costs.decoder_line(150) is not None
+    assert _pipe(bundles["turbo"], **runtime)._parts.costs.decoder_line(150) is not None
     other = _pipe(bundles["turbo"], costs_dir=tmp_path / "costs", threads=1)  # other session settings: other costs
-    assert other.parts.costs.decoder_line(150) is None
+    assert other._parts.costs.decoder_line(150) is None

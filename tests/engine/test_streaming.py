@@ -91,13 +91,13 @@ def test_decoder_windows_are_bounded_in_the_pipeline(bundles, voice_wav, monkeyp
         bundles["turbo"], stream_plan="fixed", first_chunk_tokens=10, chunk_tokens=25, decoder_context_tokens=20
     )
     sizes = []
-    original = pipe.parts.decoder.decode
+    original = pipe._parts.decoder.decode
 
     def spy(cond, tokens, final=True, alone=False):
         sizes.append(len(tokens))
         return original(cond, tokens, final, alone)
 
-    monkeypatch.setattr(pipe.parts.decoder, "decode", spy)
+    monkeypatch.setattr(pipe._parts.decoder, "decode", spy)
     result = pipe.synthesize(TEXT + " " + TEXT, voice_wav, SynthesisOptions(seed=1))
     assert len(result.speech_tokens) > 150
     assert max(sizes) <= 20 + 25

@@ -9,7 +9,7 @@ from core.engine.pipeline import Pipeline
 
 @pytest.fixture(scope="module")
 def multilingual(bundles):
-    return Pipeline.from_bundle(bundles["multilingual"], RuntimeOptions(provider="cpu")).parts.tokenizer
+    return Pipeline.from_bundle(bundles["multilingual"], RuntimeOptions(provider="cpu"))._parts.tokenizer
 
 
 def test_multilingual_prefix_lowercase_and_template(multilingual):
@@ -33,12 +33,12 @@ def test_unknown_language_lists_the_supported_ones(multilingual):
 
 
 def test_turbo_keeps_known_tags_and_drops_unknown(bundles):
-    tok = Pipeline.from_bundle(bundles["turbo"], RuntimeOptions(provider="cpu")).parts.tokenizer
+    tok = Pipeline.from_bundle(bundles["turbo"], RuntimeOptions(provider="cpu"))._parts.tokenizer
     text, dropped = tok.prepare("that is funny [laugh] [dance] right")
     assert text == "That is funny [laugh] right." and dropped == ["[dance]"]
     assert 50275 in tok.encode(text)[0].tolist()
 
 
 def test_original_drops_tags(bundles):
-    tok = Pipeline.from_bundle(bundles["original"], RuntimeOptions(provider="cpu")).parts.tokenizer
+    tok = Pipeline.from_bundle(bundles["original"], RuntimeOptions(provider="cpu"))._parts.tokenizer
     assert tok.prepare("ok [laugh] then")[0] == "Ok then."

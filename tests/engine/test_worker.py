@@ -8,7 +8,7 @@ from dataclasses import replace
 
 import pytest
 
-import core.engine.worker.inference_worker as w
+import core.engine as w
 from core.engine.options import RuntimeOptions, SynthesisOptions
 from core.engine.pipeline import Pipeline
 from core.engine.streaming.synthesis import SynthesisRequest
@@ -92,10 +92,10 @@ def gpu_that_fails_mid_run(loads: list):
     def factory(bundle, runtime, **load_options):
         loads.append(runtime)
         pipe = Pipeline.from_bundle(bundle, replace(runtime, provider="cpu"), **load_options)
-        pipe.parts.runtime = runtime  # as a real pipeline keeps the options it was asked for
+        pipe._parts.runtime = runtime  # as a real pipeline keeps the options it was asked for
         if runtime.provider != "cpu":
-            caps = pipe.parts.capabilities
-            pipe.parts.capabilities = replace(caps, providers=dict.fromkeys(caps.providers, "cuda"))
+            caps = pipe._parts.capabilities
+            pipe._parts.capabilities = replace(caps, providers=dict.fromkeys(caps.providers, "cuda"))
 
             def broken(request, cancelled=None):
                 yield from ()
@@ -173,7 +173,7 @@ def test_fifty_rapid_speak_cancel_sequences_leave_exactly_one_request(bundles, m
     finished = [e for e in ends if isinstance(e, w.Finished)]
     assert [e.request_id for e in finished] == [previous]
     assert all(isinstance(e, w.Cancelled) for e in ends if e.request_id != previous)
-    assert worker.commands.empty() and worker.events.empty()
+    assert worker.scheduler.empty() and worker.events.empty()
 
 
 def test_a_queue_of_twenty_requests_drains_in_order(bundles, make_worker):

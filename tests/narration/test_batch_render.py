@@ -9,9 +9,7 @@ import numpy as np
 import pytest
 import soundfile as sf
 
-import core.narration.lookahead
 from core.cli.main import main
-from core.engine.generation.batch_generate import can_batch, generate_rows, request_rows
 from core.engine.options import RuntimeOptions, SynthesisOptions
 from core.engine.pipeline import Pipeline
 from core.narration.book_import import parse_text
@@ -53,13 +51,13 @@ def render(tmp_path, name, pipe, voice, text=TEXT, seed=5, cancelled=None):
 def spy(monkeypatch):
     """Counts the batches the render generates (rows per batch)."""
     sizes = []
-    real = core.narration.lookahead.generate_rows
+    real = Pipeline.generate_rows
 
-    def counting(parts, conditioning, key, rows, cancelled):
+    def counting(pipe, conditioning, key, rows, cancelled):
         sizes.append(len(rows))
-        return real(parts, conditioning, key, rows, cancelled)
+        return real(pipe, conditioning, key, rows, cancelled)
 
-    monkeypatch.setattr(core.narration.lookahead, "generate_rows", counting)
+    monkeypatch.setattr(Pipeline, "generate_rows", counting)
     return sizes
 
 
@@ -73,13 +71,12 @@ def assert_same_takes(one, other):
 @pytest.mark.parametrize("chaining", [True, False])
 def test_batched_rows_get_the_tokens_each_sentence_gets_alone(bundles, voice_wav, chaining):
     pipe = pipeline(bundles["turbo"], kv_chaining=chaining)
-    parts = pipe.parts
     sentences = ["Hi.", "The sun rose over the quiet hills far away today.", "Birds sang.", "He carried seeds."]
     options = [SynthesisOptions(seed=seed) for seed in (3, 11, 12, 40)]
-    rows = [request_rows(parts, text, option)[0] for text, option in zip(sentences, options)]
+    rows = [pipe.request_rows(text, option)[0] for text, option in zip(sentences, options)]
     assert len({row.ids.shape[1] for row in rows}) > 2  # rows of different lengths: padding is exercised
-    voice = parts.voices.lookup(parts.reference(voice_wav))
-    batched = generate_rows(parts, voice.conditioning, voice.key, rows)
+    voice = pipe.condition(voice_wav)
+    batched = pipe.generate_rows(voice.conditioning, voice.key, rows)
     alone = [pipe.synthesize(text, voice_wav, option) for text, option in zip(sentences, options)]
     assert [g.tokens for g in batched] == [r.speech_tokens for r in alone]
     assert [g.stop_reason for g in batched] == [r.stop_reasons[0] for r in alone] == ["stop_token"] * 4
@@ -89,10 +86,9 @@ def test_batched_rows_get_the_tokens_each_sentence_gets_alone(bundles, voice_wav
 def test_unmasked_padding_would_change_the_tokens(bundles, voice_wav, monkeypatch):
     """The check above can fail: a runner that leaves the padding visible gets other tokens for the short rows."""
     pipe = pipeline(bundles["turbo"])
-    parts = pipe.parts
-    rows = [request_rows(parts, text, SynthesisOptions(seed=1))[0] for text in ("Hi.", "A much longer sentence here.")]
-    voice = parts.voices.lookup(parts.reference(voice_wav))
-    good = generate_rows(parts, voice.conditioning, voice.key, rows)
+    rows = [pipe.request_rows(text, SynthesisOptions(seed=1))[0] for text in ("Hi.", "A much longer sentence here.")]
+    voice = pipe.condition(voice_wav)
+    good = pipe.generate_rows(voice.conditioning, voice.key, rows)
     import core.engine.generation.lm_runners as lm_runners
 
     real = lm_runners.KVRunner.prefill_rows
@@ -103,7 +99,7 @@ def test_unmasked_padding_would_change_the_tokens(bundles, voice_wav, monkeypatc
         return logits
 
     monkeypatch.setattr(lm_runners.KVRunner, "prefill_rows", unmasked)
-    bad = generate_rows(parts, voice.conditioning, voice.key, rows)
+    bad = pipe.generate_rows(voice.conditioning, voice.key, rows)
     assert good[1].tokens == bad[1].tokens  # the longest row has no padding
     assert good[0].tokens != bad[0].tokens
 
@@ -117,7 +113,7 @@ def test_a_batched_render_gives_every_segment_the_take_it_gets_alone(tmp_path, b
     assert summary.rendered == len(four) == 7 and not summary.failed
     assert spy and max(spy) <= 4 and sum(spy) >= 6
     assert_same_takes(one, four)
-    assert batched.parts.decoder.calls < serial.parts.decoder.calls  # neighbours were decoded together
+    assert batched.decoder_calls < serial.decoder_calls  # neighbours were decoded together
 
 
 def test_joined_decoding_can_be_switched_off(tmp_path, bundles, voice_wav, spy):
@@ -126,17 +122,16 @@ def test_joined_decoding_can_be_switched_off(tmp_path, bundles, voice_wav, spy):
     _s, a = render(tmp_path, "a.cbproj", joined, voice_wav)
     _s, b = render(tmp_path, "b.cbproj", separate, voice_wav)
     assert_same_takes(a, b)
-    assert separate.parts.decoder.calls == 7  # one per sentence
-    assert joined.parts.decoder.calls < 7
+    assert separate.decoder_calls == 7  # one per sentence
+    assert joined.decoder_calls < 7
 
 
 def test_joined_decoding_cuts_each_sentence_where_it_ends(bundles, voice_wav):
     pipe = pipeline(bundles["turbo"])
-    parts = pipe.parts
-    cond = parts.voices.lookup(parts.reference(voice_wav)).conditioning
+    cond = pipe.condition(voice_wav).conditioning
     sentences = [[5, 6, 7], [100, 200], [3000, 3001, 3002, 3003]]
-    pieces = parts.decoder.decode_joined(cond, sentences)
-    alone = [parts.decoder.decode(cond, tokens) for tokens in sentences]
+    pieces = pipe.decode_joined(cond, sentences)
+    alone = [pipe.decode(cond, tokens) for tokens in sentences]
     assert [p.size for p in pieces] == [a.size for a in alone] == [6 * 960, 5 * 960, 7 * 960]
     for piece, single in zip(pieces, alone):
         assert np.array_equal(piece, single)
@@ -151,11 +146,11 @@ def test_without_a_batch_sentences_are_generated_ahead_and_joined_in_the_decoder
     _s, one = render(tmp_path, "one.cbproj", serial, voice_wav)
     ahead = pipeline(bundles[variant], lm_batch=batch)
     if variant != "turbo":
-        assert not can_batch(ahead.parts, SynthesisOptions(seed=1, cfg_weight=0.0))  # no position_ids input
+        assert not ahead.can_batch(SynthesisOptions(seed=1, cfg_weight=0.0))  # no position_ids input
     summary, again = render(tmp_path, "ahead.cbproj", ahead, voice_wav)
     assert summary.rendered == 7 and spy == []
     assert_same_takes(one, again)
-    assert ahead.parts.decoder.calls < serial.parts.decoder.calls == 7
+    assert ahead.decoder_calls < serial.decoder_calls == 7
 
 
 def test_a_failed_batch_falls_back_to_one_at_a_time(tmp_path, bundles, voice_wav, monkeypatch):
@@ -165,7 +160,7 @@ def test_a_failed_batch_falls_back_to_one_at_a_time(tmp_path, bundles, voice_wav
     def broken(*args, **kwargs):
         raise RuntimeError("onnxruntime ran out of memory")
 
-    monkeypatch.setattr(core.narration.lookahead, "generate_rows", broken)
+    monkeypatch.setattr(Pipeline, "generate_rows", broken)
     summary, again = render(tmp_path, "again.cbproj", pipeline(bundles["turbo"], lm_batch=4), voice_wav)
     assert summary.rendered == 7 and not summary.failed
     assert_same_takes(one, again)
@@ -186,12 +181,11 @@ def test_cancel_during_a_batch_keeps_the_project_consistent(tmp_path, bundles, v
 def test_runaway_rows_lose_their_repeated_tail_as_alone(tmp_path, voice_wav):
     bundle = make_standin(tmp_path / "repeating", "turbo", seed=3, repeating=True)
     pipe = pipeline(bundle)
-    parts = pipe.parts
     options = SynthesisOptions(seed=2, repetition_penalty=1.0, greedy=True)
     texts = ["Hello there, how are you today my friend?", "Fine."]
-    rows = [request_rows(parts, text, options)[0] for text in texts]
-    voice = parts.voices.lookup(parts.reference(voice_wav))
-    batched = generate_rows(parts, voice.conditioning, voice.key, rows)
+    rows = [pipe.request_rows(text, options)[0] for text in texts]
+    voice = pipe.condition(voice_wav)
+    batched = pipe.generate_rows(voice.conditioning, voice.key, rows)
     alone = [pipe.synthesize(text, voice_wav, options) for text in texts]
     assert batched[0].stop_reason.startswith("runaway") and alone[0].stop_reasons[0] == batched[0].stop_reason
     assert [g.tokens for g in batched] == [r.speech_tokens for r in alone]
@@ -214,7 +208,7 @@ def test_cancel_stops_a_long_joined_decoder_call_at_once(tmp_path, bundles, voic
     import time
 
     pipe = pipeline(bundles["turbo"], lm_batch=4)
-    decoder = pipe.parts.decoder
+    decoder = pipe._parts.decoder
     stopped, entered = threading.Event(), threading.Event()
 
     def slow_joined(cond, sentences):  # a joined call that runs until the decoder is interrupted

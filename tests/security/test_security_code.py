@@ -122,7 +122,7 @@ def test_a_planted_pickle_in_the_cache_is_rebuilt_never_executed(tmp_path, bundl
     runtime = RuntimeOptions(provider="cpu", threads=1, cache_dir=tmp_path / "cache")
     pipeline = Pipeline.from_bundle(bundles["original"], runtime)
     voice = load_voice(voice_wav)
-    path = tmp_path / "cache" / f"{pipeline.parts.voices.key(voice)}.npz"
+    path = tmp_path / "cache" / f"{pipeline._parts.voices.key(voice)}.npz"
     path.parent.mkdir()
     path.write_bytes(pickle.dumps(Evil(marker)))
     result = pipeline.synthesize("Hello.", voice=voice, options=SynthesisOptions(seed=1, max_new_tokens=30))

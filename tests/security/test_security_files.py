@@ -224,7 +224,7 @@ def test_every_file_opened_by_core_and_app_is_onnx_json_or_audio_and_nothing_con
     config.write_text(json.dumps({"folders": {k: str(v) for k, v in watched.folders.items()},
                                   "voice": str(watched.voice), "out": str(out)}))  # fmt: skip
     trace = watched.root / "trace.txt"
-    code = "import sys; from tests.test_security_files import _child_main; _child_main(sys.argv[1])"
+    code = "import sys; from tests.security.test_security_files import _child_main; _child_main(sys.argv[1])"
     env = child_env(watched.root / "home", ORT_DISABLE_TELEMETRY="1")
     proc = traced([sys.executable, "-c", code, str(config)], trace, env)
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-3000:]

@@ -1,1 +1,1 @@
-"""The one inference thread: commands in, events out."""
+"""The one inference thread: jobs in through a two-priority scheduler (interactive before background), events out."""
