@@ -9,6 +9,7 @@ it unsaved; only the edited segment becomes pending.
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
@@ -26,10 +27,12 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from core.engine import SAMPLE_RATE, ChatterboxError
+from core.engine import SAMPLE_RATE, ChatterboxError, RuntimeOptions
 from core.narration import SPEED_RANGE, Placement, Project, clock, export_project
 
-from ..settings import Key
+from ..audio.playback import Player
+from ..engine_bridge import EngineBridge
+from ..settings import Key, Settings
 from ..widgets.waveform_plot import WaveformPlot
 from .export_dialog import ExportDialog, default_folder
 from .preview_windows import PreviewWindows
@@ -61,10 +64,10 @@ class StudioPanel(QWidget):
     message = Signal(str, bool)
     """Text for the window's message line, and whether it is an error."""
 
-    def __init__(self, host, parent=None):
+    def __init__(self, bridge: EngineBridge, player: Player, settings: Settings, runtime: Callable[[], RuntimeOptions],
+                 parent: QWidget | None = None) -> None:  # fmt: skip
         super().__init__(parent)
-        self.host = host
-        """The main window: ``bridge``, ``player``, ``settings``, ``runtime_options()``, ``synthesis_defaults()``."""
+        self.bridge, self.player, self.settings, self.runtime = bridge, player, settings, runtime
         self.project: Project | None = None
         self.dirty = False
         self.rendering: int | None = None
@@ -139,21 +142,26 @@ class StudioPanel(QWidget):
         self.segments.set_pause.connect(self._ask_pause)
         self.segments.set_speed.connect(self._ask_speed)
         self.waveform.seek_requested.connect(self.seek)
-        self.host.bridge.render_step.connect(self._on_step)
-        self.host.bridge.render_done.connect(self._on_done)
-        self.host.bridge.request_failed.connect(self._on_failed)
-        self.host.bridge.request_cancelled.connect(self._on_cancelled)
+        self.bridge.render_step.connect(self._on_step)
+        self.bridge.render_done.connect(self._on_done)
+        self.bridge.request_failed.connect(self._on_failed)
+        self.bridge.request_cancelled.connect(self._on_cancelled)
         self._timer = QTimer(self)
         self._timer.setInterval(50)
         self._timer.timeout.connect(self._tick)
         self._refresh_timer = QTimer(self)  # a dragged pace slider prepares the next window once, when it rests
         self._refresh_timer.setSingleShot(True)
         self._refresh_timer.setInterval(300)
-        self._refresh_timer.timeout.connect(lambda: self.project is not None and self._windows.refresh(self.project))
+        self._refresh_timer.timeout.connect(self._refresh_preview)
         self.changed.connect(self._refresh_timer.start)
         self._update_controls()
 
     # --- the project -------------------------------------------------------------------------------------------
+    def _refresh_preview(self) -> None:
+        """The project changed: the next preview window is prepared again from its new state."""
+        if self.project is not None:
+            self._windows.refresh(self.project)
+
     def set_project(self, project: Project | None) -> None:
         self.stop()
         self.project, self.dirty = project, False
@@ -199,7 +207,7 @@ class StudioPanel(QWidget):
         project = self.project
         if project is None or self.rendering is not None:
             return
-        if self.host.bridge.model is None:
+        if self.bridge.model is None:
             self.message.emit("No model is loaded: choose one in the Models menu.", True)
             return
         todo = 1 if regenerate is not None else len(project.pending())
@@ -209,17 +217,17 @@ class StudioPanel(QWidget):
         self.stop_playback()
         self._live = self.listen.isChecked()
         if self._live:
-            self.host.player.begin()
+            self.player.begin()
             self.waveform.clear_audio()
         self.progress.setRange(0, todo)
         self.progress.setValue(0)
         self.progress.setFormat(f"0 of {todo} segments")
         self.status.setText("Generating…")
         self.segments.editable = False
-        runtime = self.host.runtime_options()
+        runtime = self.runtime()
         if not self._live:  # nobody listens: one decoder call per segment renders faster than streaming windows
             runtime = replace(runtime, stream=False)
-        self.rendering = self.host.bridge.render(project, runtime, regenerate)
+        self.rendering = self.bridge.render(project, runtime, regenerate)
         self.dirty = False  # the render saves the project after every segment
         self._timer.start()
         self._update_controls()
@@ -231,7 +239,7 @@ class StudioPanel(QWidget):
         self.progress_events += 1
         if step.kind == "chunk":
             if self._live and step.chunk is not None:
-                self.host.player.feed(step.chunk.samples)
+                self.player.feed(step.chunk.samples)
                 self.waveform.append(step.chunk.samples)
             self.segments.highlight(step.number)
             return
@@ -271,7 +279,7 @@ class StudioPanel(QWidget):
         self.rendering = None
         self.segments.editable = True
         if self._live:
-            self.host.player.end_of_input()
+            self.player.end_of_input()
         self.segments.refresh()
         self._show_counts()
         self._update_controls()
@@ -287,6 +295,13 @@ class StudioPanel(QWidget):
             self.pause()
         else:
             self.play_from(self.segments.selected_number() or 1)
+
+    def toggle_from_key(self) -> str:
+        """Space in the Project view: what Play / Pause / Resume does when enabled ("studio"), else "nothing"."""
+        if self.play_button.isEnabled():
+            self.play_button.click()
+            return "studio"
+        return "nothing"
 
     @Slot(int)
     def play_from(self, number: int) -> None:
@@ -326,7 +341,7 @@ class StudioPanel(QWidget):
     def _play_at(self, seconds: float) -> None:
         seconds = min(max(0.0, seconds), self._audio.size / SAMPLE_RATE)
         self._live, self._paused_at, self._offset = False, None, seconds
-        player = self.host.player
+        player = self.player
         player.begin()
         if not player.feed(self._audio[round(seconds * SAMPLE_RATE) :]):
             self.message.emit(player.error or "Audio cannot be played on this computer.", False)
@@ -340,7 +355,7 @@ class StudioPanel(QWidget):
         if not self._timer.isActive() or self._live:
             return
         self._paused_at = self.position()
-        self.host.player.stop()
+        self.player.stop()
         self._timer.stop()
         self.status.setText(f"Paused at {clock(self._paused_at)}")
         self._update_controls()
@@ -352,12 +367,12 @@ class StudioPanel(QWidget):
 
     def position(self) -> float:
         """Seconds into the preview being heard (never past the end of what exists)."""
-        played = self.host.player.played / SAMPLE_RATE
+        played = self.player.played / SAMPLE_RATE
         return min(self._offset + played, self._audio.size / SAMPLE_RATE)
 
     def stop_playback(self) -> None:
         self._windows.cancel()
-        self.host.player.stop()
+        self.player.stop()
         self._paused_at = None
         if self.rendering is None:
             self._timer.stop()
@@ -365,7 +380,7 @@ class StudioPanel(QWidget):
     @Slot()
     def stop(self) -> None:
         if self.rendering is not None:
-            self.host.bridge.cancel()
+            self.bridge.cancel()
         self.stop_playback()
         if self.project is not None and self.rendering is None:
             self.status.setText("Stopped")
@@ -373,7 +388,7 @@ class StudioPanel(QWidget):
 
     @Slot()
     def _tick(self) -> None:
-        player = self.host.player
+        player = self.player
         if self._live:
             if self.rendering is not None and player.stream is not None and player.ring.available == 0:
                 self.status.setText("Buffering… (generation is behind playback)")
@@ -458,7 +473,7 @@ class StudioPanel(QWidget):
     def export_dialog(self) -> None:
         if self.project is None:
             return
-        settings = self.host.settings
+        settings = self.settings
         folder = default_folder(settings.get(Key.EXPORT_FOLDER))
         dialog = ExportDialog(self.project.title, folder, self.project.finishing.get("loudness"),
                               float(self.project.finishing.get("true_peak", -1.0)), self)  # fmt: skip
@@ -475,7 +490,7 @@ class StudioPanel(QWidget):
             self.message.emit(str(exc), True)
             return None
         target = request.out or request.per_chapter
-        self.host.settings.set(Key.EXPORT_FOLDER, str(Path(target).parent))
+        self.settings.set(Key.EXPORT_FOLDER, str(Path(target).parent))
         self.status.setText(f"Exported {clock(result.seconds)} to {target}")
         return result
 
