@@ -304,3 +304,31 @@ def test_a_long_project_plays_a_window_at_a_time_and_goes_on_without_a_stop(qtbo
     assert [n for i, n in enumerate(heard) if n is not None and (i == 0 or heard[i - 1] != n)][-4:] == [1, 2, 3, 4]
     studio._windows.join()
     window.close()
+
+
+def test_a_render_that_fails_is_reported_once_and_is_not_a_failed_speak_request(qtbot, studio_window, tmp_path,
+                                                                                 monkeypatch):  # fmt: skip
+    """The Speak panel used to take every failure on the bridge for its own: a failed render showed its message
+    twice (studio and Speak), ended a Speak request that never started and said "failed" in the playback status."""
+    from core.narration import Project, ProjectError
+
+    window = studio_window
+    new_project(window, tmp_path)
+    shown, ended = [], []
+    show = window.message.show_message
+    monkeypatch.setattr(window.message, "show_message", lambda text, *a, **k: (shown.append(text), show(text, *a, **k)))
+    window.speak_panel.request_done.connect(ended.append)
+    reason = "Cannot save the project in Story.cbproj: No space left on device."
+
+    def full_disk(self):
+        raise ProjectError(reason)
+
+    monkeypatch.setattr(Project, "save", full_disk)
+    with qtbot.waitSignal(window.bridge.request_failed, timeout=60000):
+        window.studio_panel.render_button.click()
+    qtbot.wait(50)
+    assert shown == [reason] and window.message.text() == reason
+    assert ended == [] and "failed" not in window.playback_label.text()
+    studio = window.studio_panel
+    assert studio.rendering is None and studio.status.text() == "Rendering stopped: " + reason
+    assert studio.render_button.isEnabled() and window.speak_panel.speak_button.text() == "Spea&k"
