@@ -295,4 +295,3 @@ class SpeakPanel(QWidget):
 
     def stop_playback_timer(self) -> None:
         self._play_timer.stop()
-

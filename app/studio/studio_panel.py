@@ -28,9 +28,10 @@ from PySide6.QtWidgets import (
 )
 
 from core.engine import SAMPLE_RATE, ChatterboxError, RuntimeOptions
-from core.narration import SPEED_RANGE, Placement, Project, clock, export_project
+from core.narration import SPEED_RANGE, Placement, Project, RenderProgress, RenderSummary, clock, export_project
 
 from ..audio.playback import Player
+from ..controllers.studio import NO_PROJECT, StudioController, done_text, progress_text
 from ..engine_bridge import EngineBridge
 from ..settings import Key, Settings
 from ..widgets.waveform_plot import WaveformPlot
@@ -68,9 +69,7 @@ class StudioPanel(QWidget):
                  parent: QWidget | None = None) -> None:  # fmt: skip
         super().__init__(parent)
         self.bridge, self.player, self.settings, self.runtime = bridge, player, settings, runtime
-        self.project: Project | None = None
-        self.dirty = False
-        self.rendering: int | None = None
+        self.controller = StudioController()
         self.progress_events = 0
         self._audio = np.zeros(0, np.float32)
         self._placements: list[Placement] = []
@@ -83,9 +82,22 @@ class StudioPanel(QWidget):
         """Finished segments are played a window at a time (see :mod:`app.studio.preview_windows`)."""
         self._build()
 
+    @property
+    def project(self) -> Project | None:
+        return self.controller.project
+
+    @property
+    def dirty(self) -> bool:
+        return self.controller.dirty
+
+    @property
+    def rendering(self) -> int | None:
+        """The request id of the render running, or None."""
+        return self.controller.rendering
+
     # --- construction ------------------------------------------------------------------------------------------
     def _build(self) -> None:
-        self.title = QLabel("No project: File → New project, Import or Open.", self)
+        self.title = QLabel(NO_PROJECT, self)
         self.title.setWordWrap(True)
         self.render_button = QPushButton("&Render", self)
         self.render_button.setToolTip("Render every pending segment (only what changed since the last render)")
@@ -164,11 +176,11 @@ class StudioPanel(QWidget):
 
     def set_project(self, project: Project | None) -> None:
         self.stop()
-        self.project, self.dirty = project, False
+        self.controller.open(project)
         self.segments.set_project(project)
         self.segments.voices = sorted(project.voices) if project else []
         self.pace.blockSignals(True)
-        self.pace.setValue(round(float(project.finishing.get("speed") or 1.0) * 100) if project else 100)
+        self.pace.setValue(round(self.controller.pace() * 100))
         self.pace.blockSignals(False)
         self._on_pace(self.pace.value(), mark=False)
         self.waveform.clear_audio()
@@ -180,16 +192,14 @@ class StudioPanel(QWidget):
         if self.project is None:
             return True
         try:
-            self.project.save()
+            self.controller.save()
         except ChatterboxError as exc:
             self.message.emit(str(exc), True)
             return False
-        self.dirty = False
         self.changed.emit()
         return True
 
     def _edited(self, number: int | None = None) -> None:
-        self.dirty = True
         self.segments.refresh(number)
         self._show_counts()
         self.changed.emit()
@@ -210,7 +220,7 @@ class StudioPanel(QWidget):
         if self.bridge.model is None:
             self.message.emit("No model is loaded: choose one in the Models menu.", True)
             return
-        todo = 1 if regenerate is not None else len(project.pending())
+        todo = self.controller.pending(regenerate)
         if not todo:
             self.status.setText("Every segment is rendered. Play it, fix a sentence, or export.")
             return
@@ -227,13 +237,12 @@ class StudioPanel(QWidget):
         runtime = self.runtime()
         if not self._live:  # nobody listens: one decoder call per segment renders faster than streaming windows
             runtime = replace(runtime, stream=False)
-        self.rendering = self.bridge.render(project, runtime, regenerate)
-        self.dirty = False  # the render saves the project after every segment
+        self.controller.started(self.bridge.render(project, runtime, regenerate))
         self._timer.start()
         self._update_controls()
 
     @Slot(object)
-    def _on_step(self, step) -> None:
+    def _on_step(self, step: RenderProgress) -> None:
         if self.rendering is None:
             return
         self.progress_events += 1
@@ -245,38 +254,33 @@ class StudioPanel(QWidget):
             return
         self.segments.refresh(step.number)
         self.progress.setValue(step.done)
-        left = f" · {clock(step.eta_s)} left" if step.eta_s is not None and step.done < step.total else ""
-        self.progress.setFormat(f"Segment {step.done} of {step.total} · {clock(step.audio_seconds)} of audio{left}")
+        self.progress.setFormat(progress_text(step))
         if step.kind == "failed":
             self.message.emit(f"Segment {step.number} failed: {step.error}", True)
         self._show_counts()
 
     @Slot(int, object)
-    def _on_done(self, rid: int, summary) -> None:
-        if rid != self.rendering:
+    def _on_done(self, rid: int, summary: RenderSummary) -> None:
+        if not self.controller.owns(rid):
             return
         self._end_render()
-        self.status.setText(
-            f"Rendered {summary.rendered} segment(s), {clock(summary.audio_seconds)} of audio in "
-            f"{clock(summary.elapsed_s)} (RTF {summary.rtf:.2f})" + (f"; {summary.failed} failed" if summary.failed
-                                                                       else "") + "."
-        )  # fmt: skip
+        self.status.setText(done_text(summary))
 
     @Slot(int, str)
     def _on_failed(self, rid: int, message: str) -> None:
-        if rid == self.rendering:
+        if self.controller.owns(rid):
             self._end_render()
             self.status.setText("Rendering stopped: " + message)
             self.message.emit(message, True)
 
     @Slot(int)
     def _on_cancelled(self, rid: int) -> None:
-        if rid == self.rendering:
+        if self.controller.owns(rid):
             self._end_render()
             self.status.setText("Stopped. Finished segments are saved; Render continues with the rest.")
 
     def _end_render(self) -> None:
-        self.rendering = None
+        self.controller.ended()
         self.segments.editable = True
         if self._live:
             self.player.end_of_input()
@@ -418,7 +422,7 @@ class StudioPanel(QWidget):
 
     def edit_text(self, number: int, text: str) -> bool:
         try:
-            self.project.edit_text(self.project.segments[number - 1], text)
+            self.controller.edit_text(number, text)
         except ChatterboxError as exc:
             self.message.emit(str(exc), True)
             return False
@@ -428,7 +432,7 @@ class StudioPanel(QWidget):
     @Slot(int, int)
     def choose_take(self, number: int, take: int) -> None:
         try:
-            self.project.choose(self.project.segments[number - 1], take)
+            self.controller.choose_take(number, take)
         except ChatterboxError as exc:
             self.message.emit(str(exc), True)
             return
@@ -438,7 +442,7 @@ class StudioPanel(QWidget):
     @Slot(int, object)
     def set_voice(self, number: int, name) -> None:
         try:
-            self.project.set_voice(self.project.segments[number - 1], name)
+            self.controller.set_voice(number, name)
         except ChatterboxError as exc:
             self.message.emit(str(exc), True)
             return
@@ -449,7 +453,7 @@ class StudioPanel(QWidget):
         value, ok = QInputDialog.getDouble(self, "Pause after", f"Seconds of silence after segment {number}:",
                                            segment.pause_after, 0.0, 30.0, 2)  # fmt: skip
         if ok:
-            self.project.set_pause(segment, value)
+            self.controller.set_pause(number, value)
             self._edited(number)
 
     def _ask_speed(self, number: int) -> None:
@@ -457,15 +461,13 @@ class StudioPanel(QWidget):
         value, ok = QInputDialog.getDouble(self, "Pace of this segment", f"Pace of segment {number} (× the project's):",
                                            segment.speed or 1.0, SPEED_RANGE[0], SPEED_RANGE[1], 2)  # fmt: skip
         if ok:
-            self.project.set_speed(segment, None if abs(value - 1.0) < 1e-6 else value)
+            self.controller.set_speed(number, value)
             self._edited(number)
 
     def _on_pace(self, value: int, mark: bool = True) -> None:
         speed = value / 100
         self.pace_label.setText(f"Pace {speed:.2f}×")
-        if self.project is not None and mark and abs(float(self.project.finishing.get("speed", 1.0)) - speed) > 1e-9:
-            self.project.set_speed(None, speed)
-            self.dirty = True
+        if mark and self.controller.set_pace(speed):
             self.changed.emit()
 
     # --- export ------------------------------------------------------------------------------------------------
@@ -496,16 +498,7 @@ class StudioPanel(QWidget):
 
     # --- display -----------------------------------------------------------------------------------------------
     def _show_counts(self) -> None:
-        if self.project is None:
-            self.title.setText("No project: File → New project, Import or Open.")
-            return
-        counts = self.project.counts()
-        unsaved = " · unsaved changes" if self.dirty else ""
-        self.title.setText(
-            f"<b>{self.project.title}</b> — {len(self.project.segments)} segments in {len(self.project.chapters)} "
-            f"chapter(s): {counts['rendered']} rendered, {counts['pending']} pending, {counts['failed']} failed"
-            f"{unsaved}"
-        )
+        self.title.setText(self.controller.summary())
 
     def _update_controls(self) -> None:
         has, busy = self.project is not None, self.rendering is not None

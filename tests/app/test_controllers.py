@@ -187,3 +187,52 @@ def test_load_back_restores_the_voice_that_still_exists(tmp_path, voice_wav):
     lost = add(controller, "D.", voice="gone.wav", voice_source=str(gone))
     gone.unlink()
     assert controller.load_back(lost, library) == LoadBack("D.", seed=1)  # the text only
+
+
+# --- studio --------------------------------------------------------------------------------------------------------
+def studio_project(tmp_path):
+    from core.narration import create_project, import_document, parse_text, source_identity
+
+    text = "The first sentence. The second one.\n\nA new paragraph."
+    project = create_project(tmp_path / "Story.cbproj", "Story")
+    import_document(project, parse_text(text, "Story"), None, None, None, source_identity("text", text, None))
+    project.save()
+    return project
+
+
+def test_the_studio_controller_tracks_edits_renders_and_unsaved_changes(tmp_path):
+    from app.controllers.studio import NO_PROJECT, StudioController
+
+    studio = StudioController()
+    assert studio.summary() == NO_PROJECT and studio.pending(None) == 0 and not studio.set_pace(1.2)
+    studio.open(studio_project(tmp_path))
+    assert not studio.dirty and studio.pending(None) == 3 and studio.pending(2) == 1
+    assert "3 segments in 1 chapter(s): 0 rendered, 3 pending, 0 failed" in studio.summary()
+    studio.set_pause(1, 0.8)
+    assert studio.dirty and studio.summary().endswith(" · unsaved changes")
+    studio.save()
+    assert not studio.dirty and studio.project.segments[0].pause_after == 0.8
+    assert not studio.set_pace(1.0) and studio.set_pace(1.25) and studio.pace() == 1.25 and studio.dirty
+    studio.set_speed(2, 1.0)
+    assert studio.project.segments[1].speed is None  # 1.0 × the project's pace: no speed of its own
+    studio.set_speed(2, 0.9)
+    assert studio.project.segments[1].speed == 0.9
+    studio.started(11)
+    assert studio.owns(11) and not studio.owns(12) and not studio.dirty  # the render saves as it goes
+    studio.ended()
+    assert studio.rendering is None and not studio.owns(11)
+    studio.edit_text(3, "Another paragraph.")
+    assert studio.project.segments[2].text == "Another paragraph." and studio.dirty
+
+
+def test_the_studio_words_for_progress_and_a_finished_render():
+    from app.controllers.studio import done_text, progress_text
+
+    step = SimpleNamespace(done=2, total=4, audio_seconds=65.0, eta_s=30.0)
+    assert progress_text(step) == "Segment 2 of 4 · 1:05 of audio · 0:30 left"
+    assert (
+        progress_text(SimpleNamespace(done=4, total=4, audio_seconds=5.0, eta_s=0.0))
+        == "Segment 4 of 4 · 0:05 of audio"
+    )
+    summary = SimpleNamespace(rendered=3, failed=1, audio_seconds=12.0, elapsed_s=3.0, rtf=0.25)
+    assert done_text(summary) == "Rendered 3 segment(s), 0:12 of audio in 0:03 (RTF 0.25); 1 failed."
