@@ -14,8 +14,8 @@ from PySide6.QtCore import QSettings, Qt
 from PySide6.QtWidgets import QInputDialog, QMessageBox
 
 from app.history import History
-from app.settings import Key, Settings
 from app.panels.history_panel import LINES_ROLE
+from app.settings import Key, Settings
 from tests.app_support import drop, make_window, speak_and_wait
 
 LONG = " ".join(f"This is sentence number {i} of a long narration that is stopped early." for i in range(1, 25))
