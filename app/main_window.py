@@ -18,7 +18,7 @@ from typing import Any
 
 from PySide6.QtCore import QByteArray, Qt, QTimer, Slot
 from PySide6.QtGui import QAction, QCloseEvent, QDragEnterEvent, QDropEvent, QKeySequence
-from PySide6.QtWidgets import QLabel, QMainWindow, QScrollArea, QSplitter, QTabWidget, QWidget
+from PySide6.QtWidgets import QLabel, QMainWindow, QMenu, QScrollArea, QSplitter, QTabWidget, QWidget
 
 from core.engine import ChatterboxError, ModelLoaded, RuntimeOptions, decoder_costs_dir
 from core.narration import is_project, open_project
@@ -45,12 +45,19 @@ from .studio.project_files import ProjectFiles
 from .studio.studio_panel import StudioPanel
 from .widgets.message_bar import MessageBar
 from .widgets.model_dialog import ModelDialog
+from .widgets.shortcuts_dialog import ShortcutsDialog
 
 log = logging.getLogger(__name__)
 TITLE = "Chatterbox Desk"
 
 
 class MainWindow(QMainWindow):
+    # Added by usability.install: the File menu's voice entry and the Help menu.
+    open_voice_action: QAction
+    shortcuts_action: QAction
+    help_menu: QMenu
+    shortcuts_dialog: ShortcutsDialog | None
+
     def __init__(self, settings: Settings, paths: AppPaths, player: Player | None = None,
                  bridge: EngineBridge | None = None, hub: Any = None) -> None:  # fmt: skip
         super().__init__()
@@ -124,7 +131,7 @@ class MainWindow(QMainWindow):
                                           self.show_project)  # fmt: skip
         self.export_action = QAction("&Export last result…", self, shortcut=QKeySequence("Ctrl+E"))
         self.export_action.setEnabled(False)
-        self.quit_action = QAction("Quit", self, shortcut=QKeySequence.StandardKey.Quit)
+        self.quit_action = QAction("Quit", self, shortcut=QKeySequence(QKeySequence.StandardKey.Quit))
         file_menu.addAction(self.export_action)
         file_menu.addAction(self.quit_action)
 

@@ -98,7 +98,7 @@ def _actions(window: MainWindow) -> None:
 
 
 def _menus(window: MainWindow) -> list[QMenu]:
-    return [menu for a in window.menuBar().actions() if (menu := a.menu()) is not None]
+    return [menu for a in window.menuBar().actions() if isinstance(menu := a.menu(), QMenu)]
 
 
 def open_voice(window: MainWindow, _checked: bool = False) -> None:
@@ -118,7 +118,7 @@ def _menu_rows(menu: QMenu, path: str, rows: list[tuple[str, str]]) -> None:
     """Add (keys, "Menu → Entry") of ``menu``'s entries with a shortcut to ``rows``, submenus included."""
     for action in menu.actions():
         submenu = action.menu()
-        if submenu is not None:
+        if isinstance(submenu, QMenu):
             _menu_rows(submenu, path, rows)
         elif action.shortcuts():
             keys = ", ".join(s.toString(QKeySequence.SequenceFormat.PortableText) for s in action.shortcuts())

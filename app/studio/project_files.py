@@ -167,7 +167,8 @@ class ProjectFiles:
         return path if path.suffix == PROJECT_SUFFIX else path.with_name(path.name + PROJECT_SUFFIX)
 
 
-def _add(menu: QMenu, text: str, slot: Callable[[], object], shortcut: QKeySequence | str) -> QAction:
+def _add(menu: QMenu, text: str, slot: Callable[[], object],
+         shortcut: QKeySequence | QKeySequence.StandardKey | str) -> QAction:  # fmt: skip
     action = QAction(text, menu)
     action.setShortcut(QKeySequence(shortcut))
     action.triggered.connect(slot)
