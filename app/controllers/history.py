@@ -54,8 +54,9 @@ class HistoryController:
         """The result's samples (``OSError`` or soundfile's ``RuntimeError`` when they cannot be read)."""
         return self.history.audio(entry)[0]
 
-    def add(self, audio: np.ndarray, fields: dict[str, Any], partial: bool = False,
-            timings: dict[str, Any] | None = None) -> HistoryEntry:  # fmt: skip
+    def add(
+        self, audio: np.ndarray, fields: dict[str, Any], partial: bool = False, timings: dict[str, Any] | None = None
+    ) -> HistoryEntry:
         """Keep a result (``OSError`` or ``ChatterboxError`` when it cannot be written: nothing changes then)."""
         entry = self.history.add(audio, SAMPLE_RATE, partial=partial, timings=timings or {}, **fields)
         self._changed()

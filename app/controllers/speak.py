@@ -30,8 +30,9 @@ def speak_problem(text: str, model: ModelLoaded | None, has_voice: bool) -> str 
     return None
 
 
-def history_fields(text: str, seed: int | None, model: ModelLoaded | None, voice: str, voice_source: str,
-                   settings: Settings) -> dict[str, Any]:  # fmt: skip
+def history_fields(
+    text: str, seed: int | None, model: ModelLoaded | None, voice: str, voice_source: str, settings: Settings
+) -> dict[str, Any]:
     """What a history entry records about a request besides its audio (voice, model, seed, settings)."""
     return {
         "text": text,

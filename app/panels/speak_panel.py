@@ -57,9 +57,18 @@ class SpeakPanel(QWidget):
     export_available = Signal(bool)
     """There is a result to export (the window enables File → Export last result)."""
 
-    def __init__(self, bridge: EngineBridge, player: Player, settings: Settings, voices: VoiceController,
-                 history: HistoryController, messages: Messages, exporter: AudioExport,
-                 runtime: Callable[[], RuntimeOptions], parent: QWidget | None = None) -> None:  # fmt: skip
+    def __init__(
+        self,
+        bridge: EngineBridge,
+        player: Player,
+        settings: Settings,
+        voices: VoiceController,
+        history: HistoryController,
+        messages: Messages,
+        exporter: AudioExport,
+        runtime: Callable[[], RuntimeOptions],
+        parent: QWidget | None = None,
+    ) -> None:
         super().__init__(parent)
         self.bridge, self.player, self.settings, self.voices = bridge, player, settings, voices
         self.history, self.messages, self.exporter, self.runtime = history, messages, exporter, runtime
@@ -210,8 +219,9 @@ class SpeakPanel(QWidget):
         self.export_available.emit(available)
 
     # --- results -----------------------------------------------------------------------------------------------
-    def _add_to_history(self, audio: np.ndarray, fields: dict[str, Any], partial: bool = False,
-                        timings: dict[str, Any] | None = None) -> HistoryEntry | None:  # fmt: skip
+    def _add_to_history(
+        self, audio: np.ndarray, fields: dict[str, Any], partial: bool = False, timings: dict[str, Any] | None = None
+    ) -> HistoryEntry | None:
         try:
             return self.history.add(audio, fields, partial=partial, timings=timings)
         except (OSError, ChatterboxError) as exc:
