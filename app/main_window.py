@@ -82,11 +82,12 @@ class MainWindow(QMainWindow):
 
     # --- construction ------------------------------------------------------------------------------------------
     def _build_panels(self) -> None:
-        self.voices = VoiceController(self.library, self.settings)
+        self.voice_controller = VoiceController(self.library, self.settings)
         self.history_controller = HistoryController(self.history)
-        self.speak_panel = SpeakPanel(self.bridge, self.player, self.settings, self.voices, self.history_controller,
-                                      self.messages, self.exporter, self.runtime_options, self)  # fmt: skip
-        self.voice_panel = VoicePanel(self.voices, self.messages, self.paths.recordings, self)
+        self.speak_panel = SpeakPanel(self.bridge, self.player, self.settings, self.voice_controller,
+                                      self.history_controller, self.messages, self.exporter, self.runtime_options,
+                                      self)  # fmt: skip
+        self.voice_panel = VoicePanel(self.voice_controller, self.messages, self.paths.recordings, self)
         self.settings_panel = SettingsPanel(self.settings, self)
         self.api_panel = ApiPanel(self.bridge.worker, self.library, self)  # Settings → Local API
         self.settings_panel.add_section(self.api_panel)
@@ -127,7 +128,7 @@ class MainWindow(QMainWindow):
         models.addAction(self.choose_model_action)
         file_menu = self.menuBar().addMenu("&File")
         self.project_files = ProjectFiles(self.studio_panel, file_menu, self.settings, self.library, self.messages,
-                                          self, self.voices.project_voice, self._editor_text,
+                                          self, self.voice_controller.project_voice, self._editor_text,
                                           self.show_project)  # fmt: skip
         self.export_action = QAction("&Export last result…", self, shortcut=QKeySequence("Ctrl+E"))
         self.export_action.setEnabled(False)

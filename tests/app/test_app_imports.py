@@ -55,3 +55,30 @@ def test_the_rule_catches_a_module_inside_a_package_and_an_unlisted_name():
 @pytest.mark.parametrize("path", sorted(APP.rglob("*.py")), ids=lambda p: str(p.relative_to(APP.parent)))
 def test_the_app_imports_only_the_public_names_of_core_packages(path):
     assert violations(path.read_text(encoding="utf-8")) == []
+
+
+def app_imports(path: Path) -> set[str]:
+    """The ``app`` modules ``path`` imports (relative imports resolved)."""
+    package = ".".join(path.relative_to(APP.parent).with_suffix("").parts[:-1])
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ImportFrom):
+            base = package.rsplit(".", node.level - 1)[0] if node.level else ""
+            module = ".".join(p for p in (base, node.module or "") if p) if node.level else node.module or ""
+            found.add(module)
+            found.update(f"{module}.{a.name}" for a in node.names)
+        elif isinstance(node, ast.Import):
+            found.update(a.name for a in node.names)
+    return found
+
+
+@pytest.mark.parametrize(
+    "path",
+    sorted([*(APP / "panels").glob("*.py"), *(APP / "controllers").glob("*.py"), *(APP / "studio").glob("*.py")]),
+    ids=lambda p: str(p.relative_to(APP.parent)),
+)
+def test_panels_and_controllers_do_not_reach_back_into_the_main_window(path):
+    imports = app_imports(path)
+    assert "app.main_window" not in imports and "app.usability" not in imports
+    if path.parent.name == "controllers":  # plain Python: no widgets
+        assert not {m for m in imports if m.startswith("PySide6.QtWidgets")}
