@@ -80,9 +80,11 @@ def _actions(window: MainWindow) -> None:
     window.open_voice_action.triggered.connect(partial(open_voice, window))
     if file_menu is not None:
         first = file_menu.actions()[0] if file_menu.actions() else None
-        file_menu.insertAction(first, window.open_voice_action)
         if first is not None:
+            file_menu.insertAction(first, window.open_voice_action)
             file_menu.insertSeparator(first)
+        else:
+            file_menu.addAction(window.open_voice_action)
     else:
         window.addAction(window.open_voice_action)
     for action in (window.choose_model_action, window.quit_action):
