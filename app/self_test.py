@@ -87,19 +87,19 @@ def _run(out: Path, bundle: Path | None, timeout: float) -> int:
     if isinstance(loaded[0], str):
         raise RuntimeError(f"the model failed to load: {loaded[0]}")
 
-    window.text.set_text(TEXT)
+    window.speak_panel.text.set_text(TEXT)
     mime = QMimeData()
     mime.setUrls([QUrl.fromLocalFile(str(voice_file))])
     drop = QDropEvent(QPointF(200, 200), Qt.DropAction.CopyAction, mime, Qt.MouseButton.LeftButton,
                       Qt.KeyboardModifier.NoModifier)  # fmt: skip
     window.dropEvent(drop)
-    if window.voice is None or Path(window.voice.source) != voice_file:
+    if window.voice_panel.voice is None or Path(window.voice_panel.voice.source) != voice_file:
         raise RuntimeError("dropping the reference recording did not select it")
 
     done, finished = [], []
-    window.request_done.connect(lambda ok: done.append(ok))
-    window.playback_finished.connect(lambda: finished.append(True))
-    window.speak_button.click()
+    window.speak_panel.request_done.connect(lambda ok: done.append(ok))
+    window.speak_panel.playback_finished.connect(lambda: finished.append(True))
+    window.speak_panel.speak_button.click()
     remaining = max(10.0, timeout - (time.monotonic() - started))
     if not _wait(app, lambda: finished or (done and not done[0]), remaining):
         raise RuntimeError(f"speech and playback did not finish within {remaining:.0f} s")
@@ -108,7 +108,7 @@ def _run(out: Path, bundle: Path | None, timeout: float) -> int:
     _wait(app, lambda: False, 0.3)  # let the plots' redraw timers run once more
 
     window.grab().save(str(out / "window.png"))
-    report = window.last_report
+    report = window.speak_panel.last_report
     speech_played = int(window.player.played)
     studio = _studio_round(app, window, out, max(30.0, timeout - (time.monotonic() - started)))
     window.grab().save(str(out / "window-project.png"))
@@ -124,13 +124,13 @@ def _run(out: Path, bundle: Path | None, timeout: float) -> int:
         "provider_notice": window.bridge.model.notice,
         "playback_device": device,
         "chunks": len(report.chunks),
-        "samples_generated": int(window.last_audio.size),
+        "samples_generated": int(window.speak_panel.last_audio.size),
         "samples_played": speech_played,
         "underruns": int(player.underruns),
         "ttfa_ms": report.timings["ttfa_ms"],
         "rtf": report.timings["rtf"],
-        "waveform_points": window.waveform.points,
-        "latency_points": window.latency.points,
+        "waveform_points": window.speak_panel.waveform.points,
+        "latency_points": window.speak_panel.latency.points,
         **studio,
         "api": api,
         "window_sizes": sizes,
@@ -163,11 +163,11 @@ def _studio_round(app, window, out: Path, timeout: float) -> dict:
     """A three-segment project: render, regenerate segment 2, export MP3 + SRT (what a narrating user does)."""
     from core.narration import ExportRequest
 
-    window.text.set_text(PROJECT_TEXT)
-    project = window.project_files.new_from_text(window.text.text, out / "selftest.cbproj")
+    window.speak_panel.text.set_text(PROJECT_TEXT)
+    project = window.project_files.new_from_text(window.speak_panel.text.text, out / "selftest.cbproj")
     if project is None:
         raise RuntimeError(f"the project could not be created: {window.message.text()}")
-    studio, done = window.studio, []
+    studio, done = window.studio_panel, []
     window.bridge.render_done.connect(lambda rid, summary: done.append(summary))
     window.bridge.request_failed.connect(lambda rid, message: done.append(message))
     for action in (studio.render, lambda: studio.regenerate(2)):

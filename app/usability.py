@@ -12,16 +12,22 @@
 from __future__ import annotations
 
 import logging
+from functools import partial
 from itertools import pairwise
+from typing import TYPE_CHECKING
 
-import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QEvent, QObject, Qt
-from PySide6.QtGui import QAction, QKeySequence
-from PySide6.QtWidgets import QWidget
+from PySide6.QtGui import QAction, QKeyEvent, QKeySequence
+from PySide6.QtWidgets import QMenu, QWidget
+
+from core.engine import ModelLoaded
 
 from .settings import Key
 from .widgets.shortcuts_dialog import FIXED_SHORTCUTS, ShortcutsDialog
+
+if TYPE_CHECKING:
+    from .main_window import MainWindow
 
 log = logging.getLogger(__name__)
 PROVIDER_NOTICE = "provider:"
@@ -29,36 +35,35 @@ PROVIDER_NOTICE = "provider:"
 SIDE_TAB_TITLES = {"Voice": "&Voice", "Settings": "Setti&ngs", "History": "Histor&y"}
 
 
-def install(window) -> None:
+def install(window: MainWindow) -> None:
     """Add the keyboard behaviour, the Help menu and the notice memory to a built :class:`MainWindow`."""
     _focus(window)
     _actions(window)
-    window.message.dismissed.connect(lambda key: _on_message_dismissed(window, key))
+    window.message.dismissed.connect(partial(_on_message_dismissed, window))
     window.installEventFilter(_SpaceKey(window))
 
 
 # --- focus -------------------------------------------------------------------------------------------------------
-def _focus(window) -> None:
+def _focus(window: MainWindow) -> None:
     for view in window.findChildren(pg.GraphicsView):  # every plot, wherever it sits
         view.setFocusPolicy(Qt.FocusPolicy.NoFocus)
     # Clicking a plot (or the space between controls) focuses the page instead, not nothing: the editor lets go.
-    page = window.text.parentWidget()
-    if page is not None:
-        page.setFocusPolicy(Qt.FocusPolicy.ClickFocus)
+    speak = window.speak_panel
+    speak.setFocusPolicy(Qt.FocusPolicy.ClickFocus)
     # Buttons clicked with the mouse leave the focus where it was (typing goes on; Space is not "click again").
-    for button in (window.speak_button, window.stop_button, window.export_button):
+    for button in (speak.speak_button, speak.stop_button, speak.export_button):
         button.setFocusPolicy(Qt.FocusPolicy.TabFocus)
     for index in range(window.tabs.count()):  # mnemonics for the side tabs, matched by title (not by position)
         title = window.tabs.tabText(index)
         window.tabs.setTabText(index, SIDE_TAB_TITLES.get(title, title))
     # Text, its buttons, the plots' own controls (not the plots), then the side tabs. The tab widget, not its tab bar:
     # Qt substitutes the bar as the focus proxy, and ordering the bar itself cuts the side panel into a closed loop.
-    plot_controls = [w for w in window.latency.findChildren(QWidget) if _takes_tab(w) and w.window() is window]
-    chain = [window.text.editor, window.text.tag_button, window.speak_button, window.stop_button,
-             window.export_button, *plot_controls, window.tabs]  # fmt: skip
+    plot_controls = [w for w in speak.latency.findChildren(QWidget) if _takes_tab(w) and w.window() is window]
+    chain = [speak.text.editor, speak.text.tag_button, speak.speak_button, speak.stop_button,
+             speak.export_button, *plot_controls, window.tabs]  # fmt: skip
     for first, second in pairwise(chain):
         QWidget.setTabOrder(first, second)
-    window.text.editor.setFocus()
+    speak.text.editor.setFocus()
 
 
 def _takes_tab(widget: QWidget) -> bool:
@@ -67,58 +72,62 @@ def _takes_tab(widget: QWidget) -> bool:
 
 
 # --- menus and shortcuts -----------------------------------------------------------------------------------------
-def _actions(window) -> None:
+def _actions(window: MainWindow) -> None:
     file_menu = next((m for m in _menus(window) if m.title().replace("&", "") == "File"), None)
     window.open_voice_action = QAction("Open &voice recording…", window)
     window.open_voice_action.setShortcut(QKeySequence.StandardKey.Open)
     window.open_voice_action.setToolTip("Choose a reference recording to clone (Ctrl+O)")
-    window.open_voice_action.triggered.connect(lambda: open_voice(window))
+    window.open_voice_action.triggered.connect(partial(open_voice, window))
     if file_menu is not None:
         first = file_menu.actions()[0] if file_menu.actions() else None
-        file_menu.insertAction(first, window.open_voice_action)
         if first is not None:
+            file_menu.insertAction(first, window.open_voice_action)
             file_menu.insertSeparator(first)
+        else:
+            file_menu.addAction(window.open_voice_action)
     else:
         window.addAction(window.open_voice_action)
-    for action in (getattr(window, "choose_model_action", None), getattr(window, "quit_action", None)):
-        if action is not None and "&" not in action.text():
+    for action in (window.choose_model_action, window.quit_action):
+        if "&" not in action.text():
             action.setText("&" + action.text())
     help_menu = window.menuBar().addMenu("&Help")
     window.shortcuts_action = QAction("&Keyboard shortcuts", window)
     window.shortcuts_action.setShortcut(QKeySequence(Qt.Key.Key_F1))
-    window.shortcuts_action.triggered.connect(lambda: show_shortcuts(window))
+    window.shortcuts_action.triggered.connect(partial(show_shortcuts, window))
     help_menu.addAction(window.shortcuts_action)
     window.help_menu = help_menu
     window.shortcuts_dialog = None
 
 
-def _menus(window):
-    return [a.menu() for a in window.menuBar().actions() if a.menu() is not None]
+def _menus(window: MainWindow) -> list[QMenu]:
+    return [menu for a in window.menuBar().actions() if isinstance(menu := a.menu(), QMenu)]
 
 
-def open_voice(window) -> None:
+def open_voice(window: MainWindow, _checked: bool = False) -> None:
     window.tabs.setCurrentWidget(window.voice_panel)
     window.voice_panel.choose_file()
 
 
-def menu_shortcuts(window) -> list[tuple[str, str]]:
+def menu_shortcuts(window: MainWindow) -> list[tuple[str, str]]:
     """(keys, action) of every menu entry with a shortcut, as the menus say it now."""
-    rows = []
-
-    def walk(menu, path):
-        for action in menu.actions():
-            if action.menu() is not None:
-                walk(action.menu(), path)
-            elif action.shortcuts():
-                keys = ", ".join(s.toString(QKeySequence.SequenceFormat.PortableText) for s in action.shortcuts())
-                rows.append((keys, f"{path} → {action.text().replace('&', '').rstrip('…')}"))
-
+    rows: list[tuple[str, str]] = []
     for menu in _menus(window):
-        walk(menu, menu.title().replace("&", ""))
+        _menu_rows(menu, menu.title().replace("&", ""), rows)
     return rows
 
 
-def show_shortcuts(window) -> ShortcutsDialog:
+def _menu_rows(menu: QMenu, path: str, rows: list[tuple[str, str]]) -> None:
+    """Add (keys, "Menu → Entry") of ``menu``'s entries with a shortcut to ``rows``, submenus included."""
+    for action in menu.actions():
+        submenu = action.menu()
+        if isinstance(submenu, QMenu):
+            _menu_rows(submenu, path, rows)
+        elif action.shortcuts():
+            keys = ", ".join(s.toString(QKeySequence.SequenceFormat.PortableText) for s in action.shortcuts())
+            rows.append((keys, f"{path} → {action.text().replace('&', '').rstrip('…')}"))
+
+
+def show_shortcuts(window: MainWindow, _checked: bool = False) -> ShortcutsDialog:
     if window.shortcuts_dialog is None:
         window.shortcuts_dialog = ShortcutsDialog(FIXED_SHORTCUTS + tuple(menu_shortcuts(window)), window)
     window.shortcuts_dialog.show()
@@ -130,13 +139,14 @@ def show_shortcuts(window) -> ShortcutsDialog:
 class _SpaceKey(QObject):
     """Space that reaches the window (no focused control used it) pauses, resumes or plays again."""
 
-    def __init__(self, window):
+    def __init__(self, window: MainWindow) -> None:
         super().__init__(window)
         self.window = window
 
-    def eventFilter(self, watched, event) -> bool:
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
         if (
             watched is self.window
+            and isinstance(event, QKeyEvent)
             and event.type() == QEvent.Type.KeyPress
             and event.key() == Qt.Key.Key_Space
             and not event.modifiers() & ~Qt.KeyboardModifier.KeypadModifier
@@ -147,36 +157,13 @@ class _SpaceKey(QObject):
         return False
 
 
-def toggle_playback(window) -> str:
+def toggle_playback(window: MainWindow) -> str:
     """Pause or resume what plays; with nothing playing, play the last result again. Returns what it did."""
-    studio = getattr(window, "studio", None)
-    modes = getattr(window, "modes", None)
-    if studio is not None and modes is not None and modes.currentWidget() is studio:
-        button = getattr(studio, "play_button", None)  # the studio's own Play / Pause / Resume
-        if button is not None and button.isEnabled():
-            button.click()
-            return "studio"
-        return "nothing"
-    player = window.player
-    if window.bridge.busy or player.playing:
-        paused = player.toggle_pause()
-        window.playback_label.setText("paused — Space resumes" if paused else "playing")
-        return "paused" if paused else "resumed"
-    audio = window.last_audio
-    if audio is None or not np.size(audio):
-        window.statusBar().showMessage("Nothing to play yet: speak some text first.", 3000)
-        return "nothing"
-    player.begin()
-    window.waveform.clear_audio()
-    window.waveform.append(audio)
-    player.feed(audio)
-    player.end_of_input()
-    window._play_timer.start()
-    return "played"
+    return window.toggle_playback()
 
 
 # --- notices -----------------------------------------------------------------------------------------------------
-def show_model_notice(window, event) -> bool:
+def show_model_notice(window: MainWindow, event: ModelLoaded) -> bool:
     """Show a model's notice in the message bar unless it is a provider notice the user closed before."""
     notice = event.notice
     if not notice:
@@ -193,6 +180,6 @@ def show_model_notice(window, event) -> bool:
     return True
 
 
-def _on_message_dismissed(window, key: str) -> None:
+def _on_message_dismissed(window: MainWindow, key: str) -> None:
     if key.startswith(PROVIDER_NOTICE):
         window.settings.set(Key.DISMISSED_NOTICE, key[len(PROVIDER_NOTICE) :])

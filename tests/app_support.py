@@ -28,9 +28,9 @@ def make_window(qtbot, tmp_path, bundle, sd=None, load=True, bridge=None):
 
 
 def speak_and_wait(qtbot, window, text="Hello there, this is a test."):
-    window.text.set_text(text)
-    with qtbot.waitSignal(window.playback_finished, timeout=60000):
-        qtbot.mouseClick(window.speak_button, Qt.MouseButton.LeftButton)
+    window.speak_panel.text.set_text(text)
+    with qtbot.waitSignal(window.speak_panel.playback_finished, timeout=60000):
+        qtbot.mouseClick(window.speak_panel.speak_button, Qt.MouseButton.LeftButton)
 
 
 def drop(window, path: Path):

@@ -34,17 +34,17 @@ def main(root: Path, bundle: Path, voice: Path, mode: str) -> None:
     window.show()
     window.load_model(bundle)
     wait_for(window.bridge.model_loaded)
-    window.select_voice_file(voice)
-    window._on_save_voice("Narrator")
-    window.text.set_text("A short sentence for the history.")
-    window._on_speak_clicked()
-    wait_for(window.playback_finished)
+    window.voice_panel.select_file(voice)
+    window.voice_panel.save_voice("Narrator")
+    window.speak_panel.text.set_text("A short sentence for the history.")
+    window.speak_panel.speak()
+    wait_for(window.speak_panel.playback_finished)
     settings.set(Key.RANDOM_SEED, False)  # changed just before the crash
     settings.set(Key.SEED, 4242)
     if mode == "speak":
         window.bridge.chunk_ready.connect(lambda _chunk: print("SPEAKING", flush=True))
-        window.text.set_text(" ".join(f"Sentence {i} of a long narration." for i in range(200)))
-        window._on_speak_clicked()
+        window.speak_panel.text.set_text(" ".join(f"Sentence {i} of a long narration." for i in range(200)))
+        window.speak_panel.speak()
     else:
         import soundfile
 
@@ -56,7 +56,7 @@ def main(root: Path, bundle: Path, voice: Path, mode: str) -> None:
             time.sleep(600)
 
         soundfile.SoundFile.write = slow_write
-        window.export(window.last_audio, path=root / "export" / "narration.wav")
+        window.exporter.export(window.speak_panel.last_audio, path=root / "export" / "narration.wav")
     app.exec()
 
 

@@ -3,10 +3,12 @@ projects, and the question before unsaved changes are lost."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 
 from PySide6.QtGui import QAction, QKeySequence
-from PySide6.QtWidgets import QFileDialog, QMenu, QMessageBox
+from PySide6.QtWidgets import QFileDialog, QMenu, QMessageBox, QWidget
 
 from core.engine import ChatterboxError
 from core.narration import (
@@ -20,8 +22,11 @@ from core.narration import (
     read_document,
     source_identity,
 )
+from core.voices import VoiceLibrary
 
-from ..settings import Key
+from ..messages import Messages
+from ..settings import Key, Settings
+from .studio_panel import StudioPanel
 
 MAX_RECENT = 8
 PROJECT_SUFFIX = ".cbproj"
@@ -29,8 +34,17 @@ IMPORT_FILTER = "Text, Markdown or EPUB (*.txt *.md *.markdown *.epub);;All file
 
 
 class ProjectFiles:
-    def __init__(self, window, studio, menu: QMenu):
-        self.window, self.studio = window, studio
+    """The project commands of the File menu, on the studio panel.
+
+    ``voice()`` names the voice a new project starts with (the current one), ``text()`` is the editor's text for
+    New project, and ``show_project()`` brings the studio to the front once a project is open."""
+
+    def __init__(self, studio: StudioPanel, menu: QMenu, settings: Settings, library: VoiceLibrary,
+                 messages: Messages, parent: QWidget, voice: Callable[[], str | None], text: Callable[[], str],
+                 show_project: Callable[[], None]) -> None:  # fmt: skip
+        self.studio, self.settings, self.library, self.messages = studio, settings, library, messages
+        self.parent = parent
+        self.voice, self.text, self.show_project = voice, text, show_project
         self.new_action = _add(menu, "&New project from the text…", self.new_from_text_dialog, "Ctrl+N")
         self.import_action = _add(menu, "&Import text, Markdown or EPUB…", self.import_dialog, "Ctrl+I")
         self.open_action = _add(menu, "&Open project…", self.open_dialog, "Ctrl+Shift+O")
@@ -42,7 +56,7 @@ class ProjectFiles:
     # --- commands ----------------------------------------------------------------------------------------------
     def new_from_text(self, text: str, folder: Path) -> Project | None:
         if not text.strip():
-            self.window.show_message("Type or paste the text of the narration first, then choose New project.")
+            self.messages.show("Type or paste the text of the narration first, then choose New project.")
             return None
         return self._create(folder, parse_text(text, Path(folder).stem), text)
 
@@ -51,20 +65,20 @@ class ProjectFiles:
             document = read_document(source)
             raw = Path(source).read_bytes()
         except (ChatterboxError, OSError) as exc:
-            self.window.show_message(str(exc))
+            self.messages.show(str(exc))
             return None
         return self._create(folder, document, raw, Path(source).name, Path(source).parent)
 
     def _create(self, folder: Path, doc: Document, raw, name="text", base=None) -> Project | None:
         if not self.confirm_discard():
             return None
-        voice = self.window.project_voice()
+        voice = self.voice()
         try:
             project = open_project(folder) if is_project(folder) else create_project(folder, doc.title)
-            import_document(project, doc, voice, self.window.library, base, source_identity(name, raw, voice))
+            import_document(project, doc, voice, self.library, base, source_identity(name, raw, voice))
             project.save()
         except ChatterboxError as exc:
-            self.window.show_message(str(exc))
+            self.messages.show(str(exc))
             return None
         self._opened(project)
         return project
@@ -75,7 +89,7 @@ class ProjectFiles:
         try:
             project = open_project(folder)
         except ChatterboxError as exc:
-            self.window.show_message(str(exc))
+            self.messages.show(str(exc))
             return None
         self._opened(project)
         return project
@@ -88,7 +102,7 @@ class ProjectFiles:
         if self.studio.project is None or not self.studio.dirty:
             return True
         answer = QMessageBox.question(
-            self.window,
+            self.parent,
             "Unsaved changes",
             f"Save the changes to “{self.studio.project.title}”?",
             QMessageBox.StandardButton.Save | QMessageBox.StandardButton.Discard | QMessageBox.StandardButton.Cancel,
@@ -100,16 +114,16 @@ class ProjectFiles:
 
     def _opened(self, project: Project) -> None:
         self.studio.set_project(project)
-        settings = self.window.settings
+        settings = self.settings
         folder = str(project.folder.resolve())
         recent = [folder] + [f for f in self.recent() if f != folder]
         settings.set(Key.RECENT_PROJECTS, "\n".join(recent[:MAX_RECENT]))
         settings.set(Key.PROJECT, folder)
-        self.window.show_project()
+        self.show_project()
         self.refresh()
 
     def recent(self) -> list[str]:
-        return [line for line in str(self.window.settings.get(Key.RECENT_PROJECTS) or "").splitlines() if line]
+        return [line for line in str(self.settings.get(Key.RECENT_PROJECTS) or "").splitlines() if line]
 
     def refresh(self) -> None:
         self.recent_menu.clear()
@@ -117,32 +131,35 @@ class ProjectFiles:
         for number, folder in enumerate(folders, 1):
             action = QAction(f"&{number} {Path(folder).name}", self.recent_menu)
             action.setToolTip(folder)
-            action.triggered.connect(lambda _=False, f=folder: self.open(Path(f)))
+            action.triggered.connect(partial(self._open_recent, folder))
             self.recent_menu.addAction(action)
         self.recent_menu.setEnabled(bool(folders))
         self.save_action.setEnabled(self.studio.project is not None)
+
+    def _open_recent(self, folder: str, _checked: bool = False) -> None:
+        self.open(Path(folder))
 
     # --- dialogs -----------------------------------------------------------------------------------------------
     def new_from_text_dialog(self) -> None:
         folder = self._ask_folder("narration")
         if folder is not None:
-            self.new_from_text(self.window.text.text, folder)
+            self.new_from_text(self.text(), folder)
 
     def import_dialog(self) -> None:
-        source, _ = QFileDialog.getOpenFileName(self.window, "Import a book", str(Path.home()), IMPORT_FILTER)
+        source, _ = QFileDialog.getOpenFileName(self.parent, "Import a book", str(Path.home()), IMPORT_FILTER)
         if source:
             folder = self._ask_folder(Path(source).stem, Path(source).parent)
             if folder is not None:
                 self.import_file(Path(source), folder)
 
     def open_dialog(self) -> None:
-        folder = QFileDialog.getExistingDirectory(self.window, "Open a narration project", str(Path.home()))
+        folder = QFileDialog.getExistingDirectory(self.parent, "Open a narration project", str(Path.home()))
         if folder:
             self.open(Path(folder))
 
     def _ask_folder(self, stem: str, near: Path | None = None) -> Path | None:
         start = (near or Path.home()) / f"{stem}{PROJECT_SUFFIX}"
-        chosen, _ = QFileDialog.getSaveFileName(self.window, "Project folder (created)", str(start),
+        chosen, _ = QFileDialog.getSaveFileName(self.parent, "Project folder (created)", str(start),
                                                 f"Narration project (*{PROJECT_SUFFIX})")  # fmt: skip
         if not chosen:
             return None
@@ -150,7 +167,8 @@ class ProjectFiles:
         return path if path.suffix == PROJECT_SUFFIX else path.with_name(path.name + PROJECT_SUFFIX)
 
 
-def _add(menu: QMenu, text: str, slot, shortcut) -> QAction:
+def _add(menu: QMenu, text: str, slot: Callable[[], object],
+         shortcut: QKeySequence | QKeySequence.StandardKey | str) -> QAction:  # fmt: skip
     action = QAction(text, menu)
     action.setShortcut(QKeySequence(shortcut))
     action.triggered.connect(slot)

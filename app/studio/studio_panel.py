@@ -9,6 +9,7 @@ it unsaved; only the edited segment becomes pending.
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
@@ -26,10 +27,13 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from core.engine import SAMPLE_RATE, ChatterboxError
-from core.narration import SPEED_RANGE, Placement, Project, clock, export_project
+from core.engine import SAMPLE_RATE, ChatterboxError, RuntimeOptions
+from core.narration import SPEED_RANGE, Placement, Project, RenderProgress, RenderSummary, clock, export_project
 
-from ..settings import Key
+from ..audio.playback import Player
+from ..controllers.studio import NO_PROJECT, StudioController, done_text, progress_text
+from ..engine_bridge import EngineBridge
+from ..settings import Key, Settings
 from ..widgets.waveform_plot import WaveformPlot
 from .export_dialog import ExportDialog, default_folder
 from .preview_windows import PreviewWindows
@@ -61,13 +65,11 @@ class StudioPanel(QWidget):
     message = Signal(str, bool)
     """Text for the window's message line, and whether it is an error."""
 
-    def __init__(self, host, parent=None):
+    def __init__(self, bridge: EngineBridge, player: Player, settings: Settings, runtime: Callable[[], RuntimeOptions],
+                 parent: QWidget | None = None) -> None:  # fmt: skip
         super().__init__(parent)
-        self.host = host
-        """The main window: ``bridge``, ``player``, ``settings``, ``runtime_options()``, ``synthesis_defaults()``."""
-        self.project: Project | None = None
-        self.dirty = False
-        self.rendering: int | None = None
+        self.bridge, self.player, self.settings, self.runtime = bridge, player, settings, runtime
+        self.controller = StudioController()
         self.progress_events = 0
         self._audio = np.zeros(0, np.float32)
         self._placements: list[Placement] = []
@@ -80,9 +82,22 @@ class StudioPanel(QWidget):
         """Finished segments are played a window at a time (see :mod:`app.studio.preview_windows`)."""
         self._build()
 
+    @property
+    def project(self) -> Project | None:
+        return self.controller.project
+
+    @property
+    def dirty(self) -> bool:
+        return self.controller.dirty
+
+    @property
+    def rendering(self) -> int | None:
+        """The request id of the render running, or None."""
+        return self.controller.rendering
+
     # --- construction ------------------------------------------------------------------------------------------
     def _build(self) -> None:
-        self.title = QLabel("No project: File → New project, Import or Open.", self)
+        self.title = QLabel(NO_PROJECT, self)
         self.title.setWordWrap(True)
         self.render_button = QPushButton("&Render", self)
         self.render_button.setToolTip("Render every pending segment (only what changed since the last render)")
@@ -139,28 +154,33 @@ class StudioPanel(QWidget):
         self.segments.set_pause.connect(self._ask_pause)
         self.segments.set_speed.connect(self._ask_speed)
         self.waveform.seek_requested.connect(self.seek)
-        self.host.bridge.render_step.connect(self._on_step)
-        self.host.bridge.render_done.connect(self._on_done)
-        self.host.bridge.request_failed.connect(self._on_failed)
-        self.host.bridge.request_cancelled.connect(self._on_cancelled)
+        self.bridge.render_step.connect(self._on_step)
+        self.bridge.render_done.connect(self._on_done)
+        self.bridge.request_failed.connect(self._on_failed)
+        self.bridge.request_cancelled.connect(self._on_cancelled)
         self._timer = QTimer(self)
         self._timer.setInterval(50)
         self._timer.timeout.connect(self._tick)
         self._refresh_timer = QTimer(self)  # a dragged pace slider prepares the next window once, when it rests
         self._refresh_timer.setSingleShot(True)
         self._refresh_timer.setInterval(300)
-        self._refresh_timer.timeout.connect(lambda: self.project is not None and self._windows.refresh(self.project))
+        self._refresh_timer.timeout.connect(self._refresh_preview)
         self.changed.connect(self._refresh_timer.start)
         self._update_controls()
 
     # --- the project -------------------------------------------------------------------------------------------
+    def _refresh_preview(self) -> None:
+        """The project changed: the next preview window is prepared again from its new state."""
+        if self.project is not None:
+            self._windows.refresh(self.project)
+
     def set_project(self, project: Project | None) -> None:
         self.stop()
-        self.project, self.dirty = project, False
+        self.controller.open(project)
         self.segments.set_project(project)
         self.segments.voices = sorted(project.voices) if project else []
         self.pace.blockSignals(True)
-        self.pace.setValue(round(float(project.finishing.get("speed") or 1.0) * 100) if project else 100)
+        self.pace.setValue(round(self.controller.pace() * 100))
         self.pace.blockSignals(False)
         self._on_pace(self.pace.value(), mark=False)
         self.waveform.clear_audio()
@@ -172,16 +192,14 @@ class StudioPanel(QWidget):
         if self.project is None:
             return True
         try:
-            self.project.save()
+            self.controller.save()
         except ChatterboxError as exc:
             self.message.emit(str(exc), True)
             return False
-        self.dirty = False
         self.changed.emit()
         return True
 
     def _edited(self, number: int | None = None) -> None:
-        self.dirty = True
         self.segments.refresh(number)
         self._show_counts()
         self.changed.emit()
@@ -199,79 +217,73 @@ class StudioPanel(QWidget):
         project = self.project
         if project is None or self.rendering is not None:
             return
-        if self.host.bridge.model is None:
+        if self.bridge.model is None:
             self.message.emit("No model is loaded: choose one in the Models menu.", True)
             return
-        todo = 1 if regenerate is not None else len(project.pending())
+        todo = self.controller.pending(regenerate)
         if not todo:
             self.status.setText("Every segment is rendered. Play it, fix a sentence, or export.")
             return
         self.stop_playback()
         self._live = self.listen.isChecked()
         if self._live:
-            self.host.player.begin()
+            self.player.begin()
             self.waveform.clear_audio()
         self.progress.setRange(0, todo)
         self.progress.setValue(0)
         self.progress.setFormat(f"0 of {todo} segments")
         self.status.setText("Generating…")
         self.segments.editable = False
-        runtime = self.host.runtime_options()
+        runtime = self.runtime()
         if not self._live:  # nobody listens: one decoder call per segment renders faster than streaming windows
             runtime = replace(runtime, stream=False)
-        self.rendering = self.host.bridge.render(project, runtime, regenerate)
-        self.dirty = False  # the render saves the project after every segment
+        self.controller.started(self.bridge.render(project, runtime, regenerate))
         self._timer.start()
         self._update_controls()
 
     @Slot(object)
-    def _on_step(self, step) -> None:
+    def _on_step(self, step: RenderProgress) -> None:
         if self.rendering is None:
             return
         self.progress_events += 1
         if step.kind == "chunk":
             if self._live and step.chunk is not None:
-                self.host.player.feed(step.chunk.samples)
+                self.player.feed(step.chunk.samples)
                 self.waveform.append(step.chunk.samples)
             self.segments.highlight(step.number)
             return
         self.segments.refresh(step.number)
         self.progress.setValue(step.done)
-        left = f" · {clock(step.eta_s)} left" if step.eta_s is not None and step.done < step.total else ""
-        self.progress.setFormat(f"Segment {step.done} of {step.total} · {clock(step.audio_seconds)} of audio{left}")
+        self.progress.setFormat(progress_text(step))
         if step.kind == "failed":
             self.message.emit(f"Segment {step.number} failed: {step.error}", True)
         self._show_counts()
 
     @Slot(int, object)
-    def _on_done(self, rid: int, summary) -> None:
-        if rid != self.rendering:
+    def _on_done(self, rid: int, summary: RenderSummary) -> None:
+        if not self.controller.owns(rid):
             return
         self._end_render()
-        self.status.setText(
-            f"Rendered {summary.rendered} segment(s), {clock(summary.audio_seconds)} of audio in "
-            f"{clock(summary.elapsed_s)} (RTF {summary.rtf:.2f})" + (f"; {summary.failed} failed" if summary.failed
-                                                                       else "") + "."
-        )  # fmt: skip
+        self.status.setText(done_text(summary))
 
     @Slot(int, str)
     def _on_failed(self, rid: int, message: str) -> None:
-        if rid == self.rendering:
+        if self.controller.owns(rid):
             self._end_render()
             self.status.setText("Rendering stopped: " + message)
             self.message.emit(message, True)
 
     @Slot(int)
     def _on_cancelled(self, rid: int) -> None:
-        if rid == self.rendering:
+        if self.controller.owns(rid):
             self._end_render()
             self.status.setText("Stopped. Finished segments are saved; Render continues with the rest.")
 
     def _end_render(self) -> None:
-        self.rendering = None
+        self.controller.ended()
         self.segments.editable = True
         if self._live:
-            self.host.player.end_of_input()
+            self.player.end_of_input()
         self.segments.refresh()
         self._show_counts()
         self._update_controls()
@@ -287,6 +299,13 @@ class StudioPanel(QWidget):
             self.pause()
         else:
             self.play_from(self.segments.selected_number() or 1)
+
+    def toggle_from_key(self) -> str:
+        """Space in the Project view: what Play / Pause / Resume does when enabled ("studio"), else "nothing"."""
+        if self.play_button.isEnabled():
+            self.play_button.click()
+            return "studio"
+        return "nothing"
 
     @Slot(int)
     def play_from(self, number: int) -> None:
@@ -326,7 +345,7 @@ class StudioPanel(QWidget):
     def _play_at(self, seconds: float) -> None:
         seconds = min(max(0.0, seconds), self._audio.size / SAMPLE_RATE)
         self._live, self._paused_at, self._offset = False, None, seconds
-        player = self.host.player
+        player = self.player
         player.begin()
         if not player.feed(self._audio[round(seconds * SAMPLE_RATE) :]):
             self.message.emit(player.error or "Audio cannot be played on this computer.", False)
@@ -340,7 +359,7 @@ class StudioPanel(QWidget):
         if not self._timer.isActive() or self._live:
             return
         self._paused_at = self.position()
-        self.host.player.stop()
+        self.player.stop()
         self._timer.stop()
         self.status.setText(f"Paused at {clock(self._paused_at)}")
         self._update_controls()
@@ -352,12 +371,12 @@ class StudioPanel(QWidget):
 
     def position(self) -> float:
         """Seconds into the preview being heard (never past the end of what exists)."""
-        played = self.host.player.played / SAMPLE_RATE
+        played = self.player.played / SAMPLE_RATE
         return min(self._offset + played, self._audio.size / SAMPLE_RATE)
 
     def stop_playback(self) -> None:
         self._windows.cancel()
-        self.host.player.stop()
+        self.player.stop()
         self._paused_at = None
         if self.rendering is None:
             self._timer.stop()
@@ -365,7 +384,7 @@ class StudioPanel(QWidget):
     @Slot()
     def stop(self) -> None:
         if self.rendering is not None:
-            self.host.bridge.cancel()
+            self.bridge.cancel()
         self.stop_playback()
         if self.project is not None and self.rendering is None:
             self.status.setText("Stopped")
@@ -373,7 +392,7 @@ class StudioPanel(QWidget):
 
     @Slot()
     def _tick(self) -> None:
-        player = self.host.player
+        player = self.player
         if self._live:
             if self.rendering is not None and player.stream is not None and player.ring.available == 0:
                 self.status.setText("Buffering… (generation is behind playback)")
@@ -403,7 +422,7 @@ class StudioPanel(QWidget):
 
     def edit_text(self, number: int, text: str) -> bool:
         try:
-            self.project.edit_text(self.project.segments[number - 1], text)
+            self.controller.edit_text(number, text)
         except ChatterboxError as exc:
             self.message.emit(str(exc), True)
             return False
@@ -413,7 +432,7 @@ class StudioPanel(QWidget):
     @Slot(int, int)
     def choose_take(self, number: int, take: int) -> None:
         try:
-            self.project.choose(self.project.segments[number - 1], take)
+            self.controller.choose_take(number, take)
         except ChatterboxError as exc:
             self.message.emit(str(exc), True)
             return
@@ -423,7 +442,7 @@ class StudioPanel(QWidget):
     @Slot(int, object)
     def set_voice(self, number: int, name) -> None:
         try:
-            self.project.set_voice(self.project.segments[number - 1], name)
+            self.controller.set_voice(number, name)
         except ChatterboxError as exc:
             self.message.emit(str(exc), True)
             return
@@ -434,7 +453,7 @@ class StudioPanel(QWidget):
         value, ok = QInputDialog.getDouble(self, "Pause after", f"Seconds of silence after segment {number}:",
                                            segment.pause_after, 0.0, 30.0, 2)  # fmt: skip
         if ok:
-            self.project.set_pause(segment, value)
+            self.controller.set_pause(number, value)
             self._edited(number)
 
     def _ask_speed(self, number: int) -> None:
@@ -442,15 +461,13 @@ class StudioPanel(QWidget):
         value, ok = QInputDialog.getDouble(self, "Pace of this segment", f"Pace of segment {number} (× the project's):",
                                            segment.speed or 1.0, SPEED_RANGE[0], SPEED_RANGE[1], 2)  # fmt: skip
         if ok:
-            self.project.set_speed(segment, None if abs(value - 1.0) < 1e-6 else value)
+            self.controller.set_speed(number, value)
             self._edited(number)
 
     def _on_pace(self, value: int, mark: bool = True) -> None:
         speed = value / 100
         self.pace_label.setText(f"Pace {speed:.2f}×")
-        if self.project is not None and mark and abs(float(self.project.finishing.get("speed", 1.0)) - speed) > 1e-9:
-            self.project.set_speed(None, speed)
-            self.dirty = True
+        if mark and self.controller.set_pace(speed):
             self.changed.emit()
 
     # --- export ------------------------------------------------------------------------------------------------
@@ -458,7 +475,7 @@ class StudioPanel(QWidget):
     def export_dialog(self) -> None:
         if self.project is None:
             return
-        settings = self.host.settings
+        settings = self.settings
         folder = default_folder(settings.get(Key.EXPORT_FOLDER))
         dialog = ExportDialog(self.project.title, folder, self.project.finishing.get("loudness"),
                               float(self.project.finishing.get("true_peak", -1.0)), self)  # fmt: skip
@@ -475,22 +492,13 @@ class StudioPanel(QWidget):
             self.message.emit(str(exc), True)
             return None
         target = request.out or request.per_chapter
-        self.host.settings.set(Key.EXPORT_FOLDER, str(Path(target).parent))
+        self.settings.set(Key.EXPORT_FOLDER, str(Path(target).parent))
         self.status.setText(f"Exported {clock(result.seconds)} to {target}")
         return result
 
     # --- display -----------------------------------------------------------------------------------------------
     def _show_counts(self) -> None:
-        if self.project is None:
-            self.title.setText("No project: File → New project, Import or Open.")
-            return
-        counts = self.project.counts()
-        unsaved = " · unsaved changes" if self.dirty else ""
-        self.title.setText(
-            f"<b>{self.project.title}</b> — {len(self.project.segments)} segments in {len(self.project.chapters)} "
-            f"chapter(s): {counts['rendered']} rendered, {counts['pending']} pending, {counts['failed']} failed"
-            f"{unsaved}"
-        )
+        self.title.setText(self.controller.summary())
 
     def _update_controls(self) -> None:
         has, busy = self.project is not None, self.rendering is not None

@@ -21,52 +21,53 @@ LONG = " ".join(f"This is sentence number {i} of a long narration." for i in ran
 
 def test_speak_reaches_playback_waveform_and_latency_plot(qtbot, window):
     speak_and_wait(qtbot, window)
-    assert window.last_audio.size > 24000 * 0.5
-    assert window.player.played >= window.last_audio.size
-    assert window.player.sd.played >= window.last_audio.size  # through the device's callback
-    assert window.waveform.samples == window.last_audio.size and window.waveform.points > 0
-    assert window.latency.points >= 3 and len(window.latency.requests) == 1
+    assert window.speak_panel.last_audio.size > 24000 * 0.5
+    assert window.player.played >= window.speak_panel.last_audio.size
+    assert window.player.sd.played >= window.speak_panel.last_audio.size  # through the device's callback
+    speak = window.speak_panel
+    assert speak.waveform.samples == speak.last_audio.size and speak.waveform.points > 0
+    assert window.speak_panel.latency.points >= 3 and len(window.speak_panel.latency.requests) == 1
     assert "RTF" in window.rtf_label.text() and "CPU" in window.provider_label.text()
-    assert len(window.history.entries) == 1 and window.history_list.count() == 1
+    assert len(window.history.entries) == 1 and window.history_panel.list.count() == 1
 
 
 def test_dropping_a_wav_selects_it_and_a_non_audio_file_changes_nothing(qtbot, window, voice_wav, tmp_path):
     drop(window, voice_wav)
-    assert window.voice is not None and Path(window.voice.source) == voice_wav
+    assert window.voice_panel.voice is not None and Path(window.voice_panel.voice.source) == voice_wav
     assert "6.0 s" in window.voice_panel.details.text()
     junk = tmp_path / "notes.wav"
     junk.write_text("this is not audio")
     drop(window, junk)
-    assert Path(window.voice.source) == voice_wav  # unchanged
+    assert Path(window.voice_panel.voice.source) == voice_wav  # unchanged
     assert window.message.isVisible() and "not a readable audio file" in window.message.text()
     short = tmp_path / "short.wav"
     sf.write(short, np.sin(np.arange(9000) / 10).astype(np.float32) * 0.3, 24000)
     drop(window, short)
-    assert Path(window.voice.source) == voice_wav and "0.4 s long" in window.message.text()
+    assert Path(window.voice_panel.voice.source) == voice_wav and "0.4 s long" in window.message.text()
 
 
 def test_speak_while_speaking_cancels_the_first_request(qtbot, window):
     seen = []
     window.bridge.chunk_ready.connect(lambda c: seen.append(c.request_id))
-    window.text.set_text(LONG)
-    window.speak_button.click()
+    window.speak_panel.text.set_text(LONG)
+    window.speak_panel.speak_button.click()
     first = window.bridge.current
     qtbot.waitUntil(lambda: len(seen) >= 1, timeout=30000)
-    window.text.set_text("Second request.")
-    with qtbot.waitSignal(window.playback_finished, timeout=60000):
-        window.speak_button.click()
+    window.speak_panel.text.set_text("Second request.")
+    with qtbot.waitSignal(window.speak_panel.playback_finished, timeout=60000):
+        window.speak_panel.speak_button.click()
     second = seen[-1]
     assert second != first
     after = seen[seen.index(second) :]
     assert set(after) == {second}  # nothing of the first request arrives once the second started
-    assert window.last_report.text == "Second request."
+    assert window.speak_panel.last_report.text == "Second request."
 
 
 def test_stop_silences_playback_and_synthesis(qtbot, window):
-    window.text.set_text(LONG)
-    window.speak_button.click()
+    window.speak_panel.text.set_text(LONG)
+    window.speak_panel.speak_button.click()
     qtbot.waitUntil(lambda: window.player.stream is not None, timeout=30000)
-    qtbot.keyClick(window.text.editor, Qt.Key.Key_Escape)
+    qtbot.keyClick(window.speak_panel.text.editor, Qt.Key.Key_Escape)
     assert window.player.stream is None and window.player.ring.available == 0
     assert not window.bridge.busy
     played = window.player.played
@@ -76,8 +77,8 @@ def test_stop_silences_playback_and_synthesis(qtbot, window):
 
 def test_closing_mid_synthesis_exits_cleanly(qtbot, tmp_path, bundles):
     w = make_window(qtbot, tmp_path, bundles["original"])
-    w.text.set_text(LONG * 3)
-    w.speak_button.click()
+    w.speak_panel.text.set_text(LONG * 3)
+    w.speak_panel.speak_button.click()
     qtbot.waitUntil(lambda: w.player.stream is not None, timeout=30000)
     started = time.monotonic()
     w.close()
@@ -112,10 +113,10 @@ def test_settings_round_trip_and_change_the_next_request(qtbot, window, tmp_path
     panel._set(Key.PRECISION, "fp32")
     panel._on_control_changed(Key.PRECISION)
     speak_and_wait(qtbot, window, "One sentence only.")
-    first = window.last_report
+    first = window.speak_panel.last_report
     assert [c["kind"] for c in first.chunks] == ["speech"] and first.cache["prefix"] == "off"
     speak_and_wait(qtbot, window, "One sentence only.")
-    assert window.last_report.speech_tokens == first.speech_tokens
+    assert window.speak_panel.last_report.speech_tokens == first.speech_tokens
 
 
 def test_variant_specific_controls_are_disabled_with_a_reason(qtbot, tmp_path, bundles):
@@ -154,11 +155,11 @@ def test_without_an_audio_device_synthesis_export_and_history_still_work(qtbot, 
     w = make_window(qtbot, tmp_path, bundles["original"], sd=NoDevice())
     try:
         speak_and_wait(qtbot, w)
-        assert w.last_audio.size > 0 and w.waveform.points > 0
+        assert w.speak_panel.last_audio.size > 0 and w.speak_panel.waveform.points > 0
         assert "Cannot play audio" in w.message.text() and w.player.played == 0
-        assert w.export(w.last_audio, path=tmp_path / "out.flac")
+        assert w.exporter.export(w.speak_panel.last_audio, path=tmp_path / "out.flac")
         data, rate = sf.read(tmp_path / "out.flac")
-        assert rate == 24000 and data.size == w.last_audio.size
+        assert rate == 24000 and data.size == w.speak_panel.last_audio.size
     finally:
         w.close()
 
@@ -166,16 +167,16 @@ def test_without_an_audio_device_synthesis_export_and_history_still_work(qtbot, 
 def test_history_survives_a_restart_and_replays(qtbot, tmp_path, bundles):
     w = make_window(qtbot, tmp_path, bundles["original"])
     speak_and_wait(qtbot, w)
-    audio = w.last_audio
+    audio = w.speak_panel.last_audio
     w.close()
     again = make_window(qtbot, tmp_path, bundles["original"])
     try:
-        assert again.history_list.count() == 1
+        assert again.history_panel.list.count() == 1
         entry = again.history.entries[0]
         assert entry.text.startswith("Hello there") and entry.timings["rtf"] > 0
-        again.history_list.setCurrentRow(0)
-        again._on_history_play()
-        assert again.last_audio.size == audio.size
+        again.history_panel.list.setCurrentRow(0)
+        again.replay_history(again.history_panel.current_id())
+        assert again.speak_panel.last_audio.size == audio.size
         qtbot.waitUntil(lambda: again.player.finished, timeout=30000)
     finally:
         again.close()
@@ -183,14 +184,14 @@ def test_history_survives_a_restart_and_replays(qtbot, tmp_path, bundles):
 
 def test_voice_library_save_switch_and_remove(qtbot, window, voice_wav, other_voice_wav):
     drop(window, voice_wav)
-    window._on_save_voice("Narrator")
+    window.voice_panel.save_voice("Narrator")
     drop(window, other_voice_wav)
-    window._on_save_voice("Villain")
+    window.voice_panel.save_voice("Villain")
     assert [v.name for v in window.library.voices()] == ["Narrator", "Villain"]
-    window._on_library_selected("Narrator")
-    assert window.voice_name == "Narrator" and window.settings.get(Key.VOICE) == "Narrator"
-    window._on_remove_voice("Narrator")
-    assert window.voice is None and [v.name for v in window.library.voices()] == ["Villain"]
+    window.voice_panel.select_library_voice("Narrator")
+    assert window.voice_panel.voice_name == "Narrator" and window.settings.get(Key.VOICE) == "Narrator"
+    window.voice_panel.remove_voice("Narrator")
+    assert window.voice_panel.voice is None and [v.name for v in window.library.voices()] == ["Villain"]
 
 
 def test_model_dialog_builds_the_test_model_and_an_invalid_folder_gets_the_core_message(qtbot, tmp_path, bundles):

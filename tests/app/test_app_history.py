@@ -14,8 +14,8 @@ from PySide6.QtCore import QSettings, Qt
 from PySide6.QtWidgets import QInputDialog, QMessageBox
 
 from app.history import History
+from app.panels.history_panel import LINES_ROLE
 from app.settings import Key, Settings
-from app.widgets.history_panel import LINES_ROLE
 from tests.app_support import drop, make_window, speak_and_wait
 
 LONG = " ".join(f"This is sentence number {i} of a long narration that is stopped early." for i in range(1, 25))
@@ -38,7 +38,7 @@ def add_entry(window, text: str, seed: int = 1, **fields):
     tone = (0.2 * np.sin(np.arange(12000) / 10)).astype(np.float32)
     entry = window.history.add(tone, 24000, text=text, voice=fields.pop("voice", "default"), variant="original",
                                seed=seed, **fields)  # fmt: skip
-    window._refresh_history()
+    window.history_panel.refresh()
     return entry
 
 
@@ -54,17 +54,17 @@ def test_history_rows_show_date_voice_model_and_seed_without_scrolling_sideways(
     window.tabs.setCurrentIndex(window.tabs.indexOf(window.history_panel))
     speak_and_wait(qtbot, window, "Hello there, this is a test of a history row that is far too long to fit. " * 3)
     entry = window.history.entries[0]
-    header, text, details = window.history_list.item(0).data(LINES_ROLE)
+    header, text, details = window.history_panel.list.item(0).data(LINES_ROLE)
     assert entry.when in header and f"{entry.seconds:.1f} s" in header
     assert text.startswith("Hello there, this is a test")
     assert details == "default · Original fp32 · seed 4242"
     assert (entry.model, entry.precision, entry.voice_source, entry.partial) == ("original", "fp32", "", False)
-    tooltip = window.history_list.item(0).toolTip()
+    tooltip = window.history_panel.list.item(0).toolTip()
     assert "4242" in tooltip and "too long to fit" in tooltip and "Original fp32" in tooltip
     qtbot.wait(50)
-    assert window.history_list.horizontalScrollBar().maximum() == 0
-    assert window.history_list.visualItemRect(window.history_list.item(0)).width() <= (
-        window.history_list.viewport().width()
+    assert window.history_panel.list.horizontalScrollBar().maximum() == 0
+    assert window.history_panel.list.visualItemRect(window.history_panel.list.item(0)).width() <= (
+        window.history_panel.list.viewport().width()
     )
     saved = json.loads((window.paths.history / "history.json").read_text(encoding="utf-8"))[0]
     assert saved["seed"] == 4242 and saved["model"] == "original" and saved["precision"] == "fp32"
@@ -98,49 +98,49 @@ def test_history_entries_written_before_the_new_fields_still_load(tmp_path):
 def test_delete_key_and_clear_all_with_confirmation(qtbot, window, monkeypatch):
     first = add_entry(window, "First result.")
     second = add_entry(window, "Second result.")
-    assert first.id != second.id and window.history_list.count() == 2
-    window.history_list.setCurrentRow(0)  # newest first
-    qtbot.keyClick(window.history_list, Qt.Key.Key_Delete)
-    assert [e.id for e in window.history.entries] == [first.id] and window.history_list.count() == 1
+    assert first.id != second.id and window.history_panel.list.count() == 2
+    window.history_panel.list.setCurrentRow(0)  # newest first
+    qtbot.keyClick(window.history_panel.list, Qt.Key.Key_Delete)
+    assert [e.id for e in window.history.entries] == [first.id] and window.history_panel.list.count() == 1
     assert not (window.paths.history / second.audio_file).exists()
     assert [e.id for e in History(window.paths.history).entries] == [first.id]
 
     asked = answer(monkeypatch, Cancel)
     window.history_panel.clear_button.click()
-    assert asked and window.history_list.count() == 1
+    assert asked and window.history_panel.list.count() == 1
     answer(monkeypatch, Yes)
     window.history_panel.clear_button.click()
-    assert window.history.entries == [] and window.history_list.count() == 0
+    assert window.history.entries == [] and window.history_panel.list.count() == 0
     assert not list(window.paths.history.glob("*.flac")) and History(window.paths.history).entries == []
     assert not window.history_panel.clear_button.isEnabled()
 
 
 def test_load_text_back_brings_the_text_voice_and_seed(qtbot, window, voice_wav):
     drop(window, voice_wav)
-    window._on_save_voice("Narrator")
+    window.voice_panel.save_voice("Narrator")
     add_entry(window, "Once upon a time [pause:0.5s] there was a voice.", seed=1234, voice="Narrator",
               voice_source="Narrator")  # fmt: skip
-    window._on_default_voice_selected()
-    window.text.set_text("")
-    window.history_list.setCurrentRow(0)
+    window.voice_panel.use_default_voice()
+    window.speak_panel.text.set_text("")
+    window.history_panel.list.setCurrentRow(0)
     window.history_panel.load_button.click()
-    assert window.text.text == "Once upon a time [pause:0.5s] there was a voice."
-    assert window.voice_name == "Narrator" and window.voice is not None
+    assert window.speak_panel.text.text == "Once upon a time [pause:0.5s] there was a voice."
+    assert window.voice_panel.voice_name == "Narrator" and window.voice_panel.voice is not None
     assert window.settings.get(Key.SEED) == 1234 and window.settings.get(Key.RANDOM_SEED) is False
     assert window.settings_panel.value(Key.SEED) == 1234 and not window.settings_panel.value(Key.RANDOM_SEED)
 
 
 def test_a_stopped_request_is_kept_in_the_history_as_partial(qtbot, window):
-    window.text.set_text(LONG)
-    window.speak_button.click()
-    qtbot.waitUntil(lambda: len(window._chunks) >= 2, timeout=30000)
+    window.speak_panel.text.set_text(LONG)
+    window.speak_panel.speak_button.click()
+    qtbot.waitUntil(lambda: len(window.speak_panel.controller.chunks) >= 2, timeout=30000)
     assert window.bridge.busy
-    qtbot.keyClick(window.text.editor, Qt.Key.Key_Escape)
+    qtbot.keyClick(window.speak_panel.text.editor, Qt.Key.Key_Escape)
     assert len(window.history.entries) == 1
     entry = window.history.entries[0]
     assert entry.partial and entry.text == LONG and entry.seed > 0 and entry.seconds > 0
-    assert entry.seconds * 24000 == pytest.approx(window.last_audio.size)
-    assert "stopped (partial)" in window.history_list.item(0).data(LINES_ROLE)[0]
+    assert entry.seconds * 24000 == pytest.approx(window.speak_panel.last_audio.size)
+    assert "stopped (partial)" in window.history_panel.list.item(0).data(LINES_ROLE)[0]
     qtbot.wait(300)
     assert len(window.history.entries) == 1  # the cancelled request adds nothing more
     assert History(window.paths.history).entries[0].partial
@@ -151,7 +151,7 @@ def test_removing_a_voice_asks_first_and_can_be_undone_until_the_app_closes(qtbo
                                                                             monkeypatch):  # fmt: skip
     w = make_window(qtbot, tmp_path, bundles["original"], load=False)
     drop(w, voice_wav)
-    w._on_save_voice("Narrator")
+    w.voice_panel.save_voice("Narrator")
     recording = w.library.get("Narrator").path
     panel = w.voice_panel
     assert panel.library.currentItem().text() == "Narrator"
@@ -162,11 +162,11 @@ def test_removing_a_voice_asks_first_and_can_be_undone_until_the_app_closes(qtbo
 
     answer(monkeypatch, Yes)
     panel.remove.click()
-    assert w.library.get("Narrator") is None and not recording.exists() and w.voice is None
+    assert w.library.get("Narrator") is None and not recording.exists() and w.voice_panel.voice is None
     assert panel.undo.isVisibleTo(panel) and "Narrator" in panel.removed_label.text()
     panel.undo.click()
     restored = w.library.get("Narrator")
-    assert restored is not None and restored.path.is_file() and w.voice_name == "Narrator"
+    assert restored is not None and restored.path.is_file() and w.voice_panel.voice_name == "Narrator"
     assert panel.library.currentItem().text() == "Narrator" and not panel.undo.isVisibleTo(panel)
 
     panel.remove.click()  # removed again, then the app closes: the recording is deleted for good
@@ -185,20 +185,21 @@ def test_the_save_prompt_offers_the_name_without_the_extension(qtbot, window, vo
     drop(window, voice_wav)
     window.voice_panel.save.click()
     assert offered == [voice_wav.stem]
-    assert [v.name for v in window.library.voices()] == [voice_wav.stem] and window.voice_name == voice_wav.stem
+    assert [v.name for v in window.library.voices()] == [voice_wav.stem]
+    assert window.voice_panel.voice_name == voice_wav.stem
 
 
 def test_the_current_voice_is_selected_again_after_a_restart(qtbot, tmp_path, bundles, voice_wav, other_voice_wav):
     w = make_window(qtbot, tmp_path, bundles["original"], load=False)
     drop(w, other_voice_wav)
-    w._on_save_voice("Villain")
+    w.voice_panel.save_voice("Villain")
     drop(w, voice_wav)
-    w._on_save_voice("Narrator")
-    w._on_library_selected("Villain")
+    w.voice_panel.save_voice("Narrator")
+    w.voice_panel.select_library_voice("Villain")
     w.close()
     again = make_window(qtbot, tmp_path, bundles["original"], load=False)
     try:
-        assert again.voice_name == "Villain"
+        assert again.voice_panel.voice_name == "Villain"
         assert again.voice_panel.library.currentItem().text() == "Villain"
         assert [i.text() for i in again.voice_panel.library.selectedItems()] == ["Villain"]
         drop(again, voice_wav)  # a file outside the library: no library voice is highlighted
@@ -210,14 +211,15 @@ def test_the_current_voice_is_selected_again_after_a_restart(qtbot, tmp_path, bu
 # --- 8. remembered across restarts ---------------------------------------------------------------------------------
 def test_the_typed_text_and_the_selected_tabs_survive_a_restart(qtbot, tmp_path, bundles):
     w = make_window(qtbot, tmp_path, bundles["original"], load=False)
-    w.text.set_text("Typed, not yet spoken.\nSecond line, with a comma.")
-    qtbot.waitUntil(lambda: reread(tmp_path).get(Key.TEXT) == w.text.text, timeout=5000)  # saved while typing
+    w.speak_panel.text.set_text("Typed, not yet spoken.\nSecond line, with a comma.")
+    text = w.speak_panel.text
+    qtbot.waitUntil(lambda: reread(tmp_path).get(Key.TEXT) == text.text, timeout=5000)  # saved while typing
     w.tabs.setCurrentIndex(w.tabs.indexOf(w.history_panel))
-    w.text.set_text("Changed just before closing.")
+    w.speak_panel.text.set_text("Changed just before closing.")
     w.close()
     again = make_window(qtbot, tmp_path, bundles["original"], load=False)
     try:
-        assert again.text.text == "Changed just before closing."
+        assert again.speak_panel.text.text == "Changed just before closing."
         assert again.tabs.currentWidget() is again.history_panel
     finally:
         again.close()

@@ -208,31 +208,31 @@ def test_toggling_an_optimisation_in_the_window_gives_comparable_groups(qtbot, w
     speak_and_wait(qtbot, window, "Hello there.")
     window.settings_panel.controls[Key.KV_CHAINING].setChecked(False)
     speak_and_wait(qtbot, window, "Hello again.")
-    requests = window.latency.request_plot
-    assert len(window.latency.requests) == 2
-    assert [r.settings for r in window.latency.requests] == [DEFAULTS, KV_OFF]
+    requests = window.speak_panel.latency.request_plot
+    assert len(window.speak_panel.latency.requests) == 2
+    assert [r.settings for r in window.speak_panel.latency.requests] == [DEFAULTS, KV_OFF]
     assert requests.group_labels() == ["KV chain on", "KV chain off"]
     hover(qtbot, requests, 2, y_range(requests)[1] / 2)
     assert "request 2" in requests.hover.text and "KV chain off" in requests.hover.text
-    assert window.history.entries[0].timings["chunks"] == window.latency.chunk_rows()
+    assert window.history.entries[0].timings["chunks"] == window.speak_panel.latency.chunk_rows()
 
 
 # --- History replay -----------------------------------------------------------------------------------------------
 def test_replaying_from_history_shows_that_entry_in_the_plots(qtbot, window):
     speak_and_wait(qtbot, window, "Hello there, this is the first one.")
-    first = window.latency.requests[0]
+    first = window.speak_panel.latency.requests[0]
     speak_and_wait(qtbot, window, "A second, shorter one.")
-    assert window.latency.chunk_plot.chunks == window.latency.requests[1].chunks
+    assert window.speak_panel.latency.chunk_plot.chunks == window.speak_panel.latency.requests[1].chunks
     older = window.history.entries[1]
     audio, _rate = window.history.audio(older)
-    window.history_list.setCurrentRow(1)
-    qtbot.mouseClick(window.history_play, Qt.MouseButton.LeftButton)
-    qtbot.waitUntil(lambda: window.waveform.curve.xData is not None
-                    and len(window.waveform.curve.xData) == 2 * (audio.size // 240), timeout=3000)  # fmt: skip
-    assert window.waveform.samples == audio.size
-    assert window.latency.chunk_plot.chunks == first.chunks and first.key == older.id
-    assert window.latency.chunks_caption.text().startswith("Replay of ")
-    assert list(window.latency.request_plot.highlight.data["x"]) == [1]  # its point is marked
+    window.history_panel.list.setCurrentRow(1)
+    qtbot.mouseClick(window.history_panel.play_button, Qt.MouseButton.LeftButton)
+    curve = window.speak_panel.waveform.curve
+    qtbot.waitUntil(lambda: curve.xData is not None and len(curve.xData) == 2 * (audio.size // 240), timeout=3000)
+    assert window.speak_panel.waveform.samples == audio.size
+    assert window.speak_panel.latency.chunk_plot.chunks == first.chunks and first.key == older.id
+    assert window.speak_panel.latency.chunks_caption.text().startswith("Replay of ")
+    assert list(window.speak_panel.latency.request_plot.highlight.data["x"]) == [1]  # its point is marked
     qtbot.waitUntil(lambda: window.player.finished, timeout=30000)
 
 

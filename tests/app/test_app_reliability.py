@@ -27,12 +27,12 @@ BIG_TEXT = " ".join(f"This is sentence number {i} of a very long chapter, read a
 
 
 def press_speak(qtbot, window, text):
-    window.text.set_text(text)
-    qtbot.mouseClick(window.speak_button, Qt.MouseButton.LeftButton)
+    window.speak_panel.text.set_text(text)
+    qtbot.mouseClick(window.speak_panel.speak_button, Qt.MouseButton.LeftButton)
 
 
 def speak_expect(qtbot, window, text, ok: bool):
-    with qtbot.waitSignal(window.request_done, timeout=60000) as done:
+    with qtbot.waitSignal(window.speak_panel.request_done, timeout=60000) as done:
         press_speak(qtbot, window, text)
     assert done.args == [ok], window.message.text()
 
@@ -40,7 +40,7 @@ def speak_expect(qtbot, window, text, ok: bool):
 def assert_next_request_works(qtbot, window):
     window.hide_message()
     speak_and_wait(qtbot, window, "And now a good sentence.")
-    assert window.last_audio.size > 0 and not window.message.isVisible()
+    assert window.speak_panel.last_audio.size > 0 and not window.message.isVisible()
     assert window.bridge.worker.alive and not window.bridge.busy
 
 
@@ -67,7 +67,7 @@ def test_unspeakable_text_gets_a_message(qtbot, window, text, expected):
 )
 def test_odd_characters_and_unknown_tags_are_spoken(qtbot, window, text):
     speak_expect(qtbot, window, text, ok=True)
-    assert window.last_audio.size > 0
+    assert window.speak_panel.last_audio.size > 0
     assert_next_request_works(qtbot, window)
 
 
@@ -75,9 +75,9 @@ def test_a_100000_character_text_starts_quickly_and_stops_cleanly(qtbot, window)
     assert len(BIG_TEXT) == 100_000
     with qtbot.waitSignal(window.bridge.chunk_ready, timeout=30000):
         press_speak(qtbot, window, BIG_TEXT)
-    assert window.text.text == BIG_TEXT  # nothing the user typed is lost
-    qtbot.mouseClick(window.stop_button, Qt.MouseButton.LeftButton)
-    assert not window.bridge.busy and window.export_button.isEnabled()
+    assert window.speak_panel.text.text == BIG_TEXT  # nothing the user typed is lost
+    qtbot.mouseClick(window.speak_panel.stop_button, Qt.MouseButton.LeftButton)
+    assert not window.bridge.busy and window.speak_panel.export_button.isEnabled()
     assert_next_request_works(qtbot, window)
 
 
@@ -99,12 +99,12 @@ BAD_VOICES = {
 @pytest.mark.parametrize("name", list(BAD_VOICES))
 def test_a_bad_reference_gets_a_message_and_changes_nothing(qtbot, window, tmp_path, voice_wav, name):
     drop(window, voice_wav)
-    chosen = window.voice
+    chosen = window.voice_panel.voice
     make, expected = BAD_VOICES[name]
     make(tmp_path / name)
     drop(window, tmp_path / name)
     assert expected in window.message.text() and window.message.isVisible()
-    assert window.voice is chosen
+    assert window.voice_panel.voice is chosen
     assert_next_request_works(qtbot, window)
 
 
@@ -112,7 +112,7 @@ def test_an_unreadable_reference_gets_a_message(qtbot, window, tmp_path, monkeyp
     path = _write(tmp_path / "locked.wav", tone(3))
     deny_reading(monkeypatch, path)
     drop(window, path)
-    assert "permission denied" in window.message.text() and window.voice is None
+    assert "permission denied" in window.message.text() and window.voice_panel.voice is None
     assert_next_request_works(qtbot, window)
 
 
@@ -127,7 +127,7 @@ def test_an_unreadable_reference_gets_a_message(qtbot, window, tmp_path, monkeyp
 def test_unusual_but_usable_references_are_accepted(qtbot, window, tmp_path, name, make, warning):
     make(tmp_path / name)
     drop(window, tmp_path / name)
-    assert window.voice is not None and window.voice.source.endswith(name)
+    assert window.voice_panel.voice is not None and window.voice_panel.voice.source.endswith(name)
     if warning:
         assert warning in window.voice_panel.warning.text()
     speak_expect(qtbot, window, "Speak with this voice.", ok=True)
@@ -141,11 +141,11 @@ def test_a_reference_deleted_between_choosing_and_speaking_still_speaks(qtbot, w
     speak_expect(qtbot, window, "The file is gone but its audio was kept.", ok=True)
     # A library voice whose file vanished is reported when chosen, and nothing changes.
     drop(window, voice_wav)
-    window._on_save_voice("Fragile")
+    window.voice_panel.save_voice("Fragile")
     entry = window.library.get("Fragile")
     entry.path.unlink()
-    window._on_library_selected("Fragile")
-    assert "no longer in the library" in window.message.text() and window.voice_name == "Fragile"
+    window.voice_panel.select_library_voice("Fragile")
+    assert "no longer in the library" in window.message.text() and window.voice_panel.voice_name == "Fragile"
     assert_next_request_works(qtbot, window)
 
 
@@ -155,7 +155,7 @@ def test_a_broken_bundle_gets_the_core_message_and_the_loaded_model_stays(qtbot,
     with qtbot.waitSignal(window.bridge.model_failed, timeout=30000) as failed:
         window.load_model(bundle)
     assert expected in failed.args[0] and expected in window.message.text()
-    assert window.speak_button.isEnabled() and window.bridge.model.bundle != bundle
+    assert window.speak_panel.speak_button.isEnabled() and window.bridge.model.bundle != bundle
     assert_next_request_works(qtbot, window)
 
 
@@ -163,14 +163,15 @@ def test_the_audio_device_vanishing_mid_playback_keeps_synthesis_and_export(qtbo
     sd = VirtualSoundDevice(speed=1.0)  # real time, so playback is still running when the device goes
     w = make_window(qtbot, tmp_path, bundles["original"], sd=sd)
     try:
-        with qtbot.waitSignal(w.playback_finished, timeout=60000):
+        with qtbot.waitSignal(w.speak_panel.playback_finished, timeout=60000):
             press_speak(qtbot, w, "A sentence that plays for a while. And another one after it.")
             qtbot.waitUntil(lambda: w.player.played > 0, timeout=30000)
             sd.streams[-1].unplug()
         assert "audio output stopped" in w.message.text() and w.playback_label.text() == "audio output lost"
-        assert w.last_audio.size > 0 and w.last_audio.size == sum(c.size for c in w._chunks)
-        assert w.history.entries and w.export(w.last_audio, path=tmp_path / "kept.wav")
-        assert sf.info(tmp_path / "kept.wav").frames == w.last_audio.size
+        speak = w.speak_panel
+        assert speak.last_audio.size > 0 and speak.last_audio.size == sum(c.size for c in speak.controller.chunks)
+        assert w.history.entries and w.exporter.export(w.speak_panel.last_audio, path=tmp_path / "kept.wav")
+        assert sf.info(tmp_path / "kept.wav").frames == w.speak_panel.last_audio.size
 
         # The device comes back: the next request plays again.
         sd.unplugged, sd.speed = False, 40.0
@@ -185,12 +186,12 @@ def test_a_device_that_silently_stops_taking_audio_is_noticed(qtbot, tmp_path, b
     w = make_window(qtbot, tmp_path, bundles["original"], sd=sd)
     w.player.STALL_SECONDS = 0.3
     try:
-        with qtbot.waitSignal(w.playback_finished, timeout=60000):
+        with qtbot.waitSignal(w.speak_panel.playback_finished, timeout=60000):
             press_speak(qtbot, w, "A sentence that plays for a while. And another one after it.")
             qtbot.waitUntil(lambda: w.player.played > 0, timeout=30000)
             sd.streams[-1].unplug(notify=False)  # PortAudio does not always report a lost device
         assert w.player.lost and "audio output stopped" in w.message.text()
-        assert w.last_audio.size > 0
+        assert w.speak_panel.last_audio.size > 0
     finally:
         w.close()
 
@@ -209,7 +210,7 @@ def test_export_to_a_full_or_read_only_disk_says_so_and_leaves_no_file(qtbot, wi
         raise OSError(code, "simulated")
 
     monkeypatch.setattr(sf.SoundFile, "write", failing_write)
-    assert not window.export(window.last_audio, path=target)
+    assert not window.exporter.export(window.speak_panel.last_audio, path=target)
     assert "Cannot write" in window.message.text() and "free space and permissions" in window.message.text()
     assert target.read_bytes() == b"an earlier export"
     assert sorted(p.name for p in target.parent.iterdir()) == ["narration.wav"]
@@ -229,7 +230,7 @@ def test_a_full_disk_keeps_history_and_voice_library_consistent(qtbot, window, t
     assert [e.id for e in window.history.entries] == before
     assert sorted(p.name for p in window.history.directory.iterdir()) == files_before
     drop(window, voice_wav)
-    window._on_save_voice("Full disk")
+    window.voice_panel.save_voice("Full disk")
     assert "Cannot save the voice" in window.message.text() and window.library.voices() == []
     assert not [p for p in window.library.directory.glob("*") if p.name != "voices.json"]
     monkeypatch.undo()
@@ -260,18 +261,18 @@ def test_fifty_rapid_speak_stop_speak_sequences_leave_one_request_and_no_stale_a
     for i in range(50):
         press_speak(qtbot, window, f"First request {i}, which will be stopped.")
         qtbot.wait((i % 5) * 15)  # sometimes before, sometimes after its first chunks arrive
-        qtbot.mouseClick(window.stop_button, Qt.MouseButton.LeftButton)
+        qtbot.mouseClick(window.speak_panel.stop_button, Qt.MouseButton.LeftButton)
         press_speak(qtbot, window, f"Second request {i}, which the next round replaces.")
         qtbot.wait((i % 3) * 15)
     final_text = "The one request that is left."
-    with qtbot.waitSignal(window.playback_finished, timeout=60000):
+    with qtbot.waitSignal(window.speak_panel.playback_finished, timeout=60000):
         press_speak(qtbot, window, final_text)
-    final = window.last_report
-    assert final.text.startswith("The one request") and window.last_audio.size == final.samples
+    final = window.speak_panel.last_report
+    assert final.text.startswith("The one request") and window.speak_panel.last_audio.size == final.samples
     assert len({rid for rid, _ in fed}) > 10  # many requests got as far as playing before being replaced
     assert all(rid == current for rid, current in fed), "a chunk of a stopped request reached the window"
     assert played_by and all(rid is not None for rid in played_by)
-    assert window.player.queued == window.last_audio.size  # only the final request's audio was queued
+    assert window.player.queued == window.speak_panel.last_audio.size  # only the final request's audio was queued
     assert not window.bridge.busy and window.bridge.worker.scheduler.empty()
     assert {t.name for t in threading.enumerate()} - threads_before <= {"virtual-audio"}
 
@@ -300,8 +301,8 @@ def test_settings_library_and_history_survive_kill_9(qtbot, tmp_path, bundles, v
     w = make_window(qtbot, tmp_path, bundles["original"])
     try:
         assert [v.name for v in w.library.voices()] == ["Narrator"]
-        assert w.voice_name == "Narrator" and w.voice is not None
-        assert w.history_list.count() == 1 and w.history.entries[0].text.startswith("A short sentence")
+        assert w.voice_panel.voice_name == "Narrator" and w.voice_panel.voice is not None
+        assert w.history_panel.list.count() == 1 and w.history.entries[0].text.startswith("A short sentence")
         assert w.settings.get(Key.RANDOM_SEED) is False and w.settings.get(Key.SEED) == 4242
         assert not list((tmp_path / "home").rglob("*.partial*"))  # leftovers of the killed process are gone
         speak_and_wait(qtbot, w)

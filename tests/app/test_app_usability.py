@@ -111,11 +111,11 @@ def _loaded_with_notice(window, notice=CUDA_NOTICE):
 def test_the_cuda_notice_is_dismissable_shown_once_and_does_not_push_the_editor_down(qtbot, tmp_path, bundles):
     window = make_window(qtbot, tmp_path, bundles["original"])
     try:
-        editor_before = window.text.geometry()
+        editor_before = window.speak_panel.text.geometry()
         window._on_model_loaded(_loaded_with_notice(window))
         bar = window.message
         assert bar.isVisible() and "libcublasLt" in bar.text()
-        assert window.text.geometry() == editor_before  # laid over the window, not into the column
+        assert window.speak_panel.text.geometry() == editor_before  # laid over the window, not into the column
         assert window.centralWidget().geometry().contains(bar.geometry())
         assert "libcublasLt" in window.provider_label.toolTip()  # still there to read after it is closed
         qtbot.mouseClick(bar.close_button, Qt.MouseButton.LeftButton)
@@ -144,11 +144,12 @@ def test_the_cuda_notice_is_dismissable_shown_once_and_does_not_push_the_editor_
 
 
 def test_messages_lie_over_the_window_and_never_move_the_editor(qtbot, window):
-    editor = window.text.editor.geometry(), window.text.mapTo(window, window.text.rect().topLeft())
+    entry = window.speak_panel.text
+    editor = entry.editor.geometry(), entry.mapTo(window, entry.rect().topLeft())
     window.show_message("The reference is not readable. " * 12)
     qtbot.waitUntil(window.message.isVisible)
     QApplication.processEvents()
-    assert (window.text.editor.geometry(), window.text.mapTo(window, window.text.rect().topLeft())) == editor
+    assert (entry.editor.geometry(), entry.mapTo(window, entry.rect().topLeft())) == editor
     bar, central = window.message.geometry(), window.centralWidget().geometry()
     assert central.contains(bar) and bar.height() < central.height() // 2 + 1
     assert window.message.close_button.isVisible()
@@ -222,28 +223,30 @@ def test_plots_take_no_focus_and_tab_goes_text_speak_stop_export_then_the_tabs(q
     assert plots and all(p.focusPolicy() == Qt.FocusPolicy.NoFocus for p in plots)
     speak_and_wait(qtbot, window, "Hello.")  # Export becomes available
     _activate(qtbot, window)
-    seen = _tab_sequence(qtbot, window, window.text.editor, 30)
+    seen = _tab_sequence(qtbot, window, window.speak_panel.text.editor, 30)
     assert not any(isinstance(w, pg.GraphicsView) or isinstance(w.parentWidget(), pg.GraphicsView) for w in seen)
-    assert seen[:3] == [window.speak_button, window.stop_button, window.export_button]  # Insert tag: off (Original)
+    speak = window.speak_panel
+    assert seen[:3] == [speak.speak_button, speak.stop_button, speak.export_button]  # Insert tag: off (Original)
     side = seen.index(window.tabs.tabBar())
     assert side < 6  # the side tabs right after the buttons and the plot's own selector, not last
     assert all(not window.voice_panel.isAncestorOf(w) for w in seen[:side])
     assert window.voice_panel.choose in seen[side:]
-    assert window.text.editor in seen  # and round again to the text
-    assert seen.index(window.text.editor) > seen.index(window.voice_panel.choose)
+    assert window.speak_panel.text.editor in seen  # and round again to the text
+    assert seen.index(window.speak_panel.text.editor) > seen.index(window.voice_panel.choose)
 
 
 def test_buttons_menus_and_tabs_have_mnemonics(qtbot, window):
-    for text in (window.speak_button.text(), window.stop_button.text(), window.export_button.text()):
+    speak = window.speak_panel
+    for text in (speak.speak_button.text(), speak.stop_button.text(), speak.export_button.text()):
         assert "&" in text
-    assert len({t.split("&")[1][0].lower() for t in (window.speak_button.text(), window.stop_button.text(),
-                                                      window.export_button.text())}) == 3  # fmt: skip
+    assert len({t.split("&")[1][0].lower() for t in (speak.speak_button.text(), speak.stop_button.text(),
+                                                      speak.export_button.text())}) == 3  # fmt: skip
     menus = [a.text() for a in window.menuBar().actions()]
     assert {"&File", "&Models", "&Help"} <= set(menus)
     assert all("&" in window.tabs.tabText(i) for i in range(window.tabs.count()))
     _activate(qtbot, window)
-    window.text.set_text("Hello.")
-    with qtbot.waitSignal(window.request_done, timeout=30000):
+    window.speak_panel.text.set_text("Hello.")
+    with qtbot.waitSignal(window.speak_panel.request_done, timeout=30000):
         qtbot.keyClick(window, Qt.Key.Key_K, Qt.KeyboardModifier.AltModifier)  # Alt+K: Spea&k
 
 
@@ -251,11 +254,11 @@ def test_space_pauses_resumes_and_plays_again_but_types_in_the_editor(qtbot, win
     speak_and_wait(qtbot, window, "Hello there, this is a test of the space bar.")
     player = window.player
     _activate(qtbot, window)
-    window.text.editor.setFocus()
-    qtbot.waitUntil(window.text.editor.hasFocus)
-    before = window.text.text
-    qtbot.keyClick(window.text.editor, Qt.Key.Key_Space)
-    assert sorted(window.text.text) == sorted(before + " ") and not player.playing  # typing is typing
+    window.speak_panel.text.editor.setFocus()
+    qtbot.waitUntil(window.speak_panel.text.editor.hasFocus)
+    before = window.speak_panel.text.text
+    qtbot.keyClick(window.speak_panel.text.editor, Qt.Key.Key_Space)
+    assert sorted(window.speak_panel.text.text) == sorted(before + " ") and not player.playing  # typing is typing
 
     window.tabs.tabBar().setFocus()  # the editor lets go: Space is play / pause
     qtbot.waitUntil(window.tabs.tabBar().hasFocus)
@@ -270,16 +273,16 @@ def test_space_pauses_resumes_and_plays_again_but_types_in_the_editor(qtbot, win
     qtbot.keyClick(window.tabs.tabBar(), Qt.Key.Key_Space)
     assert not player.paused
     qtbot.waitUntil(lambda: player.finished, timeout=10000)
-    assert player.played >= window.last_audio.size
+    assert player.played >= window.speak_panel.last_audio.size
 
 
 def test_clicking_a_plot_takes_the_focus_from_the_editor_so_space_plays(qtbot, window):
     speak_and_wait(qtbot, window, "Hello.")
     _activate(qtbot, window)
-    window.text.editor.setFocus()
-    qtbot.waitUntil(window.text.editor.hasFocus)
-    qtbot.mouseClick(window.waveform.viewport(), Qt.MouseButton.LeftButton)
-    assert not window.text.editor.hasFocus()
+    window.speak_panel.text.editor.setFocus()
+    qtbot.waitUntil(window.speak_panel.text.editor.hasFocus)
+    qtbot.mouseClick(window.speak_panel.waveform.viewport(), Qt.MouseButton.LeftButton)
+    assert not window.speak_panel.text.editor.hasFocus()
     qtbot.keyClick(QApplication.focusWidget() or window, Qt.Key.Key_Space)
     assert window.player.playing
 
@@ -293,14 +296,14 @@ def test_ctrl_o_opens_a_voice_recording_and_ctrl_e_exports(qtbot, window, voice_
     _activate(qtbot, window)
     window.tabs.setCurrentIndex(1)
     qtbot.keyClick(window, Qt.Key.Key_O, Qt.KeyboardModifier.ControlModifier)
-    assert window.voice is not None and Path(window.voice.source) == voice_wav
+    assert window.voice_panel.voice is not None and Path(window.voice_panel.voice.source) == voice_wav
     assert window.tabs.currentWidget() is window.voice_panel
     speak_and_wait(qtbot, window, "Hello.")
     out = tmp_path / "by-keyboard.wav"
     monkeypatch.setattr(QFileDialog, "getSaveFileName", lambda *a, **k: (str(out), "WAV (*.wav)"))
     _activate(qtbot, window)
     qtbot.keyClick(window, Qt.Key.Key_E, Qt.KeyboardModifier.ControlModifier)
-    assert out.is_file() and sf.info(out).frames == window.last_audio.size
+    assert out.is_file() and sf.info(out).frames == window.speak_panel.last_audio.size
 
 
 def test_help_lists_the_keyboard_shortcuts(qtbot, window):
@@ -320,10 +323,10 @@ def test_help_lists_the_keyboard_shortcuts(qtbot, window):
 # --- 11: the text's wording and tags ------------------------------------------------------------------------------
 def test_the_character_count_uses_the_singular(qtbot, window):
     assert count_text(0) == "0 characters" and count_text(1) == "1 character" and count_text(1234) == "1,234 characters"
-    window.text.set_text("a")
-    assert window.text.count.text() == "1 character"
-    window.text.set_text("ab")
-    assert window.text.count.text() == "2 characters"
+    window.speak_panel.text.set_text("a")
+    assert window.speak_panel.text.count.text() == "1 character"
+    window.speak_panel.text.set_text("ab")
+    assert window.speak_panel.text.count.text() == "2 characters"
 
 
 def test_voice_errors_have_no_doubled_punctuation(qtbot, window, tmp_path):
@@ -333,14 +336,14 @@ def test_voice_errors_have_no_doubled_punctuation(qtbot, window, tmp_path):
         load_voice(bad)
     text = str(caught.value)
     assert "not a readable audio file (" in text and ".)." not in text and ").." not in text
-    window.select_voice_file(bad)
+    window.voice_panel.select_file(bad)
     assert window.message.isVisible() and ".)." not in window.message.text()
 
 
 def test_the_short_reference_warning_is_readable(qtbot, window, tmp_path):
     short = tmp_path / "short.wav"
     sf.write(short, synthetic_voice(3.0, seed=5, pitch_hz=150), 24000)
-    assert window.select_voice_file(short)
+    assert window.voice_panel.select_file(short)
     warning = window.voice_panel.warning
     assert warning.isVisible() and "short" in warning.text()
     style = warning.styleSheet().lower()
@@ -360,7 +363,7 @@ def test_unknown_tags_are_found_before_synthesis():
 def test_turbo_offers_its_tags_and_flags_unknown_ones_while_typing(qtbot, tmp_path, bundles):
     window = make_window(qtbot, tmp_path, bundles["turbo"])
     try:
-        entry = window.text
+        entry = window.speak_panel.text
         assert entry.tag_button.isEnabled()
         names = [a.text() for a in entry.tag_menu.actions()]
         assert "[laugh]" in names and "[sigh]" in names and "[clear throat]" in names
@@ -373,7 +376,7 @@ def test_turbo_offers_its_tags_and_flags_unknown_ones_while_typing(qtbot, tmp_pa
         assert not entry.tag_note.isVisible()
         entry.editor.insertPlainText("And [whisper] now.")
         qtbot.waitUntil(entry.tag_note.isVisible, timeout=2000)  # while typing: nothing was synthesised
-        assert window.last_report is None and not window.bridge.busy
+        assert window.speak_panel.last_report is None and not window.bridge.busy
         note = entry.tag_note.text()
         assert "[whisper]" in note and "skipped" in note and "[laugh]" not in note
         entry.set_text("All good [sigh].")
@@ -383,7 +386,7 @@ def test_turbo_offers_its_tags_and_flags_unknown_ones_while_typing(qtbot, tmp_pa
 
 
 def test_models_without_tags_disable_the_inserter_and_flag_every_tag(qtbot, window):
-    entry = window.text
+    entry = window.speak_panel.text
     assert not entry.tag_button.isEnabled() and "[pause" in entry.tag_button.toolTip()
     entry.set_text("Hello [laugh] there [pause:0.8s] friend.")
     entry.check_tags()
@@ -395,9 +398,9 @@ def test_models_without_tags_disable_the_inserter_and_flag_every_tag(qtbot, wind
 def test_no_tag_is_flagged_before_a_model_is_loaded(qtbot, tmp_path, bundles):
     window = make_window(qtbot, tmp_path, bundles["original"], load=False)
     try:
-        window.text.set_text("Hello [laugh].")
-        window.text.check_tags()
-        assert not window.text.tag_note.isVisible() and not window.text.tag_button.isEnabled()
+        window.speak_panel.text.set_text("Hello [laugh].")
+        window.speak_panel.text.check_tags()
+        assert not window.speak_panel.text.tag_note.isVisible() and not window.speak_panel.text.tag_button.isEnabled()
     finally:
         window.close()
 

@@ -32,21 +32,21 @@ def studio_window(qtbot, tmp_path, bundles):
 
 
 def new_project(window, tmp_path, text=TEXT):
-    window.text.set_text(text)
-    project = window.project_files.new_from_text(window.text.text, tmp_path / "Story.cbproj")
+    window.speak_panel.text.set_text(text)
+    project = window.project_files.new_from_text(window.speak_panel.text.text, tmp_path / "Story.cbproj")
     assert project is not None
     return project
 
 
 def render(qtbot, window):
     with qtbot.waitSignal(window.bridge.render_done, timeout=60000):
-        window.studio.render_button.click()
+        window.studio_panel.render_button.click()
 
 
 def test_a_new_project_shows_its_segments_and_renders_with_progress(qtbot, studio_window, tmp_path):
     window = studio_window
     project = new_project(window, tmp_path)
-    studio = window.studio
+    studio = window.studio_panel
     assert window.modes.currentWidget() is studio
     assert len(studio.segments.items) == len(project.segments) == 4
     assert all(studio.segments.items[n].text(1) == "○ pending" for n in range(1, 5))  # pending
@@ -71,7 +71,7 @@ def test_playback_highlights_the_segment_heard_pauses_resumes_and_seeks(qtbot, t
     window = make_window(qtbot, tmp_path, bundles["original"], sd=VirtualSoundDevice(speed=4))
     new_project(window, tmp_path)
     render(qtbot, window)
-    studio = window.studio
+    studio = window.studio_panel
     studio.play_from(1)
     assert studio.play_button.text() == "&Pause" and studio.segments.current == 1
     qtbot.waitUntil(lambda: studio.segments.current == 2, timeout=10000)  # the highlight follows playback
@@ -96,7 +96,7 @@ def test_regenerating_one_segment_changes_only_that_segment_in_the_export(qtbot,
     window = studio_window
     new_project(window, tmp_path)
     render(qtbot, window)
-    studio = window.studio
+    studio = window.studio_panel
     from core.narration.export import ExportRequest
 
     before = studio.export(ExportRequest(out=tmp_path / "before.wav"))
@@ -126,7 +126,7 @@ def test_editing_a_segment_makes_only_it_pending_and_closing_asks_about_unsaved_
     window = studio_window
     project = new_project(window, tmp_path)
     render(qtbot, window)
-    studio = window.studio
+    studio = window.studio_panel
     assert studio.edit_text(3, "A different paragraph starts here.")
     assert [n for n in range(1, 5) if studio.segments.items[n].text(1) == "○ pending"] == [3]
     assert window.windowTitle().startswith("Story *")
@@ -145,7 +145,7 @@ def test_export_dialog_typed_extension_picks_the_format_and_pace_shortens_the_au
     window = studio_window
     new_project(window, tmp_path)
     render(qtbot, window)
-    studio = window.studio
+    studio = window.studio_panel
     dialog = ExportDialog("Story", tmp_path, None, -1.0, window)
     qtbot.addWidget(dialog)
     dialog.path.clear()
@@ -168,14 +168,14 @@ def test_export_dialog_typed_extension_picks_the_format_and_pace_shortens_the_au
 
 def test_the_project_reopens_after_a_restart_with_its_takes_voice_and_pace(qtbot, tmp_path, bundles, voice_wav):
     window = make_window(qtbot, tmp_path, bundles["original"])
-    window.select_voice_file(voice_wav)
+    window.voice_panel.select_file(voice_wav)
     project = new_project(window, tmp_path)
     render(qtbot, window)
-    window.studio.pace.setValue(90)
-    assert window.studio.save()
+    window.studio_panel.pace.setValue(90)
+    assert window.studio_panel.save()
     window.close()
     again = make_window(qtbot, tmp_path, bundles["original"])
-    studio = again.studio
+    studio = again.studio_panel
     assert studio.project is not None and studio.project.folder == project.folder
     assert studio.project.counts()["rendered"] == 4
     assert studio.pace.value() == 90
@@ -186,17 +186,17 @@ def test_the_project_reopens_after_a_restart_with_its_takes_voice_and_pace(qtbot
 
 def test_the_speak_button_shows_work_running_and_stopped_stays_visible(qtbot, studio_window):
     window = studio_window
-    window.text.set_text("A sentence long enough to be stopped. And another one after it.")
-    window.speak_button.click()
-    assert window.speak_button.text() == "Speaking…"
-    window.stop_button.click()
-    assert window.speak_button.text() == "Spea&k"
-    window._on_play_tick()
+    window.speak_panel.text.set_text("A sentence long enough to be stopped. And another one after it.")
+    window.speak_panel.speak_button.click()
+    assert window.speak_panel.speak_button.text() == "Speaking…"
+    window.speak_panel.stop_button.click()
+    assert window.speak_panel.speak_button.text() == "Spea&k"
+    window.speak_panel._on_play_tick()
     qtbot.wait(200)
     assert window.playback_label.text().startswith("stopped")
-    with qtbot.waitSignal(window.request_done, timeout=30000):
-        window.speak_button.click()
-    assert window.speak_button.text() == "Spea&k"
+    with qtbot.waitSignal(window.speak_panel.request_done, timeout=30000):
+        window.speak_panel.speak_button.click()
+    assert window.speak_panel.speak_button.text() == "Spea&k"
     qtbot.waitUntil(lambda: window.playback_label.text().startswith("finished"), timeout=30000)
 
 
@@ -208,20 +208,20 @@ def test_export_last_result_starts_in_a_sensible_folder_named_after_the_text_and
     from app.settings import Key
 
     window = studio_window
-    window.text.set_text("Hello there, this is the text of the export.")
-    with qtbot.waitSignal(window.request_done, timeout=30000):
-        window.speak_button.click()
+    window.speak_panel.text.set_text("Hello there, this is the text of the export.")
+    with qtbot.waitSignal(window.speak_panel.request_done, timeout=30000):
+        window.speak_panel.speak_button.click()
     asked = []
     target = tmp_path / "out" / "x.mp3"
     target.parent.mkdir()
     monkeypatch.setattr(QFileDialog, "getSaveFileName",
                         lambda *a, **k: asked.append(a[2]) or (str(target), "WAV (*.wav)"))  # fmt: skip
-    window.export_button.click()
+    window.speak_panel.export_button.click()
     start = Path(asked[0])
     assert start.name == "Hello there this is the text.wav" and start.parent != Path.cwd()
     assert sf.info(target).format == "MP3" and not target.with_suffix(".wav").exists()
     assert oct(target.stat().st_mode & 0o777) != oct(0o600)
-    window.export_button.click()  # the next export starts where the last one went
+    window.speak_panel.export_button.click()  # the next export starts where the last one went
     assert Path(asked[1]).parent == target.parent and window.settings.get(Key.EXPORT_FOLDER) == str(target.parent)
 
 
@@ -236,13 +236,13 @@ def test_the_window_fits_small_screens_in_both_views(qtbot, studio_window, tmp_p
     window.resize(width, height)
     qtbot.wait(50)
     assert window.width() <= width and window.height() <= height
-    assert window.latency.height() >= 100 and window.statusBar().isVisible()
+    assert window.speak_panel.latency.height() >= 100 and window.statusBar().isVisible()
 
 
 def test_rendering_without_listening_decodes_each_segment_in_one_call(qtbot, studio_window, tmp_path):
     window = studio_window
     new_project(window, tmp_path)
-    window.studio.listen.setChecked(False)
+    window.studio_panel.listen.setChecked(False)
     speech = {}
     window.bridge.render_step.connect(
         lambda step: (
@@ -270,7 +270,7 @@ def test_a_turbo_render_without_listening_generates_segments_in_batches(qtbot, t
     try:
         drop(window, voice_wav)
         project = new_project(window, tmp_path)
-        window.studio.listen.setChecked(False)
+        window.studio_panel.listen.setChecked(False)
         render(qtbot, window)
         assert batches == [4]  # the four segments' sentences in one language-model batch (the default batch)
         assert project.counts()["rendered"] == 4
@@ -287,7 +287,7 @@ def test_a_long_project_plays_a_window_at_a_time_and_goes_on_without_a_stop(qtbo
     window = make_window(qtbot, tmp_path, bundles["original"], sd=VirtualSoundDevice(speed=4))
     project = new_project(window, tmp_path)
     render(qtbot, window)
-    studio = window.studio
+    studio = window.studio_panel
     first_segment = project.chosen_take(project.segments[0]).seconds
     audio, placements = preview(project, 1, max_seconds=first_segment / 2)
     assert [p.number for p in placements] == [1]  # stops after the segment that reaches the limit
@@ -303,3 +303,31 @@ def test_a_long_project_plays_a_window_at_a_time_and_goes_on_without_a_stop(qtbo
     assert [n for i, n in enumerate(heard) if n is not None and (i == 0 or heard[i - 1] != n)][-4:] == [1, 2, 3, 4]
     studio._windows.join()
     window.close()
+
+
+def test_a_render_that_fails_is_reported_once_and_is_not_a_failed_speak_request(qtbot, studio_window, tmp_path,
+                                                                                 monkeypatch):  # fmt: skip
+    """The Speak panel used to take every failure on the bridge for its own: a failed render showed its message
+    twice (studio and Speak), ended a Speak request that never started and said "failed" in the playback status."""
+    from core.narration import Project, ProjectError
+
+    window = studio_window
+    new_project(window, tmp_path)
+    shown, ended = [], []
+    show = window.message.show_message
+    monkeypatch.setattr(window.message, "show_message", lambda text, *a, **k: (shown.append(text), show(text, *a, **k)))
+    window.speak_panel.request_done.connect(ended.append)
+    reason = "Cannot save the project in Story.cbproj: No space left on device."
+
+    def full_disk(self):
+        raise ProjectError(reason)
+
+    monkeypatch.setattr(Project, "save", full_disk)
+    with qtbot.waitSignal(window.bridge.request_failed, timeout=60000):
+        window.studio_panel.render_button.click()
+    qtbot.wait(50)
+    assert shown == [reason] and window.message.text() == reason
+    assert ended == [] and "failed" not in window.playback_label.text()
+    studio = window.studio_panel
+    assert studio.rendering is None and studio.status.text() == "Rendering stopped: " + reason
+    assert studio.render_button.isEnabled() and window.speak_panel.speak_button.text() == "Spea&k"

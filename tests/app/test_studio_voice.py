@@ -56,7 +56,7 @@ class _Stream:
 
 
 def test_recording_from_the_microphone_counts_down_meters_trims_and_selects_the_voice(qtbot, window, monkeypatch):
-    window.input_device = FakeMicrophone(speed=20)
+    window.voice_panel.input_device = FakeMicrophone(speed=20)
     seen = {"levels": set(), "countdown": set()}
 
     def run(dialog):
@@ -72,15 +72,15 @@ def test_recording_from_the_microphone_counts_down_meters_trims_and_selects_the_
         return dialog.result()
 
     monkeypatch.setattr(RecordDialog, "exec", run)
-    assert window.record_voice()
+    assert window.voice_panel.record_voice()
     assert max(seen["levels"]) > 50 and len(seen["countdown"]) >= 3 and "10 s left" in seen["countdown"]
-    assert window.voice is not None and window.voice.duration_s == pytest.approx(9.1, abs=0.2)
+    assert window.voice_panel.voice is not None and window.voice_panel.voice.duration_s == pytest.approx(9.1, abs=0.2)
     assert window.voice_panel.name.text().startswith("recording-")
-    assert window.settings.get(Key.VOICE) == window.voice.source
+    assert window.settings.get(Key.VOICE) == window.voice_panel.voice.source
 
 
 def test_without_a_microphone_the_dialog_says_so_and_nothing_changes(qtbot, window, monkeypatch):
-    window.input_device = FakeMicrophone(fail="Error querying device -1")
+    window.voice_panel.input_device = FakeMicrophone(fail="Error querying device -1")
     results = []
 
     def run(dialog):
@@ -89,14 +89,14 @@ def test_without_a_microphone_the_dialog_says_so_and_nothing_changes(qtbot, wind
         return 0
 
     monkeypatch.setattr(RecordDialog, "exec", run)
-    before = window.voice
-    assert not window.record_voice() and results == [False] and window.voice is before
+    before = window.voice_panel.voice
+    assert not window.voice_panel.record_voice() and results == [False] and window.voice_panel.voice is before
 
 
 def test_play_and_trim_the_reference(qtbot, window, voice_wav, monkeypatch):
-    assert window.select_voice_file(voice_wav)
-    window.play_voice()
-    assert window.player.queued == window.voice.samples.size
+    assert window.voice_panel.select_file(voice_wav)
+    window.voice_panel.play.click()
+    assert window.player.queued == window.voice_panel.voice.samples.size
     original = voice_wav.read_bytes()
 
     def run(dialog):
@@ -107,16 +107,16 @@ def test_play_and_trim_the_reference(qtbot, window, voice_wav, monkeypatch):
         return dialog.result()
 
     monkeypatch.setattr(TrimDialog, "exec", run)
-    assert window.trim_voice()
-    assert window.voice.duration_s == pytest.approx(2.5, abs=0.01)
+    assert window.voice_panel.trim_voice()
+    assert window.voice_panel.voice.duration_s == pytest.approx(2.5, abs=0.01)
     assert voice_wav.read_bytes() == original  # the original recording is not changed
-    trimmed, rate = sf.read(window.voice.source, dtype="float32")
+    trimmed, rate = sf.read(window.voice_panel.voice.source, dtype="float32")
     assert rate == SAMPLE_RATE and abs(trimmed[0]) < 1e-3  # faded in: no click
 
 
 def test_turbo_offers_no_default_voice_and_says_a_recording_is_needed(qtbot, tmp_path, bundles):
     window = make_window(qtbot, tmp_path, bundles["turbo"])
-    assert window.voice is None
+    assert window.voice_panel.voice is None
     assert not window.voice_panel.use_default.isVisible()
     assert "no built-in voice" in window.voice_panel.details.text()
     assert window.tabs.currentWidget() is window.voice_panel

@@ -100,9 +100,9 @@ def test_renamed_and_fp16_bundles_speak_in_the_app(qtbot, tmp_path, renamed, voi
         window.settings.set(Key.PRECISION, "fp16")
     with qtbot.waitSignal(window.bridge.model_loaded, timeout=30000):
         window.load_model(renamed["turbo", kind])
-    assert window.select_voice_file(voice_wav)
+    assert window.voice_panel.select_file(voice_wav)
     speak_and_wait(qtbot, window)
-    assert window.last_audio is not None and window.last_audio.size > 24000
+    assert window.speak_panel.last_audio is not None and window.speak_panel.last_audio.size > 24000
     combo = window.settings_panel.controls[Key.PRECISION]
     offered = [combo.itemText(i) for i in range(combo.count())]
     assert offered == (["fp16"] if kind == "fp16" else ["fp32"])  # only what the bundle holds

@@ -55,10 +55,10 @@ def test_the_app_loads_and_speaks_without_the_network(qtbot, monkeypatch, tmp_pa
         try:
             with qtbot.waitSignal(window.bridge.model_loaded, timeout=30000):
                 window.load_model(bundles["original"])
-            window.text.set_text("Hello.")
-            with qtbot.waitSignal(window.playback_finished, timeout=60000):
-                qtbot.mouseClick(window.speak_button, Qt.MouseButton.LeftButton)
-            assert window.last_audio is not None and window.last_audio.size > 0
+            window.speak_panel.text.set_text("Hello.")
+            with qtbot.waitSignal(window.speak_panel.playback_finished, timeout=60000):
+                qtbot.mouseClick(window.speak_panel.speak_button, Qt.MouseButton.LeftButton)
+            assert window.speak_panel.last_audio is not None and window.speak_panel.last_audio.size > 0
         finally:
             window.close()
     assert attempts == [] and socket_events(events) == []

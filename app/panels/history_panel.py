@@ -27,7 +27,9 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from ..controllers.history import HistoryController
 from ..history import HistoryEntry
+from ..messages import Messages
 
 LINES_ROLE = Qt.ItemDataRole.UserRole + 1
 """The item's three lines: header (when · length · status), the text, details (voice · model · seed)."""
@@ -108,7 +110,8 @@ class HistoryList(QListWidget):
 
 
 class HistoryPanel(QWidget):
-    """Shows :class:`HistoryEntry` items; the window does what the signals ask (each carries the entry's id)."""
+    """Shows the :class:`HistoryEntry` items of a :class:`HistoryController` and deletes them; playing, exporting and
+    loading a result back are the window's to route (each signal carries the entry's id)."""
 
     play_requested = Signal(str)
     load_requested = Signal(str)
@@ -117,11 +120,44 @@ class HistoryPanel(QWidget):
     clear_requested = Signal()
     """Emitted only after the user confirmed."""
 
-    def __init__(self, parent=None):
+    def __init__(self, controller: HistoryController, messages: Messages, parent: QWidget | None = None) -> None:
         super().__init__(parent)
+        self.controller, self.messages = controller, messages
         self._build_ui()
         self._connect_signals()
         self._update_buttons()
+        self.delete_requested.connect(self.delete)
+        self.clear_requested.connect(self.clear)
+        controller.subscribe(self.refresh)
+
+    # --- what the panel does itself ----------------------------------------------------------------------------
+    def refresh(self) -> None:
+        self.set_entries(self.controller.entries)
+
+    def selected(self, entry_id: str | None = None) -> HistoryEntry | None:
+        """The entry ``entry_id``, or the selected one."""
+        return self.controller.find(entry_id or self.current_id())
+
+    @Slot(str)
+    def delete(self, entry_id: str | None = None) -> None:
+        entry = self.selected(entry_id)
+        if entry is None:
+            return
+        row = self.list.currentRow()
+        try:
+            self.controller.delete(entry)
+        except OSError as exc:
+            self.messages.show(f"The result could not be deleted: {exc}")
+            return
+        if self.list.count():
+            self.list.setCurrentRow(min(row, self.list.count() - 1))
+
+    @Slot()
+    def clear(self) -> None:
+        try:
+            self.controller.clear()
+        except OSError as exc:
+            self.messages.show(f"The history could not be cleared: {exc}")
 
     def _build_ui(self) -> None:
         self.list = HistoryList(self)

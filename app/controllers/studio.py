@@ -1,0 +1,111 @@
+"""The studio's project state: the open project, unsaved changes, the render running, and the edits of one segment;
+with the words the panel shows about them. No widgets."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from core.narration import Project, RenderProgress, RenderSummary, clock
+
+NO_PROJECT = "No project: File → New project, Import or Open."
+
+
+class StudioController:
+    def __init__(self) -> None:
+        self.project: Project | None = None
+        self.dirty = False
+        """The project in memory differs from its folder (a render saves as it goes)."""
+        self.rendering: int | None = None
+        """The request id of the render running."""
+
+    def open(self, project: Project | None) -> None:
+        self.project, self.dirty = project, False
+
+    def save(self) -> None:
+        """``ChatterboxError`` when the project cannot be saved (it stays unsaved then)."""
+        if self.project is not None:
+            self.project.save()
+            self.dirty = False
+
+    def pending(self, regenerate: int | None) -> int:
+        """How many segments a render does: one new take, or every pending segment."""
+        if self.project is None:
+            return 0
+        return 1 if regenerate is not None else len(self.project.pending())
+
+    def started(self, rid: int) -> None:
+        self.rendering = rid
+        self.dirty = False  # the render saves the project after every segment
+
+    def owns(self, rid: int) -> bool:
+        return self.rendering is not None and rid == self.rendering
+
+    def ended(self) -> None:
+        self.rendering = None
+
+    # --- edits of one segment (``ChatterboxError`` when the project refuses one) -----------------------------
+    def _open(self) -> Project:
+        assert self.project is not None, "no project is open"
+        return self.project
+
+    def _segment(self, number: int) -> Any:  # a core.narration Segment (not among its public names)
+        return self._open().segments[number - 1]
+
+    def edit_text(self, number: int, text: str) -> None:
+        self._open().edit_text(self._segment(number), text)
+        self.dirty = True
+
+    def choose_take(self, number: int, take: int) -> None:
+        self._open().choose(self._segment(number), take)
+        self.dirty = True
+
+    def set_voice(self, number: int, name: str | None) -> None:
+        self._open().set_voice(self._segment(number), name)
+        self.dirty = True
+
+    def set_pause(self, number: int, seconds: float) -> None:
+        self._open().set_pause(self._segment(number), seconds)
+        self.dirty = True
+
+    def set_speed(self, number: int, speed: float) -> None:
+        """The pace of one segment (× the project's; 1.0 clears it)."""
+        self._open().set_speed(self._segment(number), None if abs(speed - 1.0) < 1e-6 else speed)
+        self.dirty = True
+
+    def set_pace(self, speed: float) -> bool:
+        """The pace of the whole narration; True when it changed."""
+        if self.project is None or abs(float(self.project.finishing.get("speed", 1.0)) - speed) <= 1e-9:
+            return False
+        self.project.set_speed(None, speed)
+        self.dirty = True
+        return True
+
+    def pace(self) -> float:
+        return float(self.project.finishing.get("speed") or 1.0) if self.project is not None else 1.0
+
+    # --- words -------------------------------------------------------------------------------------------------
+    def summary(self) -> str:
+        """The title line: the project, its segments and chapters, what is rendered, unsaved changes."""
+        project = self.project
+        if project is None:
+            return NO_PROJECT
+        counts = project.counts()
+        unsaved = " · unsaved changes" if self.dirty else ""
+        return (
+            f"<b>{project.title}</b> — {len(project.segments)} segments in {len(project.chapters)} "
+            f"chapter(s): {counts['rendered']} rendered, {counts['pending']} pending, {counts['failed']} failed"
+            f"{unsaved}"
+        )
+
+
+def progress_text(step: RenderProgress) -> str:
+    left = f" · {clock(step.eta_s)} left" if step.eta_s is not None and step.done < step.total else ""
+    return f"Segment {step.done} of {step.total} · {clock(step.audio_seconds)} of audio{left}"
+
+
+def done_text(summary: RenderSummary) -> str:
+    failed = f"; {summary.failed} failed" if summary.failed else ""
+    return (
+        f"Rendered {summary.rendered} segment(s), {clock(summary.audio_seconds)} of audio in "
+        f"{clock(summary.elapsed_s)} (RTF {summary.rtf:.2f}){failed}."
+    )
