@@ -12,14 +12,14 @@ import time
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import numpy as np
 
-if TYPE_CHECKING:
-    from core.engine.caches.conditioning import Conditioning
-    from core.engine.generation.lm_runners import KVRunner
-    from core.engine.model.model_parts import ModelParts
+from core.engine.caches.conditioning import Conditioning
+from core.engine.generation.lm_runners import KVRunner
+from core.engine.model.embedding import PromptEmbedder
+from core.engine.options import RuntimeOptions
 
 PrefixKey = tuple[str, int, bool, str]
 """Voice key, batch size, KV chaining, device: what a prefix's tensors depend on."""
@@ -50,8 +50,21 @@ def start_uncached(runner: KVRunner, features: np.ndarray, text: np.ndarray) -> 
     return SentenceStart(runner, [np.concatenate([features, text], axis=1)], None)
 
 
+class LoadedModel(Protocol):
+    """What starting a sentence needs of the loaded model (:class:`~core.engine.model.model_parts.ModelParts`)."""
+
+    embedder: PromptEmbedder
+    runtime: RuntimeOptions
+    prefixes: PrefixCache
+
+    @property
+    def device(self) -> str: ...
+
+    def runner(self, batch: int, exaggeration: float) -> KVRunner: ...
+
+
 def start_sentence(
-    parts: ModelParts,
+    parts: LoadedModel,
     cond: Conditioning,
     voice_key: str,
     ids: np.ndarray,
