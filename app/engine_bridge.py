@@ -3,7 +3,8 @@
 A QTimer on the GUI thread drains the worker's event queue and re-emits each event as a Qt signal; events of
 requests that are no longer current (cancelled or superseded) are dropped, so no stale audio reaches playback.
 Speak goes to the worker as an interactive job, a project render as a background job (narration's
-:class:`~core.narration.RenderJob`); what the worker runs and what waits (:meth:`InferenceWorker.status`, which
+:class:`~core.narration.RenderJob`). The two are separate lanes: a new Speak replaces the running Speak only, and a
+Speak during a book render runs between two of the render's segments while the render goes on. What the worker runs and what waits (:meth:`InferenceWorker.status`, which
 includes the local API's requests) reaches the window as :attr:`EngineBridge.work_changed`.
 """
 
@@ -57,11 +58,15 @@ class EngineBridge(QObject):
     render_step = Signal(object)  # core.narration.render.RenderProgress
     render_done = Signal(int, object)  # id, RenderSummary
     work_changed = Signal(str)  # describe_work(status): what the worker runs and what waits
+    speak_submitted = Signal(int)  # a Speak request was queued (a render being listened to hands over the player)
 
     def __init__(self, worker: InferenceWorker | None = None, parent=None, poll_ms: int = 10):
         super().__init__(parent)
         self.worker = worker or InferenceWorker()
         self.current: int | None = None
+        """The Speak request whose events reach the window."""
+        self.rendering: int | None = None
+        """The project render whose events reach the studio."""
         self.model: ModelLoaded | None = None
         self.work = WorkerStatus()
         """What the worker ran and what waited at the last poll."""
@@ -75,35 +80,47 @@ class EngineBridge(QObject):
         self.worker.load(bundle, runtime)
 
     def speak(self, text: str, voice, options, runtime: RuntimeOptions | None = None) -> int:
-        """Start a request; a running one is cancelled first (its remaining events are dropped)."""
+        """Start a request; a running Speak is cancelled first (its remaining events are dropped). A project render
+        goes on: the worker runs this request between two of its segments."""
         self.cancel()
         rid = self.worker.new_request_id()
         self.current = rid
         self.worker.speak(SynthesisRequest(text, voice, options, rid), runtime)
+        self.speak_submitted.emit(rid)
         return rid
 
     def render(self, project, runtime: RuntimeOptions | None = None, regenerate: int | None = None,
                seed: int | None = None) -> int:  # fmt: skip
-        """Render a project's pending segments (or a new take of segment ``regenerate``) on the inference thread."""
-        self.cancel()
+        """Render a project's pending segments (or a new take of segment ``regenerate``) on the inference thread, as
+        a background job (a render already running is cancelled first)."""
+        self.cancel_render()
         rid = self.worker.new_request_id()
-        self.current = rid
+        self.rendering = rid
         self.worker.submit(RenderJob(rid, project, regenerate, seed, runtime=runtime))
         return rid
 
     def cancel(self) -> None:
+        """Stop the running Speak request (a project render goes on)."""
         if self.current is not None:
             self.worker.cancel(self.current)
             self.request_cancelled.emit(self.current)
             self.current = None
 
+    def cancel_render(self) -> None:
+        """Stop the project render (finished segments stay)."""
+        if self.rendering is not None:
+            self.worker.cancel(self.rendering)
+            self.request_cancelled.emit(self.rendering)
+            self.rendering = None
+
     @property
     def busy(self) -> bool:
+        """A Speak request is running."""
         return self.current is not None
 
     def shutdown(self, timeout: float = 5.0) -> bool:
         self._timer.stop()
-        self.current = None
+        self.current = self.rendering = None
         return self.worker.shutdown(timeout)
 
     @Slot()
@@ -130,17 +147,16 @@ class EngineBridge(QObject):
             self.load_progress.emit(event.graph, event.seconds)
         elif isinstance(event, ModelFailed):
             self.model_failed.emit(event.message)
-        elif getattr(event, "request_id", None) != self.current:
+        elif getattr(event, "request_id", None) is None:
+            return
+        elif event.request_id == self.rendering:
+            self._dispatch_render(event)
+        elif event.request_id != self.current:
             return  # a cancelled or superseded request
         elif isinstance(event, Started):
             self.request_started.emit(event.request_id)
         elif isinstance(event, Chunk):
             self.chunk_ready.emit(event.chunk)
-        elif isinstance(event, RenderStep):
-            self.render_step.emit(event.progress)
-        elif isinstance(event, RenderDone):
-            self.current = None
-            self.render_done.emit(event.request_id, event.summary)
         elif isinstance(event, Finished):
             self.current = None
             self.request_finished.emit(event.request_id, event.report)
@@ -149,3 +165,18 @@ class EngineBridge(QObject):
             self.request_failed.emit(event.request_id, event.message)
         elif isinstance(event, Cancelled):
             self.current = None
+
+    def _dispatch_render(self, event: object) -> None:
+        """An event of the project render (its own lane: a Speak between its segments does not end it)."""
+        if isinstance(event, Started):
+            self.request_started.emit(event.request_id)
+        elif isinstance(event, RenderStep):
+            self.render_step.emit(event.progress)
+        elif isinstance(event, RenderDone):
+            self.rendering = None
+            self.render_done.emit(event.request_id, event.summary)
+        elif isinstance(event, Failed):
+            self.rendering = None
+            self.request_failed.emit(event.request_id, event.message)
+        elif isinstance(event, Cancelled):
+            self.rendering = None

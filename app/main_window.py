@@ -378,7 +378,7 @@ class MainWindow(QMainWindow):
             event.ignore()
             return
         if self.studio_panel.rendering is not None:
-            self.bridge.cancel()
+            self.bridge.cancel_render()
         self.settings.set(Key.GEOMETRY, self.saveGeometry())
         self.save_draft()
         self.settings.sync()

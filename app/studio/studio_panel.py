@@ -158,6 +158,7 @@ class StudioPanel(QWidget):
         self.bridge.render_done.connect(self._on_done)
         self.bridge.request_failed.connect(self._on_failed)
         self.bridge.request_cancelled.connect(self._on_cancelled)
+        self.bridge.speak_submitted.connect(self._on_speak_submitted)
         self._timer = QTimer(self)
         self._timer.setInterval(50)
         self._timer.timeout.connect(self._tick)
@@ -279,6 +280,16 @@ class StudioPanel(QWidget):
             self._end_render()
             self.status.setText("Stopped. Finished segments are saved; Render continues with the rest.")
 
+    @Slot(int)
+    def _on_speak_submitted(self, _rid: int) -> None:
+        """Speak during a render: the render goes on (the worker runs the request between two segments), and a
+        render being listened to hands the player over and goes on silently."""
+        if self.rendering is None or not self._live:
+            return
+        self._live = False
+        self._timer.stop()
+        self.status.setText("Speak is playing; the render goes on without sound.")
+
     def _end_render(self) -> None:
         self.controller.ended()
         self.segments.editable = True
@@ -384,7 +395,11 @@ class StudioPanel(QWidget):
     @Slot()
     def stop(self) -> None:
         if self.rendering is not None:
-            self.bridge.cancel()
+            self.bridge.cancel_render()
+            if not self._live:  # the player may be playing what Speak said
+                self._timer.stop()
+                self._update_controls()
+                return
         self.stop_playback()
         if self.project is not None and self.rendering is None:
             self.status.setText("Stopped")

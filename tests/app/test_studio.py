@@ -8,6 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import soundfile as sf
+from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QMessageBox
 
 from core.engine.constants import SAMPLE_RATE
@@ -331,3 +332,29 @@ def test_a_render_that_fails_is_reported_once_and_is_not_a_failed_speak_request(
     studio = window.studio_panel
     assert studio.rendering is None and studio.status.text() == "Rendering stopped: " + reason
     assert studio.render_button.isEnabled() and window.speak_panel.speak_button.text() == "Spea&k"
+
+
+def test_speak_during_a_render_runs_between_its_segments_and_the_render_goes_on(qtbot, studio_window, tmp_path):
+    """Speak used to cancel a studio render; now the worker runs it between two segments, the render hands the
+    player over (it was being listened to) and finishes every segment."""
+    window = studio_window
+    book = "\n\n".join(f"Paragraph {n} has a sentence. It has a second one too." for n in range(1, 16))
+    project = new_project(window, tmp_path, book)
+    studio, bridge = window.studio_panel, window.bridge
+    assert studio.listen.isChecked()
+    done_segments, finished = [], []
+    bridge.render_step.connect(lambda step: done_segments.append(step.number) if step.kind == "segment" else None)
+    bridge.render_done.connect(lambda rid, summary: finished.append(summary))
+    with qtbot.waitSignal(bridge.render_step, timeout=60000, check_params_cb=lambda step: step.kind == "segment"):
+        studio.render_button.click()
+    render_id = bridge.rendering
+    window.speak_panel.text.set_text("Hello there, this is a test.")
+    with qtbot.waitSignal(bridge.request_finished, timeout=60000):
+        qtbot.mouseClick(window.speak_panel.speak_button, Qt.MouseButton.LeftButton)
+        assert "Speak is playing" in studio.status.text()  # the render stopped feeding the player
+    assert bridge.rendering == render_id and studio.rendering is not None and not finished  # still rendering
+    assert len(done_segments) < len(project.segments)
+    qtbot.waitUntil(lambda: bool(finished), timeout=120000)
+    assert finished[0].rendered == len(project.segments) and not finished[0].cancelled
+    assert sorted(set(done_segments)) == list(range(1, len(project.segments) + 1))
+    assert open_project(project.folder).counts()["rendered"] == len(project.segments)
