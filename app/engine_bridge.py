@@ -27,6 +27,7 @@ from core.engine import (
     Started,
     SynthesisRequest,
 )
+from core.wording import describe_failure
 
 
 class EngineBridge(QObject):
@@ -103,7 +104,7 @@ class EngineBridge(QObject):
         elif isinstance(event, LoadProgress):
             self.load_progress.emit(event.graph, event.seconds)
         elif isinstance(event, ModelFailed):
-            self.model_failed.emit(event.message)
+            self.model_failed.emit(describe_failure(event))
         elif getattr(event, "request_id", None) != self.current:
             return  # a cancelled or superseded request
         elif isinstance(event, Started):
@@ -120,6 +121,6 @@ class EngineBridge(QObject):
             self.request_finished.emit(event.request_id, event.report)
         elif isinstance(event, Failed):
             self.current = None
-            self.request_failed.emit(event.request_id, event.message)
+            self.request_failed.emit(event.request_id, describe_failure(event))
         elif isinstance(event, Cancelled):
             self.current = None

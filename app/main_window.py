@@ -24,6 +24,7 @@ from PySide6.QtWidgets import (
 from core.engine import SAMPLE_RATE, ChatterboxError, RuntimeOptions, VoiceReference, decoder_costs_dir, new_seed
 from core.narration import is_project, open_project
 from core.voices import VoiceLibrary
+from core.wording import describe_error
 
 from . import usability
 from .audio.playback import Player
@@ -440,7 +441,7 @@ class MainWindow(VoiceActions, ResultActions, QMainWindow):
             try:
                 self.studio.set_project(open_project(Path(folder)))
             except ChatterboxError as exc:
-                self.show_message(f"The last project could not be opened: {exc}", error=False)
+                self.show_message(f"The last project could not be opened: {describe_error(exc)}", error=False)
 
     def closeEvent(self, event) -> None:
         if not self.project_files.confirm_discard():

@@ -14,6 +14,7 @@ from PySide6.QtWidgets import (
 
 from core.engine import FORMATS, SAMPLE_RATE, ChatterboxError, write_audio
 from core.voices import AUDIO_SUFFIXES
+from core.wording import describe_error
 
 from .history import HistoryEntry
 from .settings import Key
@@ -43,7 +44,7 @@ class ResultActions:
         try:
             entry = self.history.add(audio, SAMPLE_RATE, partial=partial, timings=timings or {}, **fields)
         except (OSError, ChatterboxError) as exc:
-            self.show_message(f"The result could not be added to the history: {exc}", error=False)
+            self.show_message(f"The result could not be added to the history: {describe_error(exc)}", error=False)
             return None
         self._refresh_history()
         return entry
@@ -187,7 +188,7 @@ class ResultActions:
         try:
             write_audio(path, audio, SAMPLE_RATE)
         except ChatterboxError as exc:
-            self.show_message(str(exc))
+            self.show_message(describe_error(exc))
             return False
         self.settings.set(Key.EXPORT_FOLDER, str(path.parent))
         self.statusBar().showMessage(f"Saved {path}", 5000)

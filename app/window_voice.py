@@ -9,6 +9,7 @@ from pathlib import Path
 from PySide6.QtCore import Slot
 
 from core.engine import ChatterboxError, load_voice
+from core.wording import describe_error
 
 from .settings import Key
 from .widgets.record_dialog import RecordDialog, TrimDialog
@@ -37,7 +38,7 @@ class VoiceActions:
             voice = load_voice(path)
         except ChatterboxError as exc:
             if not quiet:
-                self.show_message(str(exc))
+                self.show_message(describe_error(exc))
             return False
         self.voice, self.voice_name = voice, name
         self.settings.set(Key.VOICE, name or str(path))
@@ -123,7 +124,7 @@ class VoiceActions:
         try:
             entry, voice = self.library.add(name, Path(self.voice.source))
         except (ChatterboxError, OSError) as exc:
-            self.show_message(f"Cannot save the voice: {exc}")
+            self.show_message(f"Cannot save the voice: {describe_error(exc)}")
             return
         self.voice, self.voice_name = voice, entry.name
         self.settings.set(Key.VOICE, entry.name)
@@ -153,8 +154,8 @@ class VoiceActions:
         removed, was_current = self._removed_voices.pop()
         try:
             entry = self.library.restore(removed)
-        except OSError as exc:
-            self.show_message(f"The voice “{removed.name}” cannot be restored: {exc}")
+        except (OSError, ChatterboxError) as exc:
+            self.show_message(f"The voice “{removed.name}” cannot be restored: {describe_error(exc)}")
         else:
             if was_current:
                 self.select_voice_file(entry.path, name=entry.name, quiet=True)

@@ -20,6 +20,7 @@ from core.narration import (
     read_document,
     source_identity,
 )
+from core.wording import describe_error
 
 from ..settings import Key
 
@@ -51,7 +52,7 @@ class ProjectFiles:
             document = read_document(source)
             raw = Path(source).read_bytes()
         except (ChatterboxError, OSError) as exc:
-            self.window.show_message(str(exc))
+            self.window.show_message(describe_error(exc))
             return None
         return self._create(folder, document, raw, Path(source).name, Path(source).parent)
 
@@ -64,7 +65,7 @@ class ProjectFiles:
             import_document(project, doc, voice, self.window.library, base, source_identity(name, raw, voice))
             project.save()
         except ChatterboxError as exc:
-            self.window.show_message(str(exc))
+            self.window.show_message(describe_error(exc))
             return None
         self._opened(project)
         return project
@@ -75,7 +76,7 @@ class ProjectFiles:
         try:
             project = open_project(folder)
         except ChatterboxError as exc:
-            self.window.show_message(str(exc))
+            self.window.show_message(describe_error(exc))
             return None
         self._opened(project)
         return project

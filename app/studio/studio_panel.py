@@ -28,6 +28,7 @@ from PySide6.QtWidgets import (
 
 from core.engine import SAMPLE_RATE, ChatterboxError
 from core.narration import SPEED_RANGE, Placement, Project, clock, export_project
+from core.wording import describe_error, describe_failure
 
 from ..settings import Key
 from ..widgets.waveform_plot import WaveformPlot
@@ -174,7 +175,7 @@ class StudioPanel(QWidget):
         try:
             self.project.save()
         except ChatterboxError as exc:
-            self.message.emit(str(exc), True)
+            self.message.emit(describe_error(exc), True)
             return False
         self.dirty = False
         self.changed.emit()
@@ -240,7 +241,7 @@ class StudioPanel(QWidget):
         left = f" · {clock(step.eta_s)} left" if step.eta_s is not None and step.done < step.total else ""
         self.progress.setFormat(f"Segment {step.done} of {step.total} · {clock(step.audio_seconds)} of audio{left}")
         if step.kind == "failed":
-            self.message.emit(f"Segment {step.number} failed: {step.error}", True)
+            self.message.emit(f"Segment {step.number} failed: {describe_failure(step)}", True)
         self._show_counts()
 
     @Slot(int, object)
@@ -295,7 +296,7 @@ class StudioPanel(QWidget):
         try:
             audio, placements = self._windows.load(self.project, number)
         except ChatterboxError as exc:
-            self.message.emit(str(exc), True)
+            self.message.emit(describe_error(exc), True)
             return
         if not audio.size:
             self.status.setText("Nothing from here on is rendered yet: press Render.")
@@ -313,7 +314,7 @@ class StudioPanel(QWidget):
         try:
             ready = self._windows.take_next(self.project)
         except ChatterboxError as exc:
-            self.message.emit(str(exc), True)
+            self.message.emit(describe_error(exc), True)
             return False
         if ready is None:
             self.status.setText("Loading the next segments…")
@@ -405,7 +406,7 @@ class StudioPanel(QWidget):
         try:
             self.project.edit_text(self.project.segments[number - 1], text)
         except ChatterboxError as exc:
-            self.message.emit(str(exc), True)
+            self.message.emit(describe_error(exc), True)
             return False
         self._edited(number)
         return True
@@ -415,7 +416,7 @@ class StudioPanel(QWidget):
         try:
             self.project.choose(self.project.segments[number - 1], take)
         except ChatterboxError as exc:
-            self.message.emit(str(exc), True)
+            self.message.emit(describe_error(exc), True)
             return
         self._edited(number)
         self.play_from(number)  # A/B: hear the chosen take at once
@@ -425,7 +426,7 @@ class StudioPanel(QWidget):
         try:
             self.project.set_voice(self.project.segments[number - 1], name)
         except ChatterboxError as exc:
-            self.message.emit(str(exc), True)
+            self.message.emit(describe_error(exc), True)
             return
         self._edited(number)
 
@@ -472,7 +473,7 @@ class StudioPanel(QWidget):
         try:
             result = export_project(self.project, request)
         except ChatterboxError as exc:
-            self.message.emit(str(exc), True)
+            self.message.emit(describe_error(exc), True)
             return None
         target = request.out or request.per_chapter
         self.host.settings.set(Key.EXPORT_FOLDER, str(Path(target).parent))

@@ -296,7 +296,7 @@ def wait_cancellable(future: Future, cancelled: Callable[[], bool], interrupt: C
             if interrupt is not None:
                 interrupt()
                 wait([future])
-            raise SynthesisCancelled("The request was cancelled.")
+            raise SynthesisCancelled()
 
 
 class _InOrder:

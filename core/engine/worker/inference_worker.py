@@ -195,19 +195,19 @@ class InferenceWorker:
                 if not failed:
                     self.events.put(LoadProgress(command.bundle, graph, seconds))
 
-        def fail(message: str) -> None:
+        def fail(code: str, data: dict) -> None:
             with lock:
-                failed.append(message)
-                self.events.put(ModelFailed(command.bundle, message))
+                failed.append(code)
+                self.events.put(ModelFailed(command.bundle, code, data))
 
         try:
             pipe = self.pipeline_factory(command.bundle, command.runtime, progress=progress, background=True)
         except ChatterboxError as exc:
-            fail(str(exc))
+            fail(exc.code, exc.data)
             return
         except Exception as exc:
             log.exception("loading %s failed", command.bundle)
-            fail(f"Unexpected error while loading the model: {exc}")
+            fail("worker.load_internal", {"kind": type(exc).__name__, "detail": str(exc)})
             return
         self.pipeline = pipe
         notice = (
@@ -225,7 +225,7 @@ class InferenceWorker:
             return None
         pipe = self.pipeline
         if pipe is None:
-            sink.put(Failed(rid, "No model is loaded: choose one in the Models menu."))
+            sink.put(Failed(rid, "worker.no_model"))
             return None
         if runtime is not None:
             runtime = replace(runtime, provider="cpu") if self._gpu_failed else runtime
@@ -233,7 +233,7 @@ class InferenceWorker:
             if changed:
                 self._load(LoadModel(pipe.files.root, runtime))
                 if self.pipeline is pipe:  # the reload failed (ModelFailed says why); the old model stays
-                    sink.put(Failed(rid, f"The model could not be reloaded with the new {', '.join(changed)}."))
+                    sink.put(Failed(rid, "worker.reload_failed", {"fields": list(changed)}))
                     return None
                 pipe = self.pipeline
             pipe.update_runtime(runtime)
@@ -258,7 +258,7 @@ class InferenceWorker:
                 numbers = list(command.numbers) if command.numbers is not None else None
                 summary = render_pending(command.project, pipe, progress, cancelled, numbers)
         except ChatterboxError as exc:
-            self.events.put(Failed(rid, str(exc)))
+            self.events.put(Failed(rid, exc.code, exc.data))
             return
         self.events.put(Cancelled(rid) if summary.cancelled else RenderDone(rid, summary))
 
@@ -272,13 +272,13 @@ class InferenceWorker:
             stream = pipe.stream(command.request, cancelled=lambda: self.is_cancelled(rid))
             for chunk in stream:
                 if self.is_cancelled(rid):
-                    raise SynthesisCancelled("cancelled")
+                    raise SynthesisCancelled()
                 sink.put(Chunk(rid, chunk))
         except SynthesisCancelled:
             sink.put(Cancelled(rid))
             return
         except ChatterboxError as exc:
-            sink.put(Failed(rid, str(exc)))
+            sink.put(Failed(rid, exc.code, exc.data))
             return
         except Exception as exc:  # noqa: BLE001 - one failed request never takes the worker down
             log.error("request %d failed:\n%s", rid, traceback.format_exc())
@@ -293,10 +293,7 @@ class InferenceWorker:
         """The GPU failed mid-request: report it, and reload on the CPU so the next request works."""
         self._gpu_failed = first_line(str(exc), 200) or type(exc).__name__
         (self.events if sink is None else sink).put(
-            Failed(
-                rid,
-                f"The GPU failed during synthesis ({self._gpu_failed}). Switched to the CPU: press Speak to try again.",
-            )
+            Failed(rid, "worker.gpu_failed", {"reason": self._gpu_failed})
         )
         self.pipeline = None  # release the GPU sessions before building the CPU ones
         self._load(LoadModel(pipe.files.root, replace(pipe.runtime, provider="cpu")))
@@ -311,4 +308,4 @@ def _is_device_failure(exc: Exception) -> bool:
 
 
 def _internal_failure(rid: int, exc: Exception) -> Failed:
-    return Failed(rid, f"Internal error: {type(exc).__name__}: {exc}", internal=True)
+    return Failed(rid, "worker.internal", {"kind": type(exc).__name__, "detail": str(exc)}, internal=True)
