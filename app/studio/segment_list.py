@@ -89,7 +89,8 @@ class SegmentList(QTreeWidget):
             item.setText(STATUS, STATUS_MARK[status])
             item.setText(TEXT, segment.text)
             item.setText(TAKES, str(len(segment.takes)) if segment.takes else "")
-            tip = STATUS_TIP[status] + (f": {describe_failure(segment)}" if status == "failed" and segment.error else "")
+            failed = status == "failed" and segment.error
+            tip = STATUS_TIP[status] + (f": {describe_failure(segment)}" if failed else "")
             voice = segment.voice or "the model's voice"
             item.setToolTip(
                 TEXT,

@@ -8,6 +8,7 @@ import soundfile as sf
 
 from core.engine.audio.voice_reference import load_voice
 from core.engine.errors import VoiceReferenceError
+from core.wording import describe_error
 from tests.conftest import deny_reading, tone
 
 
@@ -48,15 +49,18 @@ def test_same_audio_same_digest_whatever_the_name(tmp_path):
 def test_unreadable_file(tmp_path):
     path = write(tmp_path, "locked.wav", tone(3))
     path.chmod(0)
-    with pytest.raises(VoiceReferenceError, match="permission"):
+    with pytest.raises(VoiceReferenceError) as caught:
         load_voice(path)
+    assert caught.value.code == "voice.permission_denied"
 
 
 def test_unreadable_file_for_any_user(tmp_path, monkeypatch):
     path = write(tmp_path, "locked.wav", tone(3))
     deny_reading(monkeypatch, path)
-    with pytest.raises(VoiceReferenceError, match="locked.wav: permission denied"):
+    with pytest.raises(VoiceReferenceError) as caught:
         load_voice(path)
+    assert caught.value.code == "voice.permission_denied" and caught.value.data["name"] == "locked.wav"
+    assert "locked.wav: permission denied" in describe_error(caught.value)
 
 
 def test_a_ten_minute_recording_is_read_only_as_far_as_it_is_used(tmp_path, monkeypatch):
@@ -75,8 +79,9 @@ def test_a_ten_minute_recording_is_read_only_as_far_as_it_is_used(tmp_path, monk
 def test_nan_samples_are_refused(tmp_path):
     data = tone(3)
     data[100] = np.nan
-    with pytest.raises(VoiceReferenceError, match="invalid samples"):
+    with pytest.raises(VoiceReferenceError) as caught:
         load_voice(write(tmp_path, "nan.wav", data, subtype="FLOAT"))
+    assert caught.value.code == "voice.invalid_samples" and caught.value.data == {"name": "nan.wav"}
 
 
 def test_noise_is_flagged_but_speech_with_gaps_is_not(tmp_path):
