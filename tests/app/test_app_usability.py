@@ -29,6 +29,7 @@ from core.engine.options import RuntimeOptions
 from core.engine.pipeline import Pipeline
 from core.engine.text import unknown_tags
 from core.standin import synthetic_voice
+from core.wording import describe_error
 from tests.app_support import make_window, speak_and_wait
 
 CUDA_NOTICE = "Running on CPU: the CUDA libraries libcublasLt.so.13 could not be loaded (CUDA 13 …)."
@@ -331,10 +332,11 @@ def test_voice_errors_have_no_doubled_punctuation(qtbot, window, tmp_path):
     bad.write_bytes(b"RIFF\x00\x00garbage" * 10)
     with pytest.raises(VoiceReferenceError) as caught:
         load_voice(bad)
-    text = str(caught.value)
+    assert caught.value.code == "voice.unreadable" and not caught.value.data["reason"].endswith(".")
+    text = describe_error(caught.value)
     assert "not a readable audio file (" in text and ".)." not in text and ").." not in text
     window.select_voice_file(bad)
-    assert window.message.isVisible() and ".)." not in window.message.text()
+    assert window.message.isVisible() and window.message.text() == text
 
 
 def test_the_short_reference_warning_is_readable(qtbot, window, tmp_path):
