@@ -41,7 +41,7 @@ from core.engine import (
     load_voice,
     voice_from_array,
 )
-from core.wording import describe_failure
+from core.wording import describe_failure, describe_notice
 
 log = logging.getLogger(__name__)
 
@@ -232,7 +232,7 @@ def run_soak(
             raise RuntimeError(f"unexpected event while loading: {type(loaded).__name__}")
         report.load_ms = round((time.perf_counter() - started) * 1000, 2)
         report.variant, report.providers = loaded.variant, dict(loaded.capabilities.providers)
-        report.provider_notice = loaded.notice
+        report.provider_notice = describe_notice(loaded.notice, "cli")
         options.resolve(loaded.variant)  # InvalidOptions: refused before any request
         if reference is None and not loaded.capabilities.has_default_voice:
             reference, report.voice = _synthetic_voice(), "synthetic"

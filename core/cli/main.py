@@ -22,7 +22,7 @@ from core.cli.project import add_sampling_arguments, narrate, project_command, s
 from core.cli.serve import add_parser as add_serve_parser
 from core.cli.serve import serve
 from core.engine import SAMPLE_RATE, ChatterboxError, InvalidOptions, audio_format, write_audio_stream
-from core.wording import describe_error
+from core.wording import describe_error, describe_notice
 
 EXIT_OK, EXIT_INTERNAL, EXIT_BAD_INPUT, EXIT_SOAK_FAILED = 0, 1, 2, 3
 Q4_HELP = "4-bit language models on the CPU: int8 compute (default, faster) or fp32 compute (as exported)"
@@ -267,7 +267,7 @@ def _soak(args) -> int:
         )
     problems = report.problems(args.max_growth_mb)
     if report.provider_notice:
-        print(f"notice: {report.provider_notice}", file=sys.stderr)
+        print(f"notice: {report.provider_notice}", file=sys.stderr)  # worded by run_soak
     if args.json:
         print(json.dumps(report.to_dict(args.max_growth_mb)))
     else:
@@ -403,15 +403,16 @@ def _synth(args) -> int:
     result = stream.report
     for warning in result.warnings:
         print(f"warning: {warning}", file=sys.stderr)
-    if pipe.provider_notice:
-        print(f"notice: {pipe.provider_notice}", file=sys.stderr)
+    notice = describe_notice(pipe.provider_notice, "cli")
+    if notice:
+        print(f"notice: {notice}", file=sys.stderr)
     if args.json:
         print(
             json.dumps(
                 {
                     "variant": pipe.info.variant,
                     "providers": pipe.providers,
-                    "provider_notice": pipe.provider_notice,
+                    "provider_notice": notice,
                     "kv_chaining": pipe.runtime.kv_chaining,
                     "q4_compute": pipe.capabilities.q4_compute,
                     "stream": pipe.runtime.stream,

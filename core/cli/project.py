@@ -14,7 +14,7 @@ import time
 from pathlib import Path
 
 from core.cli.errors import CliError
-from core.wording import describe_failure
+from core.wording import describe_failure, describe_notice
 
 SAMPLING = (
     ("temperature", float),
@@ -169,7 +169,7 @@ def _render(project, args, runtime, numbers, seed=None, regenerate=False):
     bar = _ProgressBar(sys.stderr)
     pipe = Pipeline.from_bundle(args.bundle, runtime, background=True)
     if pipe.provider_notice:
-        print(f"notice: {pipe.provider_notice}", file=sys.stderr)
+        print(f"notice: {describe_notice(pipe.provider_notice, 'cli')}", file=sys.stderr)
     try:
         if regenerate:
             return regenerate_one(project, pipe, numbers[0], seed, bar.update)

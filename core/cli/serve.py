@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 from core.cli.errors import CliError
+from core.wording import describe_notice
 
 EXIT_OK = 0
 
@@ -57,7 +58,7 @@ def serve(args, runtime) -> int:
         app = create_app(worker, VoiceLibrary(args.library or voices_dir()), config)
         server = ApiServer(app, args.host, args.port)
         if event.notice:
-            print(f"notice: {event.notice}", file=sys.stderr)
+            print(f"notice: {describe_notice(event.notice, 'cli')}", file=sys.stderr)
         print(f"serving {event.variant} on {server.url} (Ctrl-C stops)", file=sys.stderr, flush=True)
         server.serve()
     finally:

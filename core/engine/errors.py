@@ -8,6 +8,7 @@ person reads from the code with :func:`core.wording.describe`; ``str(exc)`` is a
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass, field
 from typing import Any
 
 _CODE = re.compile(r"[a-z][a-z0-9_]*(\.[a-z0-9_]+)+")
@@ -46,6 +47,18 @@ def technical_line(code: str, data: dict[str, Any]) -> str:
     if not data:
         return code
     return f"{code}: " + ", ".join(f"{key}={value!r}" for key, value in data.items())
+
+
+@dataclass(frozen=True)
+class Notice:
+    """Something a person should know that is not an error (the model runs on the CPU, and why): a code and data,
+    worded by the front ends like an error's."""
+
+    code: str
+    data: dict[str, Any] = field(default_factory=dict)
+
+    def __str__(self) -> str:
+        return technical_line(self.code, self.data)
 
 
 class BundleError(ChatterboxError):

@@ -15,6 +15,7 @@ import numpy as np
 
 from core.engine.audio.voice_reference import VoiceReference
 from core.engine.constants import SAMPLE_RATE
+from core.engine.errors import Notice
 from core.engine.generation.batch_generate import Generated
 from core.engine.model.model_parts import Capabilities, LoadProgress, ModelParts, load_parts
 from core.engine.options import RuntimeOptions, SamplingParams, SynthesisOptions
@@ -82,7 +83,7 @@ class Pipeline:
         return self.parts.capabilities.providers
 
     @property
-    def provider_notice(self) -> str | None:
+    def provider_notice(self) -> Notice | None:
         return self.parts.capabilities.provider_notice
 
     @property

@@ -59,6 +59,13 @@ def describe_failure(event: Any, front: Front = "window") -> str:
     return str(getattr(event, "error", None) or "The operation failed.")
 
 
+def describe_notice(notice: Any, front: Front = "window") -> str | None:
+    """The sentence for a :class:`core.engine.Notice` (``None`` for no notice)."""
+    if notice is None:
+        return None
+    return describe(notice.code, notice.data, front)
+
+
 def has_wording(code: str) -> bool:
     return code in CATALOG
 
@@ -71,6 +78,7 @@ __all__ = [
     "describe",
     "describe_error",
     "describe_failure",
+    "describe_notice",
     "generic",
     "has_wording",
 ]

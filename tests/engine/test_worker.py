@@ -12,7 +12,7 @@ import core.engine.worker.inference_worker as w
 from core.engine.options import RuntimeOptions, SynthesisOptions
 from core.engine.pipeline import Pipeline
 from core.engine.streaming.synthesis import SynthesisRequest
-from core.wording import describe_failure
+from core.wording import describe_failure, describe_notice
 
 TERMINAL = (w.Finished, w.Failed, w.Cancelled)
 
@@ -121,7 +121,10 @@ def test_gpu_failing_mid_run_falls_back_to_cpu_for_the_next_request(bundles, mak
     assert "GPU failed" in describe_failure(failed) and "press Speak" in describe_failure(failed, "window")
     reloaded = next_event(worker, (w.ModelLoaded, w.ModelFailed))
     assert isinstance(reloaded, w.ModelLoaded)
-    assert set(reloaded.capabilities.providers.values()) == {"cpu"} and "GPU failed" in reloaded.notice
+    assert set(reloaded.capabilities.providers.values()) == {"cpu"} and reloaded.notice.code == "provider.gpu_failed"
+    assert "illegal memory access" in reloaded.notice.data["reason"]
+    assert "GPU failed" in describe_notice(reloaded.notice)
+    assert "press Speak" not in describe_notice(reloaded.notice, "cli")
     assert loads[-1].provider == "cpu"
 
     # The next requests (the app still asks for "auto") run on the CPU without reloading the GPU sessions.
@@ -143,7 +146,8 @@ def test_a_cuda_provider_that_cannot_load_falls_back_with_a_notice(bundles, tmp_
         assert pipe.provider_notice is None  # a machine with a working GPU
     else:
         assert set(pipe.providers.values()) == {"cpu"}
-        assert "CUDA was requested but is not usable" in pipe.provider_notice
+        assert pipe.provider_notice.code == "provider.cuda_unusable"
+        assert "CUDA was requested but is not usable" in describe_notice(pipe.provider_notice)
         assert pipe.synthesize("Hello.", options=SynthesisOptions(seed=1)).audio.size
 
 

@@ -22,7 +22,7 @@ from core.engine.audio.speech_decoder import SpeechDecoder
 from core.engine.audio.voice_reference import VoiceReference, load_voice
 from core.engine.caches.conditioning_cache import VoiceConditioner, bundle_identity
 from core.engine.caches.prefix_cache import PrefixCache
-from core.engine.errors import InvalidOptions, ModelSignatureError, VoiceReferenceError
+from core.engine.errors import InvalidOptions, ModelSignatureError, Notice, VoiceReferenceError
 from core.engine.files.user_dirs import conditioning_cache_dir, decoder_costs_dir, q4_graph_cache_dir
 from core.engine.generation.lm_runners import ChainedKV, CopiedKV
 from core.engine.model.bundle import BundleFiles, file_stamp, locate_bundle
@@ -50,7 +50,7 @@ class Capabilities:
     has_default_voice: bool
     providers: dict[str, str]
     """Graph → the execution provider its session really got."""
-    provider_notice: str | None
+    provider_notice: Notice | None
     """Why CUDA was not used although it was asked for (an NVIDIA GPU is there, or ``cuda`` was chosen)."""
     precisions: dict[str, str]
     """Graph → the precision of the file in use."""

@@ -12,7 +12,7 @@ from pathlib import Path
 import onnxruntime as ort
 
 import core.engine.model.gpu as gpu
-from core.engine.errors import ModelFilesMissing, ModelLoadError, first_line
+from core.engine.errors import ModelFilesMissing, ModelLoadError, Notice, first_line
 from core.engine.options import RuntimeOptions
 
 log = logging.getLogger(__name__)
@@ -57,7 +57,7 @@ class SessionFactory:
     runtime: RuntimeOptions
     providers: dict[str, str] = field(default_factory=dict)
     """Graph name → the execution provider that session really got."""
-    notice: str | None = None
+    notice: Notice | None = None
     """Why CUDA was not used although it was asked for (``None`` when nothing to say: also on ``auto`` without an
     NVIDIA GPU, where the CPU is expected)."""
     _cuda_ok: bool | None = None
@@ -83,9 +83,9 @@ class SessionFactory:
             log.info("Running on CPU (no NVIDIA GPU found): %s.", reason)
             return
         if self.runtime.provider == "auto" and self.notice is None:
-            self.notice = f"Running on CPU: {reason}."
+            self.notice = Notice("provider.cpu_fallback", {"reason": reason})
         elif self.notice is None:
-            self.notice = f"CUDA was requested but is not usable, running on CPU instead: {reason}."
+            self.notice = Notice("provider.cuda_unusable", {"reason": reason})
         log.info("%s", self.notice)
 
     def __post_init__(self) -> None:

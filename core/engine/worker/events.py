@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from core.engine.errors import Notice
 from core.engine.model.model_parts import Capabilities
 from core.engine.streaming.synthesis import AudioChunk, RequestReport
 
@@ -14,8 +15,8 @@ from core.engine.streaming.synthesis import AudioChunk, RequestReport
 class ModelLoaded:
     bundle: Path
     capabilities: Capabilities
-    notice: str | None
-    """The provider notice, or why the worker moved to the CPU after a GPU failure."""
+    notice: Notice | None
+    """The provider notice, or why the worker moved to the CPU after a GPU failure (a code and data)."""
 
     @property
     def variant(self) -> str:

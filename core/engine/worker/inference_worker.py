@@ -18,7 +18,7 @@ import traceback
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from core.engine.errors import ChatterboxError, SynthesisCancelled, first_line
+from core.engine.errors import ChatterboxError, Notice, SynthesisCancelled, first_line
 from core.engine.options import RuntimeOptions
 from core.engine.pipeline import Pipeline
 from core.engine.streaming.synthesis import SynthesisRequest
@@ -211,9 +211,7 @@ class InferenceWorker:
             return
         self.pipeline = pipe
         notice = (
-            f"Running on CPU: the GPU failed during synthesis ({self._gpu_failed}). Press Speak to try again."
-            if self._gpu_failed
-            else pipe.provider_notice
+            Notice("provider.gpu_failed", {"reason": self._gpu_failed}) if self._gpu_failed else pipe.provider_notice
         )
         self.events.put(ModelLoaded(command.bundle, pipe.capabilities, notice))
 
