@@ -123,8 +123,9 @@ def narrate(args, runtime) -> int:
     if report is not None:
         print(f"{project.folder}: {report.segments} segments in {report.chapters} chapter(s); {report.kept} kept "
               f"from before, {report.new} new", file=sys.stderr)  # fmt: skip
-    summary = _render(project, args, runtime, None)
-    return _finish(project, args, summary)
+    bar = _ProgressBar(sys.stderr)
+    summary = _render(project, args, runtime, bar, None)
+    return _finish(project, args, summary, bar.failures_shown)
 
 
 def sampling_given(args) -> dict:
@@ -158,7 +159,7 @@ def _apply_finishing(project, args) -> None:
         project.finishing["true_peak"] = args.true_peak
 
 
-def _render(project, args, runtime, numbers, seed=None, regenerate=False):
+def _render(project, args, runtime, bar, numbers, seed=None, regenerate=False):
     from core.engine import Pipeline
     from core.narration import regenerate as regenerate_one
     from core.narration import render_pending
@@ -166,7 +167,6 @@ def _render(project, args, runtime, numbers, seed=None, regenerate=False):
     todo = 1 if regenerate else len(project.pending())
     if not todo:
         return None
-    bar = _ProgressBar(sys.stderr)
     pipe = Pipeline.from_bundle(args.bundle, runtime, background=True)
     if pipe.provider_notice:
         print(f"notice: {describe_notice(pipe.provider_notice, 'cli')}", file=sys.stderr)
@@ -184,7 +184,9 @@ def _render(project, args, runtime, numbers, seed=None, regenerate=False):
         bar.close()
 
 
-def _finish(project, args, summary) -> int:
+def _finish(project, args, summary, failures_shown: frozenset[int] | set[int] = frozenset()) -> int:
+    """Export, report, and refuse (exit 2) when segments failed: the reason of each failure is said once, by the
+    progress line that showed it or else here."""
     result = None
     failed = [s for s in project.segments if project.status(s) == "failed"]
     wants_export = args.out or args.subtitles or args.per_chapter
@@ -195,13 +197,19 @@ def _finish(project, args, summary) -> int:
     else:
         _print_summary(project, summary, result)
     if failed:
-        first = failed[0]
-        raise CliError(
-            f"{len(failed)} segment(s) failed; the first, segment {project.number(first)}: "
-            f"{describe_failure(first, 'cli')}"
-            + (" Nothing was exported." if wants_export else "")
-        )
+        exported = " Nothing was exported." if wants_export else ""
+        raise CliError(_failed_text(project, failed, failures_shown) + exported)
     return EXIT_OK
+
+
+def _failed_text(project, failed: list, failures_shown) -> str:
+    unseen = [s for s in failed if project.number(s) not in failures_shown]
+    if not unseen:
+        numbers = ", ".join(str(project.number(s)) for s in failed[:10]) + ("…" if len(failed) > 10 else "")
+        return f"{len(failed)} segment(s) failed ({numbers}); the reason of each is above."
+    first = unseen[0]
+    which = "the first, segment" if first is failed[0] else "segment"
+    return f"{len(failed)} segment(s) failed; {which} {project.number(first)}: {describe_failure(first, 'cli')}"
 
 
 def _export(project, args):
@@ -245,6 +253,7 @@ def project_command(args, runtime) -> int:
     project = open_project(args.project)
     _check_export_arguments(args)
     summary = None
+    bar = _ProgressBar(sys.stderr)
     if args.edit is not None:
         if args.text is None:
             raise CliError("--edit N needs --text with the new words.")
@@ -269,14 +278,15 @@ def project_command(args, runtime) -> int:
             project.segment(args.regenerate)  # a bad number fails before the model loads
         if args.seed is not None and not 0 <= args.seed < 2**31:
             raise CliError(f"--seed must be between 0 and {2**31 - 1}.")
-        summary = _render(project, args, runtime, [args.regenerate], args.seed, regenerate=args.regenerate is not None)
+        regenerate = args.regenerate is not None
+        summary = _render(project, args, runtime, bar, [args.regenerate], args.seed, regenerate=regenerate)
     _apply_finishing(project, args)
     project.save()
     if args.export and not (args.out or args.subtitles or args.per_chapter):
         raise CliError("--export needs --out FILE, --subtitles FILE or --per-chapter DIR.")
     if not args.export:
         args.out = args.subtitles = args.per_chapter = None
-    return _finish(project, args, summary)
+    return _finish(project, args, summary, bar.failures_shown)
 
 
 def _int(text: str) -> int:
@@ -373,6 +383,8 @@ class _ProgressBar:
         self.tty = stream.isatty()
         self.shown_at = 0.0
         self.open = False
+        self.failures_shown: set[int] = set()
+        """The segments whose failure (with its reason) a line has shown: the final message does not repeat it."""
 
     def update(self, event) -> None:
         from core.narration import clock
@@ -386,7 +398,12 @@ class _ProgressBar:
         status = f" segment {event.number} failed: {describe_failure(event, 'cli')}" if event.kind == "failed" else ""
         line = (f"[{'#' * filled}{'.' * (width - filled)}] segment {min(event.done + 1, event.total)}/{event.total}  "
                 f"{clock(event.audio_seconds)} of audio  RTF {event.rtf:.2f}  {left}{status}")  # fmt: skip
-        if self.tty:
+        if event.kind == "failed":
+            self.failures_shown.add(event.number)
+        if self.tty and event.kind == "failed":  # a line of its own that the next update does not overwrite
+            self.stream.write("\r" + line.ljust(100) + "\n")
+            self.open = False
+        elif self.tty:
             self.stream.write("\r" + line.ljust(100)[:160])
             self.open = True
         else:
