@@ -24,7 +24,7 @@ from PySide6.QtWidgets import (
 from core.engine import SAMPLE_RATE, ChatterboxError, RuntimeOptions, VoiceReference, decoder_costs_dir, new_seed
 from core.narration import is_project, open_project
 from core.voices import VoiceLibrary
-from core.wording import describe_error
+from core.wording import describe_error, describe_notice
 
 from . import usability
 from .audio.playback import Player
@@ -346,7 +346,7 @@ class MainWindow(VoiceActions, ResultActions, QMainWindow):
         self.export_button.setEnabled(self.last_audio.size > 0)
         self.export_action.setEnabled(self.last_audio.size > 0)
         for warning in report.warnings:
-            self.show_message(warning, error=False)
+            self.show_message(describe_notice(warning), error=False)
         request, self._request = self._request, None
         if request is None or request.pop("rid") != _rid:
             request = self._history_fields(report.text, report.seed)

@@ -20,6 +20,7 @@ from PySide6.QtWidgets import (
 
 from core.engine import VoiceReference
 from core.voices import AUDIO_SUFFIXES
+from core.wording import describe_notice
 
 from .message_bar import warning_label_style
 
@@ -157,7 +158,7 @@ class VoicePanel(QGroupBox):
         else:
             channels = "mono" if voice.channels == 1 else f"{voice.channels} channels, mixed to mono"
             self.details.setText(f"{voice.duration_s:.1f} s · {voice.source_rate:,} Hz · {channels}")
-            self.warning.setText("\n".join(voice.warnings))
+            self.warning.setText("\n".join(describe_notice(w) or "" for w in voice.warnings))
             self.warning.setVisible(bool(voice.warnings))
         self.save.setEnabled(saveable)
 

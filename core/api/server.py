@@ -38,7 +38,7 @@ from core.engine import (
     SynthesisRequest,
 )
 from core.voices import VoiceLibrary
-from core.wording import describe, describe_error
+from core.wording import describe, describe_error, describe_notice
 
 log = logging.getLogger(__name__)
 DEFAULT_HOST, DEFAULT_PORT = "127.0.0.1", 8765
@@ -168,7 +168,7 @@ def create_app(worker: InferenceWorker, library: VoiceLibrary, config: ApiConfig
             "id": entry.name,
             "name": entry.name,
             "seconds": round(entry.seconds, 2),
-            "warnings": list(reference.warnings),
+            "warnings": [describe_notice(w, "api") for w in reference.warnings],
         }
 
     @app.post("/v1/audio/speech")

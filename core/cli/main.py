@@ -401,7 +401,8 @@ def _synth(args) -> int:
     stream = pipe.stream(SynthesisRequest(text, args.voice, options))
     samples = write_audio_stream(args.out, (chunk.samples for chunk in stream), SAMPLE_RATE)  # flat memory
     result = stream.report
-    for warning in result.warnings:
+    warnings = [describe_notice(w, "cli") for w in result.warnings]
+    for warning in warnings:
         print(f"warning: {warning}", file=sys.stderr)
     notice = describe_notice(pipe.provider_notice, "cli")
     if notice:
@@ -426,7 +427,7 @@ def _synth(args) -> int:
                     "speech_tokens": result.speech_tokens,
                     "seed": result.seed,
                     "stop_reasons": result.stop_reasons,
-                    "warnings": result.warnings,
+                    "warnings": warnings,
                     "out": str(args.out),
                     "timings": {k: round(v, 3) for k, v in result.timings.items()},
                     "chunks": result.chunks,

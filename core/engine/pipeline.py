@@ -42,7 +42,7 @@ class SynthesisResult:
         return self.report.stop_reasons
 
     @property
-    def warnings(self) -> list[str]:
+    def warnings(self) -> list[Notice]:
         return self.report.warnings
 
     @property

@@ -119,6 +119,21 @@ VOICE = {
     "library.recording_gone": Words("the recording of “{name}” no longer exists"),
 }
 
+# --- what makes a request or a reference weaker (notices, not errors) -----------------------------------------------
+NOTICES = {
+    "voice.short": Words("The reference is short ({seconds:.1f} s); 5–10 s of speech clones the voice better."),
+    "voice.truncated": Words("Only the first {used:.0f} s of the {seconds:.0f} s recording are used."),
+    "voice.clipped": Words("The reference is clipped (too loud); the cloned voice may sound distorted."),
+    "voice.noisy": Words("The reference sounds noisy; a recording without background noise clones the voice better."),
+    "voice.low_rate": Words("The reference is sampled at {rate} Hz; a 16 kHz or better recording sounds clearer."),
+    "cache.write_failed": Words(
+        "The voice could not be saved to the cache ({reason}): free some disk space, or it is analysed again after "
+        "a restart."
+    ),
+    "synthesis.no_cfg": Words("Classifier-free guidance is unavailable for this bundle; generating without it."),
+    "text.unknown_tag": Words("Unknown tag {tag} was skipped."),
+}
+
 # --- text and options -----------------------------------------------------------------------------------------------
 TEXT = {
     "text.not_text": Words("The text must be a string."),
@@ -327,4 +342,4 @@ FRONTS = {
     "soak.warmup": Words("warmup must be at least 1 and below the number of requests ({requests}), not {warmup}"),
 }
 
-CATALOG: dict[str, Words] = {**BUNDLE, **VOICE, **TEXT, **AUDIO, **WORKER, **DOCUMENT, **PROJECT, **FRONTS}
+CATALOG: dict[str, Words] = {**BUNDLE, **VOICE, **NOTICES, **TEXT, **AUDIO, **WORKER, **DOCUMENT, **PROJECT, **FRONTS}

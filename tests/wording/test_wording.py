@@ -71,6 +71,8 @@ NUMBERS = set(
         "requests",
         "warmup",
         "minutes",
+        "used",
+        "rate",
     ]
 )
 LISTS = {"languages", "suffixes", "choices", "fields", "tables", "names", "known", "voices", "pending"}

@@ -12,7 +12,7 @@ import soundfile as sf
 import soxr
 
 from core.engine.constants import SAMPLE_RATE
-from core.engine.errors import VoiceReferenceError, first_line
+from core.engine.errors import Notice, VoiceReferenceError, first_line
 
 log = logging.getLogger(__name__)
 
@@ -36,7 +36,8 @@ class VoiceReference:
     channels: int
     duration_s: float
     """Length of the original recording."""
-    warnings: tuple[str, ...] = ()
+    warnings: tuple[Notice, ...] = ()
+    """What makes this reference a weaker one (short, clipped, noisy…), as codes and data for the front ends."""
 
     @property
     def digest(self) -> str:
@@ -96,15 +97,15 @@ def voice_from_array(
         )
     warnings = []
     if duration < RECOMMENDED_SECONDS:
-        warnings.append(f"The reference is short ({duration:.1f} s); 5–10 s of speech clones the voice better.")
+        warnings.append(Notice("voice.short", {"seconds": round(duration, 3), "recommended": RECOMMENDED_SECONDS}))
     if duration > MAX_SECONDS:
-        warnings.append(f"Only the first {MAX_SECONDS:.0f} s of the {duration:.0f} s recording are used.")
+        warnings.append(Notice("voice.truncated", {"used": MAX_SECONDS, "seconds": round(duration, 3)}))
     if np.mean(np.abs(mono) >= CLIP_LEVEL) > CLIP_SHARE:
-        warnings.append("The reference is clipped (too loud); the cloned voice may sound distorted.")
+        warnings.append(Notice("voice.clipped"))
     if _is_noisy(mono, rate):
-        warnings.append("The reference sounds noisy; a recording without background noise clones the voice better.")
+        warnings.append(Notice("voice.noisy"))
     if rate < 16000:
-        warnings.append(f"The reference is sampled at {rate} Hz; a 16 kHz or better recording sounds clearer.")
+        warnings.append(Notice("voice.low_rate", {"rate": int(rate)}))
     if channels > 1:
         log.info("%s: mixing %d channels to mono", name, channels)
     if rate != SAMPLE_RATE:
