@@ -223,7 +223,7 @@ DOCUMENT = {
     "document.no_text": Words("{name} has no text to read (it may hold only images or scanned pages)."),
     "document.drm": Words(
         lambda d: (
-            f"{d['name']} is protected by DRM ({_DRM.get(d.get('scheme'), 'its text is encrypted')}); "
+            f"{d['name']} is protected by DRM ({_DRM.get(str(d.get('scheme')), 'its text is encrypted')}); "
             "it cannot be read aloud here."
         )
     ),

@@ -224,3 +224,18 @@ def test_worker_events_are_worded_from_their_code():
     assert describe_failure(failed, "cli") == "Internal error: RuntimeError: injected"
     loaded = ModelFailed(Path("/b"), "bundle.file_missing", {"path": "/b/onnx/x.onnx"})
     assert describe_failure(loaded).startswith("/b/onnx/x.onnx is missing.")
+
+
+def test_the_layers_below_the_front_ends_never_import_the_wording():
+    importers = []
+    for path in _python_files():
+        rel = path.relative_to(ROOT).as_posix()
+        if not rel.startswith(BELOW_FRONT_ENDS):
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else []
+            if isinstance(node, ast.ImportFrom) and node.module:
+                names = [node.module]
+            if any(n == "core.wording" or n.startswith("core.wording.") for n in names):
+                importers.append(rel)
+    assert not importers
