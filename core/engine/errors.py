@@ -39,7 +39,10 @@ class ChatterboxError(Exception):
 
 
 def _rebuild(kind: type[ChatterboxError], code: str, data: dict[str, Any]) -> ChatterboxError:
-    return kind(code, **data)
+    error = kind.__new__(kind)  # not through __init__: subclasses may take other arguments (and set the code)
+    Exception.__init__(error, code)
+    error.code, error.data = code, dict(data)
+    return error
 
 
 def technical_line(code: str, data: dict[str, Any]) -> str:

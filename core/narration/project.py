@@ -76,7 +76,9 @@ class Segment:
     """The failure's facts."""
 
     def fail(self, code: str, data: dict, line: str) -> None:
-        self.error, self.error_code, self.error_data = line, code, dict(data)
+        """Record why the segment failed (the data as plain JSON values, so the project file can always hold them)."""
+        self.error, self.error_code = line, code
+        self.error_data = json.loads(json.dumps(data, default=str))
 
     def clear_error(self) -> None:
         self.error, self.error_code, self.error_data = None, None, {}

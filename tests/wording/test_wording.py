@@ -202,6 +202,8 @@ def test_an_error_carries_its_code_and_data_and_a_technical_line_for_logs():
         describe_error(error)
         == "a.wav is only 0.3 s long; a voice needs at least 1 s (ideally 5–10 s of clean speech)."
     )
+    cli = pickle.loads(pickle.dumps(CliError("--seed must be a number.")))
+    assert type(cli) is CliError and cli.data == {"text": "--seed must be a number."}
     with pytest.raises(ValueError, match="not an error code"):
         ChatterboxError("Something went wrong, choose another file.")
 
