@@ -9,6 +9,7 @@ import numpy as np
 from PySide6.QtWidgets import QFileDialog, QWidget
 
 from core.engine import FORMATS, SAMPLE_RATE, ChatterboxError, write_audio
+from core.wording import describe_error
 
 from .messages import Messages
 from .settings import Key, Settings
@@ -28,7 +29,7 @@ class AudioExport:
         try:
             write_audio(path, audio, SAMPLE_RATE)
         except ChatterboxError as exc:
-            self.messages.show(str(exc))
+            self.messages.show(describe_error(exc))
             return False
         self.settings.set(Key.EXPORT_FOLDER, str(path.parent))
         self.messages.note(f"Saved {path}", 5000)

@@ -30,6 +30,7 @@ from core.engine import (
     WorkerStatus,
 )
 from core.narration import RenderDone, RenderJob, RenderStep
+from core.wording import describe_failure
 
 
 def describe_work(status: WorkerStatus) -> str:
@@ -146,7 +147,7 @@ class EngineBridge(QObject):
         elif isinstance(event, LoadProgress):
             self.load_progress.emit(event.graph, event.seconds)
         elif isinstance(event, ModelFailed):
-            self.model_failed.emit(event.message)
+            self.model_failed.emit(describe_failure(event))
         elif getattr(event, "request_id", None) is None:
             return
         elif event.request_id == self.rendering:
@@ -162,7 +163,7 @@ class EngineBridge(QObject):
             self.request_finished.emit(event.request_id, event.report)
         elif isinstance(event, Failed):
             self.current = None
-            self.request_failed.emit(event.request_id, event.message)
+            self.request_failed.emit(event.request_id, describe_failure(event))
         elif isinstance(event, Cancelled):
             self.current = None
 
@@ -177,6 +178,6 @@ class EngineBridge(QObject):
             self.render_done.emit(event.request_id, event.summary)
         elif isinstance(event, Failed):
             self.rendering = None
-            self.request_failed.emit(event.request_id, event.message)
+            self.request_failed.emit(event.request_id, describe_failure(event))
         elif isinstance(event, Cancelled):
             self.rendering = None

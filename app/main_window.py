@@ -23,6 +23,7 @@ from PySide6.QtWidgets import QLabel, QMainWindow, QMenu, QScrollArea, QSplitter
 from core.engine import ChatterboxError, ModelLoaded, RuntimeOptions, decoder_costs_dir
 from core.narration import is_project, open_project
 from core.voices import VoiceLibrary
+from core.wording import describe_error
 
 from . import usability
 from .audio.playback import Player
@@ -191,7 +192,7 @@ class MainWindow(QMainWindow):
             try:
                 self.studio_panel.set_project(open_project(Path(folder)))
             except ChatterboxError as exc:
-                self.show_message(f"The last project could not be opened: {exc}", error=False)
+                self.show_message(f"The last project could not be opened: {describe_error(exc)}", error=False)
 
     @Slot(int)
     def _on_side_tab_changed(self, index: int) -> None:
@@ -298,7 +299,7 @@ class MainWindow(QMainWindow):
         try:
             return self.history_controller.audio(entry)
         except (OSError, RuntimeError) as exc:  # soundfile's errors are RuntimeErrors
-            self.show_message(f"The audio of this result cannot be read: {exc}")
+            self.show_message(f"The audio of this result cannot be read: {describe_error(exc)}")
             return None
 
     @Slot(str)

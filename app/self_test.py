@@ -47,6 +47,7 @@ def _run(out: Path, bundle: Path | None, timeout: float) -> int:
 
     from core.engine import SAMPLE_RATE
     from core.standin import make_standin, synthetic_voice
+    from core.wording import describe_notice
 
     from .application import make_application
     from .audio.playback import Player, load_sounddevice
@@ -121,7 +122,7 @@ def _run(out: Path, bundle: Path | None, timeout: float) -> int:
         "bundle": str(bundle),
         "variant": window.bridge.model.variant,
         "providers": window.bridge.model.capabilities.providers,
-        "provider_notice": window.bridge.model.notice,
+        "provider_notice": describe_notice(window.bridge.model.notice),
         "playback_device": device,
         "chunks": len(report.chunks),
         "samples_generated": int(window.speak_panel.last_audio.size),

@@ -22,6 +22,7 @@ from PySide6.QtGui import QAction, QKeyEvent, QKeySequence
 from PySide6.QtWidgets import QMenu, QWidget
 
 from core.engine import ModelLoaded
+from core.wording import describe_notice
 
 from .settings import Key
 from .widgets.shortcuts_dialog import FIXED_SHORTCUTS, ShortcutsDialog
@@ -165,11 +166,11 @@ def toggle_playback(window: MainWindow) -> str:
 # --- notices -----------------------------------------------------------------------------------------------------
 def show_model_notice(window: MainWindow, event: ModelLoaded) -> bool:
     """Show a model's notice in the message bar unless it is a provider notice the user closed before."""
-    notice = event.notice
-    if not notice:
+    if not event.notice:
         return False
+    notice = describe_notice(event.notice)
     caps = event.capabilities
-    if notice == caps.provider_notice:
+    if event.notice == caps.provider_notice:
         window.provider_label.setToolTip((window.provider_label.toolTip() + "\n\n" + notice).strip())
         if window.settings.get(Key.DISMISSED_NOTICE) == notice:
             log.info("provider notice not shown again (dismissed): %s", notice)

@@ -14,6 +14,7 @@ import core.engine as w
 from core.api.server import ApiConfig, ApiServer, create_app
 from core.engine.options import RuntimeOptions
 from core.voices.library import VoiceLibrary
+from core.wording import describe_failure
 
 
 def started_worker(bundle: Path) -> w.InferenceWorker:
@@ -24,7 +25,7 @@ def started_worker(bundle: Path) -> w.InferenceWorker:
         event = worker.events.get(timeout=60)
         if isinstance(event, w.ModelLoaded):
             return worker
-        assert not isinstance(event, w.ModelFailed), event.message
+        assert not isinstance(event, w.ModelFailed), describe_failure(event)
 
 
 @contextmanager

@@ -22,6 +22,7 @@ from PySide6.QtWidgets import (
 )
 
 from core.engine import ChatterboxError
+from core.wording import describe_error
 
 DEFAULT_HOST, DEFAULT_PORT = "127.0.0.1", 8765
 """As ``python -m core serve``. The server code (FastAPI, uvicorn) is imported only when the API is turned on."""
@@ -88,7 +89,7 @@ class ApiPanel(QGroupBox):
             server = ApiServer(create_app(self.worker, self.library, config), DEFAULT_HOST, self.port.value())
             server.start()
         except ChatterboxError as exc:
-            self.status.setText(f"Not serving: {exc}")
+            self.status.setText(f"Not serving: {describe_error(exc)}")
             self._show(False)
             return False
         self.server = server

@@ -27,6 +27,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from core.wording import describe_error
+
 from ..controllers.history import HistoryController
 from ..history import HistoryEntry
 from ..messages import Messages
@@ -147,7 +149,7 @@ class HistoryPanel(QWidget):
         try:
             self.controller.delete(entry)
         except OSError as exc:
-            self.messages.show(f"The result could not be deleted: {exc}")
+            self.messages.show(f"The result could not be deleted: {describe_error(exc)}")
             return
         if self.list.count():
             self.list.setCurrentRow(min(row, self.list.count() - 1))
@@ -157,7 +159,7 @@ class HistoryPanel(QWidget):
         try:
             self.controller.clear()
         except OSError as exc:
-            self.messages.show(f"The history could not be cleared: {exc}")
+            self.messages.show(f"The history could not be cleared: {describe_error(exc)}")
 
     def _build_ui(self) -> None:
         self.list = HistoryList(self)

@@ -24,6 +24,7 @@ from core.engine import (
     VoiceReference,
     new_seed,
 )
+from core.wording import describe_error, describe_notice
 
 from ..audio.playback import Player
 from ..audio_export import AudioExport
@@ -189,7 +190,7 @@ class SpeakPanel(QWidget):
         audio = self.controller.audio()
         self._set_export_available(audio.size > 0)
         for warning in report.warnings:
-            self.messages.show(warning, error=False)
+            self.messages.show(describe_notice(warning) or "", error=False)
         if fields is not None:
             timings = {k: round(v, 2) for k, v in t.items()} | {"chunks": self.latency.chunk_rows()}
             entry = self._add_to_history(audio, fields, timings=timings)
@@ -225,7 +226,7 @@ class SpeakPanel(QWidget):
         try:
             return self.history.add(audio, fields, partial=partial, timings=timings)
         except (OSError, ChatterboxError) as exc:
-            self.messages.show(f"The result could not be added to the history: {exc}", error=False)
+            self.messages.show(f"The result could not be added to the history: {describe_error(exc)}", error=False)
             return None
 
     def save_stopped(self) -> None:

@@ -24,6 +24,7 @@ from PySide6.QtWidgets import (
 
 from core.engine import ChatterboxError, ModelLoaded, VoiceReference
 from core.voices import AUDIO_SUFFIXES
+from core.wording import describe_error, describe_notice
 
 from ..controllers.voices import VoiceController
 from ..messages import Messages
@@ -141,7 +142,7 @@ class VoicePanel(QGroupBox):
             self.controller.select_file(path, name)
         except ChatterboxError as exc:
             if not quiet:
-                self.messages.show(str(exc))
+                self.messages.show(describe_error(exc))
             return False
         self.refresh_voice()
         if not quiet:
@@ -200,7 +201,7 @@ class VoicePanel(QGroupBox):
         try:
             saved = self.controller.save(name)
         except (ChatterboxError, OSError) as exc:
-            self.messages.show(f"Cannot save the voice: {exc}")
+            self.messages.show(f"Cannot save the voice: {describe_error(exc)}")
             return
         if saved:
             self.refresh_library()
@@ -212,7 +213,7 @@ class VoicePanel(QGroupBox):
         try:
             self.controller.remove(name)
         except OSError as exc:
-            self.messages.show(f"Cannot remove the voice: {exc}")
+            self.messages.show(f"Cannot remove the voice: {describe_error(exc)}")
             return
         self.refresh_voice()
         self.refresh_library()
@@ -223,8 +224,8 @@ class VoicePanel(QGroupBox):
         name = self.controller.last_removed()
         try:
             restored = self.controller.undo()
-        except OSError as exc:
-            self.messages.show(f"The voice “{name}” cannot be restored: {exc}")
+        except (OSError, ChatterboxError) as exc:
+            self.messages.show(f"The voice “{name}” cannot be restored: {describe_error(exc)}")
             restored = None
         if restored is not None:
             entry, was_current = restored
@@ -292,7 +293,7 @@ class VoicePanel(QGroupBox):
         else:
             channels = "mono" if voice.channels == 1 else f"{voice.channels} channels, mixed to mono"
             self.details.setText(f"{voice.duration_s:.1f} s · {voice.source_rate:,} Hz · {channels}")
-            self.warning.setText("\n".join(voice.warnings))
+            self.warning.setText("\n".join(describe_notice(w) or "" for w in voice.warnings))
             self.warning.setVisible(bool(voice.warnings))
         self.save.setEnabled(saveable)
 

@@ -23,6 +23,7 @@ from core.narration import (
     source_identity,
 )
 from core.voices import VoiceLibrary
+from core.wording import describe_error
 
 from ..messages import Messages
 from ..settings import Key, Settings
@@ -65,7 +66,7 @@ class ProjectFiles:
             document = read_document(source)
             raw = Path(source).read_bytes()
         except (ChatterboxError, OSError) as exc:
-            self.messages.show(str(exc))
+            self.messages.show(describe_error(exc))
             return None
         return self._create(folder, document, raw, Path(source).name, Path(source).parent)
 
@@ -78,7 +79,7 @@ class ProjectFiles:
             import_document(project, doc, voice, self.library, base, source_identity(name, raw, voice))
             project.save()
         except ChatterboxError as exc:
-            self.messages.show(str(exc))
+            self.messages.show(describe_error(exc))
             return None
         self._opened(project)
         return project
@@ -89,7 +90,7 @@ class ProjectFiles:
         try:
             project = open_project(folder)
         except ChatterboxError as exc:
-            self.messages.show(str(exc))
+            self.messages.show(describe_error(exc))
             return None
         self._opened(project)
         return project

@@ -12,6 +12,7 @@ from PySide6.QtGui import QAction, QBrush, QColor, QFont, QKeySequence
 from PySide6.QtWidgets import QAbstractItemView, QMenu, QTreeWidget, QTreeWidgetItem
 
 from core.narration import Project
+from core.wording import describe_failure
 
 NUMBER_ROLE = Qt.ItemDataRole.UserRole
 STATUS_MARK = {"pending": "○ pending", "rendered": "● rendered", "failed": "✕ failed"}
@@ -88,7 +89,8 @@ class SegmentList(QTreeWidget):
             item.setText(STATUS, STATUS_MARK[status])
             item.setText(TEXT, segment.text)
             item.setText(TAKES, str(len(segment.takes)) if segment.takes else "")
-            tip = STATUS_TIP[status] + (f": {segment.error}" if status == "failed" and segment.error else "")
+            failed = status == "failed" and segment.error
+            tip = STATUS_TIP[status] + (f": {describe_failure(segment)}" if failed else "")
             voice = segment.voice or "the model's voice"
             item.setToolTip(
                 TEXT,

@@ -29,6 +29,7 @@ from PySide6.QtWidgets import (
 
 from core.engine import SAMPLE_RATE, ChatterboxError, RuntimeOptions
 from core.narration import SPEED_RANGE, Placement, Project, RenderProgress, RenderSummary, clock, export_project
+from core.wording import describe_error, describe_failure
 
 from ..audio.playback import Player
 from ..controllers.studio import NO_PROJECT, StudioController, done_text, progress_text
@@ -195,7 +196,7 @@ class StudioPanel(QWidget):
         try:
             self.controller.save()
         except ChatterboxError as exc:
-            self.message.emit(str(exc), True)
+            self.message.emit(describe_error(exc), True)
             return False
         self.changed.emit()
         return True
@@ -257,7 +258,7 @@ class StudioPanel(QWidget):
         self.progress.setValue(step.done)
         self.progress.setFormat(progress_text(step))
         if step.kind == "failed":
-            self.message.emit(f"Segment {step.number} failed: {step.error}", True)
+            self.message.emit(f"Segment {step.number} failed: {describe_failure(step)}", True)
         self._show_counts()
 
     @Slot(int, object)
@@ -325,7 +326,7 @@ class StudioPanel(QWidget):
         try:
             audio, placements = self._windows.load(self.project, number)
         except ChatterboxError as exc:
-            self.message.emit(str(exc), True)
+            self.message.emit(describe_error(exc), True)
             return
         if not audio.size:
             self.status.setText("Nothing from here on is rendered yet: press Render.")
@@ -343,7 +344,7 @@ class StudioPanel(QWidget):
         try:
             ready = self._windows.take_next(self.project)
         except ChatterboxError as exc:
-            self.message.emit(str(exc), True)
+            self.message.emit(describe_error(exc), True)
             return False
         if ready is None:
             self.status.setText("Loading the next segments…")
@@ -439,7 +440,7 @@ class StudioPanel(QWidget):
         try:
             self.controller.edit_text(number, text)
         except ChatterboxError as exc:
-            self.message.emit(str(exc), True)
+            self.message.emit(describe_error(exc), True)
             return False
         self._edited(number)
         return True
@@ -449,7 +450,7 @@ class StudioPanel(QWidget):
         try:
             self.controller.choose_take(number, take)
         except ChatterboxError as exc:
-            self.message.emit(str(exc), True)
+            self.message.emit(describe_error(exc), True)
             return
         self._edited(number)
         self.play_from(number)  # A/B: hear the chosen take at once
@@ -459,7 +460,7 @@ class StudioPanel(QWidget):
         try:
             self.controller.set_voice(number, name)
         except ChatterboxError as exc:
-            self.message.emit(str(exc), True)
+            self.message.emit(describe_error(exc), True)
             return
         self._edited(number)
 
@@ -504,7 +505,7 @@ class StudioPanel(QWidget):
         try:
             result = export_project(self.project, request)
         except ChatterboxError as exc:
-            self.message.emit(str(exc), True)
+            self.message.emit(describe_error(exc), True)
             return None
         target = request.out or request.per_chapter
         self.settings.set(Key.EXPORT_FOLDER, str(Path(target).parent))

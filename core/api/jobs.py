@@ -54,9 +54,11 @@ class QueueFull(Exception):
 
 
 class JobFailed(Exception):
-    def __init__(self, message: str, internal: bool = False, cancelled: bool = False):
-        super().__init__(message)
-        self.message, self.internal, self.cancelled = message, internal, cancelled
+    """A request that failed (``code`` and ``data`` say why: :func:`core.wording.describe` words them)."""
+
+    def __init__(self, code: str, data: dict | None = None, internal: bool = False, cancelled: bool = False):
+        super().__init__(code)
+        self.code, self.data, self.internal, self.cancelled = code, dict(data or {}), internal, cancelled
 
 
 @dataclass(frozen=True)
@@ -91,7 +93,7 @@ class Job:
                 checked = time.monotonic()
                 if await disconnected():
                     self.close()
-                    raise JobFailed("The client disconnected.", cancelled=True)
+                    raise JobFailed("api.disconnected", cancelled=True)
             if event is None:
                 continue
             if isinstance(event, Started):
@@ -103,10 +105,10 @@ class Job:
                 self._end(JobRecord(self.request_id, event.report.samples, stamp))
             elif isinstance(event, Failed):
                 self._end(None)
-                raise JobFailed(event.message, internal=event.internal)
+                raise JobFailed(event.code, event.data, internal=event.internal)
             elif isinstance(event, Cancelled):
                 self._end(None)
-                raise JobFailed("The request was cancelled.", cancelled=True)
+                raise JobFailed("synthesis.cancelled", cancelled=True)
 
     def close(self) -> None:
         """End the job; a request still queued or running is cancelled on the worker at once."""

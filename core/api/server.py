@@ -41,6 +41,7 @@ from core.engine import (
     WorkerStatus,
 )
 from core.voices import VoiceLibrary
+from core.wording import describe, describe_error, describe_notice
 
 log = logging.getLogger(__name__)
 DEFAULT_HOST, DEFAULT_PORT = "127.0.0.1", 8765
@@ -80,11 +81,9 @@ def is_loopback(host: str) -> bool:
 def check_bind(host: str, port: int, api_key: str | None) -> None:
     """Refuse a host other than loopback without an API key, and a port out of range (:class:`InvalidOptions`)."""
     if not 0 <= port <= 65535:
-        raise InvalidOptions(f"--port must be between 1 and 65535, not {port}")
+        raise InvalidOptions("api.port_range", port=port)
     if not is_loopback(host) and not api_key:
-        raise InvalidOptions(
-            f"listening on {host} makes the API reachable from other machines: give an --api-key (or use 127.0.0.1)"
-        )
+        raise InvalidOptions("api.open_host", host=host)
 
 
 # --- the app -----------------------------------------------------------------------------------------------------
@@ -164,7 +163,7 @@ def create_app(worker: InferenceWorker, library: VoiceLibrary, config: ApiConfig
         try:
             entry, reference = voices.add_upload(name, filename, data)
         except ChatterboxError as exc:
-            raise ApiError(422, str(exc), "invalid_audio") from exc
+            raise ApiError(422, describe_error(exc, "api"), "invalid_audio") from exc
         except OSError as exc:
             message = f"The voice could not be saved: {exc.strerror or exc}."
             raise ApiError(500, message, "write_failed", "server_error") from None
@@ -173,7 +172,7 @@ def create_app(worker: InferenceWorker, library: VoiceLibrary, config: ApiConfig
             "id": entry.name,
             "name": entry.name,
             "seconds": round(entry.seconds, 2),
-            "warnings": list(reference.warnings),
+            "warnings": [describe_notice(w, "api") for w in reference.warnings],
         }
 
     @app.post("/v1/audio/speech")
@@ -219,9 +218,9 @@ def create_app(worker: InferenceWorker, library: VoiceLibrary, config: ApiConfig
             else:
                 voice = voices.resolve(params.voice, caps.has_default_voice)
         except UnknownVoice as exc:
-            raise ApiError(404, str(exc), "voice_not_found") from None
+            raise ApiError(404, describe_error(exc, "api"), "voice_not_found") from None
         except ChatterboxError as exc:
-            raise ApiError(422, str(exc), "invalid_audio") from None
+            raise ApiError(422, describe_error(exc, "api"), "invalid_audio") from None
         options = SynthesisOptions(
             temperature=params.temperature,
             cfg_weight=params.cfg_weight,
@@ -232,7 +231,7 @@ def create_app(worker: InferenceWorker, library: VoiceLibrary, config: ApiConfig
         try:
             options.resolve(caps.variant)
         except InvalidOptions as exc:
-            raise ApiError(422, str(exc), "invalid_value") from None
+            raise ApiError(422, describe_error(exc, "api"), "invalid_value") from None
         if params.language and caps.languages and params.language not in caps.languages:
             raise ApiError(422, f"Language {params.language!r} is not one of the model's: "
                            f"{', '.join(caps.languages)}.", "invalid_value")  # fmt: skip
@@ -266,9 +265,10 @@ async def _respond(job, params, request: Request) -> Response:
             return Response(encode(audio, fmt), media_type=MEDIA_TYPES[fmt], headers=headers)
     except JobFailed as exc:
         job.close()
+        message = describe(exc.code, exc.data, "api")
         if exc.internal:
-            return error_response(500, exc.message, "internal_error", "server_error")
-        return error_response(499 if exc.cancelled else 422, exc.message, "cancelled" if exc.cancelled else
+            return error_response(500, message, "internal_error", "server_error")
+        return error_response(499 if exc.cancelled else 422, message, "cancelled" if exc.cancelled else
                               "synthesis_failed")  # fmt: skip
     except BaseException:
         job.close()
@@ -395,7 +395,7 @@ class ApiServer:
         try:
             self.socket = socket.create_server((host.strip("[]"), port), family=family)
         except OSError as exc:
-            raise InvalidOptions(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from exc
+            raise InvalidOptions("api.cannot_listen", host=host, port=port, reason=str(exc.strerror or exc)) from exc
         self.port = self.socket.getsockname()[1]
         config = uvicorn.Config(app, log_config=None, access_log=False, lifespan="off", timeout_graceful_shutdown=2)
         self.server = uvicorn.Server(config)
@@ -427,7 +427,7 @@ class ApiServer:
             time.sleep(0.01)
         if not self.server.started:
             self.stop()
-            raise ChatterboxError("The local API server did not start.")
+            raise ChatterboxError("api.not_started")
 
     def stop(self, timeout: float = 5.0) -> None:
         self.jobs.cancel_all()

@@ -25,14 +25,11 @@ _CACHED = 32
 
 
 class UnknownVoice(ChatterboxError):
+    """No library voice of that name, and no built-in voice to use instead (code ``api.unknown_voice``)."""
+
     def __init__(self, name: str, known: list[str]):
-        listed = ", ".join(known) if known else "none yet (add one with POST /v1/voices)"
-        super().__init__(
-            f"There is no voice named {name!r} (and the model has no built-in voice to use instead). "
-            f"Known voices: {listed}."
-            if name.lower() in OPENAI_VOICES | DEFAULT_NAMES
-            else f"There is no voice named {name!r}. Known voices: {listed}."
-        )
+        builtin_name = name.lower() in OPENAI_VOICES | DEFAULT_NAMES
+        super().__init__("api.unknown_voice", name=name, known=list(known), builtin_name=builtin_name)
         self.known = known
 
 
@@ -61,7 +58,8 @@ class ApiVoices:
         try:
             stat = path.stat()
         except OSError as exc:
-            raise VoiceReferenceError(f"The library voice {path.name} cannot be read: {exc.strerror}.") from exc
+            reason = str(exc.strerror or exc)
+            raise VoiceReferenceError("voice.library_unreadable", name=path.name, reason=reason) from exc
         key = (str(path), stat.st_mtime_ns, stat.st_size)
         if key in self._cache:
             self._cache.move_to_end(key)
@@ -78,8 +76,7 @@ class ApiVoices:
         base = Path(filename or "").name
         suffix = Path(base).suffix.lower()
         if suffix not in AUDIO_SUFFIXES:
-            kinds = ", ".join(sorted(AUDIO_SUFFIXES))
-            raise VoiceReferenceError(f"{base or 'The upload'} is not a supported recording: send a {kinds} file.")
+            raise VoiceReferenceError("voice.upload_suffix", name=base, suffixes=sorted(AUDIO_SUFFIXES))
         stem = safe_stem(Path(base).stem, "reference")[:60]
         return stem + suffix
 

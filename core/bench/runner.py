@@ -35,6 +35,7 @@ from core.engine import (
     voice_from_array,
 )
 from core.standin.build import synthetic_voice
+from core.wording import describe_notice
 
 LONG_TEXT = (
     "It was a bright cold day in April, and the clocks were striking thirteen, while the hallway smelt of boiled "
@@ -321,7 +322,7 @@ def bench_main(args) -> int:
                              cache_dir=Path(os.environ.get("TMPDIR", "/tmp")) / "chatterbox-bench-cache")  # fmt: skip
     pipe = Pipeline.from_bundle(bundle, runtime)
     if pipe.provider_notice:
-        print(f"notice: {pipe.provider_notice}")
+        print(f"notice: {describe_notice(pipe.provider_notice, 'cli')}")
     print(f"{pipe.info.variant} bundle {bundle}: LM {pipe.files.precisions['language_model']} on "
           f"{pipe.providers['language_model']}, {pipe.info.layers} layers, hidden {pipe.info.hidden}")  # fmt: skip
     only = tuple(n.strip() for n in args.only.split(",")) if args.only else ()

@@ -41,6 +41,7 @@ from core.engine import (
     load_voice,
     voice_from_array,
 )
+from core.wording import describe_failure, describe_notice
 
 log = logging.getLogger(__name__)
 
@@ -199,9 +200,9 @@ def run_soak(
     ``RuntimeError``. The worker is always shut down.
     """
     if requests < 2:
-        raise InvalidOptions(f"a soak needs at least 2 requests, not {requests}")
+        raise InvalidOptions("soak.requests", requests=requests)
     if not 1 <= warmup < requests:
-        raise InvalidOptions(f"warmup must be at least 1 and below the number of requests ({requests}), not {warmup}")
+        raise InvalidOptions("soak.warmup", requests=requests, warmup=warmup)
     options = replace(options or SynthesisOptions(), seed=seed)
     reference, voice_name = _reference(voice)
     rss_source, read_rss = rss_reader()
@@ -226,16 +227,13 @@ def run_soak(
         if isinstance(loaded, ModelFailed):
             if load_errors:
                 raise load_errors[0]
-            raise ChatterboxError(loaded.message)
+            raise ChatterboxError(loaded.code, **loaded.data)
         if not isinstance(loaded, ModelLoaded):
             raise RuntimeError(f"unexpected event while loading: {type(loaded).__name__}")
         report.load_ms = round((time.perf_counter() - started) * 1000, 2)
         report.variant, report.providers = loaded.variant, dict(loaded.capabilities.providers)
-        report.provider_notice = loaded.notice
-        try:
-            options.resolve(loaded.variant)
-        except ValueError as exc:
-            raise InvalidOptions(str(exc)) from exc
+        report.provider_notice = describe_notice(loaded.notice, "cli")
+        options.resolve(loaded.variant)  # InvalidOptions: refused before any request
         if reference is None and not loaded.capabilities.has_default_voice:
             reference, report.voice = _synthetic_voice(), "synthetic"
         _run_requests(worker, report, text, reference, options, read_rss, progress, timeout_s)
@@ -273,9 +271,10 @@ def _run_requests(worker, report: SoakReport, text, reference, options, read_rss
             for key, value in outcome.report.timings.items():
                 timings.setdefault(key, []).append(value)
         else:
-            message = outcome.message if isinstance(outcome, Failed) else "cancelled"
             if number == 1 and isinstance(outcome, Failed) and not outcome.internal:
-                raise ChatterboxError(message)  # bad text, voice or options: every request would fail the same way
+                # bad text, voice or options: every request would fail the same way
+                raise ChatterboxError(outcome.code, **outcome.data)
+            message = describe_failure(outcome, "cli") if isinstance(outcome, Failed) else "cancelled"
             report.failed += 1
             report.failures.append(f"request {number}: {message}")
             report.tokens_per_request.append(0)

@@ -16,11 +16,13 @@ from pathlib import Path
 
 import numpy as np
 
+from core.cli.errors import CliError
 from core.cli.project import add_parsers as add_project_parsers
 from core.cli.project import add_sampling_arguments, narrate, project_command, sampling_given
 from core.cli.serve import add_parser as add_serve_parser
 from core.cli.serve import serve
 from core.engine import SAMPLE_RATE, ChatterboxError, InvalidOptions, audio_format, write_audio_stream
+from core.wording import describe_error, describe_notice
 
 EXIT_OK, EXIT_INTERNAL, EXIT_BAD_INPUT, EXIT_SOAK_FAILED = 0, 1, 2, 3
 Q4_HELP = "4-bit language models on the CPU: int8 compute (default, faster) or fp32 compute (as exported)"
@@ -207,7 +209,7 @@ def main(argv: list[str] | None = None) -> int:
         }
         return commands[args.command](args)
     except ChatterboxError as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        print(f"error: {describe_error(exc, 'cli')}", file=sys.stderr)
         return EXIT_BAD_INPUT
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
@@ -233,11 +235,11 @@ def _soak(args) -> int:
     from core.standin import cached_standin
 
     if args.requests < 2:
-        raise InvalidOptions(f"--requests must be at least 2, not {args.requests}")
+        raise CliError(f"--requests must be at least 2, not {args.requests}")
     if not 1 <= args.warmup < args.requests:
-        raise InvalidOptions(f"--warmup must be between 1 and --requests - 1 ({args.requests - 1}), not {args.warmup}")
+        raise CliError(f"--warmup must be between 1 and --requests - 1 ({args.requests - 1}), not {args.warmup}")
     if args.max_growth_mb != args.max_growth_mb:  # NaN
-        raise InvalidOptions("--max-growth-mb must be a number")
+        raise CliError("--max-growth-mb must be a number")
     runtime = _runtime(args)
     bundle = args.bundle or cached_standin(
         args.standin, args.size, args.precision, announce=lambda message: print(message, file=sys.stderr, flush=True)
@@ -265,7 +267,7 @@ def _soak(args) -> int:
         )
     problems = report.problems(args.max_growth_mb)
     if report.provider_notice:
-        print(f"notice: {report.provider_notice}", file=sys.stderr)
+        print(f"notice: {report.provider_notice}", file=sys.stderr)  # worded by run_soak
     if args.json:
         print(json.dumps(report.to_dict(args.max_growth_mb)))
     else:
@@ -338,8 +340,10 @@ def _runtime(args):
             decoder_prompt_seconds=args.decoder_prompt_seconds,
             cache_dir=args.cache_dir,
         )
+    except InvalidOptions:
+        raise
     except ValueError as exc:
-        raise InvalidOptions(str(exc)) from exc
+        raise CliError(str(exc)) from exc
 
 
 def _info(args) -> int:
@@ -381,7 +385,7 @@ def _info(args) -> int:
 
 
 def _synth(args) -> int:
-    from core.engine import Pipeline, SynthesisOptions, SynthesisRequest, TextInputError
+    from core.engine import Pipeline, SynthesisOptions, SynthesisRequest
 
     if args.text is not None:
         text = args.text
@@ -389,7 +393,7 @@ def _synth(args) -> int:
         try:
             text = args.text_file.read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError) as exc:
-            raise TextInputError(f"Cannot read {args.text_file}: {exc}. Use a UTF-8 text file.") from exc
+            raise CliError(f"Cannot read {args.text_file}: {exc}. Use a UTF-8 text file.") from exc
     audio_format(args.out)  # an unknown suffix is refused before the model loads
     options = SynthesisOptions(**sampling_given(args), seed=args.seed, trim_silence=not args.no_trim_silence)
     pipe = Pipeline.from_bundle(args.bundle, _runtime(args), background=True)  # slow graphs load while it speaks
@@ -397,17 +401,19 @@ def _synth(args) -> int:
     stream = pipe.stream(SynthesisRequest(text, args.voice, options))
     samples = write_audio_stream(args.out, (chunk.samples for chunk in stream), SAMPLE_RATE)  # flat memory
     result = stream.report
-    for warning in result.warnings:
+    warnings = [describe_notice(w, "cli") for w in result.warnings]
+    for warning in warnings:
         print(f"warning: {warning}", file=sys.stderr)
-    if pipe.provider_notice:
-        print(f"notice: {pipe.provider_notice}", file=sys.stderr)
+    notice = describe_notice(pipe.provider_notice, "cli")
+    if notice:
+        print(f"notice: {notice}", file=sys.stderr)
     if args.json:
         print(
             json.dumps(
                 {
                     "variant": pipe.info.variant,
                     "providers": pipe.providers,
-                    "provider_notice": pipe.provider_notice,
+                    "provider_notice": notice,
                     "kv_chaining": pipe.runtime.kv_chaining,
                     "q4_compute": pipe.capabilities.q4_compute,
                     "stream": pipe.runtime.stream,
@@ -421,7 +427,7 @@ def _synth(args) -> int:
                     "speech_tokens": result.speech_tokens,
                     "seed": result.seed,
                     "stop_reasons": result.stop_reasons,
-                    "warnings": result.warnings,
+                    "warnings": warnings,
                     "out": str(args.out),
                     "timings": {k: round(v, 3) for k, v in result.timings.items()},
                     "chunks": result.chunks,

@@ -13,6 +13,9 @@ import sys
 import time
 from pathlib import Path
 
+from core.cli.errors import CliError
+from core.wording import describe_failure, describe_notice
+
 SAMPLING = (
     ("temperature", float),
     ("top-k", int),
@@ -104,9 +107,7 @@ def narrate(args, runtime) -> int:
         try:
             doc = parse_text(raw.decode("utf-8-sig"), "Narration")
         except UnicodeDecodeError as exc:
-            from core.narration import DocumentError
-
-            raise DocumentError("Standard input is not UTF-8 text.") from exc
+            raise CliError("Standard input is not UTF-8 text.") from exc
         name, base = "stdin", Path.cwd()
     else:
         path = Path(args.input)
@@ -122,8 +123,9 @@ def narrate(args, runtime) -> int:
     if report is not None:
         print(f"{project.folder}: {report.segments} segments in {report.chapters} chapter(s); {report.kept} kept "
               f"from before, {report.new} new", file=sys.stderr)  # fmt: skip
-    summary = _render(project, args, runtime, None)
-    return _finish(project, args, summary)
+    bar = _ProgressBar(sys.stderr)
+    summary = _render(project, args, runtime, bar, None)
+    return _finish(project, args, summary, bar.failures_shown)
 
 
 def sampling_given(args) -> dict:
@@ -135,33 +137,29 @@ def sampling_given(args) -> dict:
 
 def _apply_settings(project, args) -> None:
     from core.engine import SynthesisOptions
-    from core.narration import ProjectError
-
     changed = sampling_given(args)
     SynthesisOptions(**changed)
     project.settings.update(changed)
     if args.seed is not None:
         if not 0 <= args.seed < 2**31:
-            raise ProjectError(f"--seed must be between 0 and {2**31 - 1}.")
+            raise CliError(f"--seed must be between 0 and {2**31 - 1}.")
         project.seed = args.seed
     _apply_finishing(project, args)
 
 
 def _apply_finishing(project, args) -> None:
     from core.engine import parse_loudness
-    from core.narration import ProjectError
-
     if args.speed is not None:
         project.set_speed(None, args.speed)
     if args.loudness is not None:
         project.finishing["loudness"] = parse_loudness(args.loudness)
     if args.true_peak is not None:
         if not -20.0 <= args.true_peak <= 0.0:
-            raise ProjectError(f"--true-peak must be between -20 and 0 dBTP, not {args.true_peak:g}.")
+            raise CliError(f"--true-peak must be between -20 and 0 dBTP, not {args.true_peak:g}.")
         project.finishing["true_peak"] = args.true_peak
 
 
-def _render(project, args, runtime, numbers, seed=None, regenerate=False):
+def _render(project, args, runtime, bar, numbers, seed=None, regenerate=False):
     from core.engine import Pipeline
     from core.narration import regenerate as regenerate_one
     from core.narration import render_pending
@@ -169,10 +167,9 @@ def _render(project, args, runtime, numbers, seed=None, regenerate=False):
     todo = 1 if regenerate else len(project.pending())
     if not todo:
         return None
-    bar = _ProgressBar(sys.stderr)
     pipe = Pipeline.from_bundle(args.bundle, runtime, background=True)
     if pipe.provider_notice:
-        print(f"notice: {pipe.provider_notice}", file=sys.stderr)
+        print(f"notice: {describe_notice(pipe.provider_notice, 'cli')}", file=sys.stderr)
     try:
         if regenerate:
             return regenerate_one(project, pipe, numbers[0], seed, bar.update)
@@ -187,9 +184,9 @@ def _render(project, args, runtime, numbers, seed=None, regenerate=False):
         bar.close()
 
 
-def _finish(project, args, summary) -> int:
-    from core.narration import ProjectError
-
+def _finish(project, args, summary, failures_shown: frozenset[int] | set[int] = frozenset()) -> int:
+    """Export, report, and refuse (exit 2) when segments failed: the reason of each failure is said once, by the
+    progress line that showed it or else here."""
     result = None
     failed = [s for s in project.segments if project.status(s) == "failed"]
     wants_export = args.out or args.subtitles or args.per_chapter
@@ -200,12 +197,19 @@ def _finish(project, args, summary) -> int:
     else:
         _print_summary(project, summary, result)
     if failed:
-        first = failed[0]
-        raise ProjectError(
-            f"{len(failed)} segment(s) failed; the first, segment {project.number(first)}: {first.error}"
-            + (" Nothing was exported." if wants_export else "")
-        )
+        exported = " Nothing was exported." if wants_export else ""
+        raise CliError(_failed_text(project, failed, failures_shown) + exported)
     return EXIT_OK
+
+
+def _failed_text(project, failed: list, failures_shown) -> str:
+    unseen = [s for s in failed if project.number(s) not in failures_shown]
+    if not unseen:
+        numbers = ", ".join(str(project.number(s)) for s in failed[:10]) + ("…" if len(failed) > 10 else "")
+        return f"{len(failed)} segment(s) failed ({numbers}); the reason of each is above."
+    first = unseen[0]
+    which = "the first, segment" if first is failed[0] else "segment"
+    return f"{len(failed)} segment(s) failed; {which} {project.number(first)}: {describe_failure(first, 'cli')}"
 
 
 def _export(project, args):
@@ -233,25 +237,26 @@ def _export_request(args, loudness: float | None, true_peak: float):
 def _check_export_arguments(args) -> None:
     """The export's names, formats, pace and loudness are refused before the model loads or anything renders."""
     from core.engine import parse_loudness
-    from core.narration import SPEED_RANGE, ProjectError, check_request
+    from core.narration import SPEED_RANGE, check_request
 
     if args.out or args.subtitles or args.per_chapter:
         check_request(_export_request(args, None, -1.0))
     if args.speed is not None and not SPEED_RANGE[0] <= args.speed <= SPEED_RANGE[1]:
-        raise ProjectError(f"--speed must be between {SPEED_RANGE[0]} and {SPEED_RANGE[1]}, not {args.speed:g}.")
+        raise CliError(f"--speed must be between {SPEED_RANGE[0]} and {SPEED_RANGE[1]}, not {args.speed:g}.")
     parse_loudness(args.loudness)
 
 
 # --- project --------------------------------------------------------------------------------------------------------
 def project_command(args, runtime) -> int:
-    from core.narration import ProjectError, open_project
+    from core.narration import open_project
 
     project = open_project(args.project)
     _check_export_arguments(args)
     summary = None
+    bar = _ProgressBar(sys.stderr)
     if args.edit is not None:
         if args.text is None:
-            raise ProjectError("--edit N needs --text with the new words.")
+            raise CliError("--edit N needs --text with the new words.")
         project.edit_text(project.segment(args.edit), args.text)
     elif args.choose is not None:
         project.choose(project.segment(args.choose[0]), args.choose[1])
@@ -268,37 +273,34 @@ def project_command(args, runtime) -> int:
         project.set_voice(segment, name)
     elif args.regenerate is not None or args.render:
         if args.bundle is None:
-            raise ProjectError("Rendering needs the model: add --bundle DIR.")
+            raise CliError("Rendering needs the model: add --bundle DIR.")
         if args.regenerate is not None:
             project.segment(args.regenerate)  # a bad number fails before the model loads
         if args.seed is not None and not 0 <= args.seed < 2**31:
-            raise ProjectError(f"--seed must be between 0 and {2**31 - 1}.")
-        summary = _render(project, args, runtime, [args.regenerate], args.seed, regenerate=args.regenerate is not None)
+            raise CliError(f"--seed must be between 0 and {2**31 - 1}.")
+        regenerate = args.regenerate is not None
+        summary = _render(project, args, runtime, bar, [args.regenerate], args.seed, regenerate=regenerate)
     _apply_finishing(project, args)
     project.save()
     if args.export and not (args.out or args.subtitles or args.per_chapter):
-        raise ProjectError("--export needs --out FILE, --subtitles FILE or --per-chapter DIR.")
+        raise CliError("--export needs --out FILE, --subtitles FILE or --per-chapter DIR.")
     if not args.export:
         args.out = args.subtitles = args.per_chapter = None
-    return _finish(project, args, summary)
+    return _finish(project, args, summary, bar.failures_shown)
 
 
 def _int(text: str) -> int:
-    from core.narration import ProjectError
-
     try:
         return int(text)
     except ValueError:
-        raise ProjectError(f"{text!r} is not a segment number.") from None
+        raise CliError(f"{text!r} is not a segment number.") from None
 
 
 def _float(text: str, what: str) -> float:
-    from core.narration import ProjectError
-
     try:
         return float(text)
     except ValueError:
-        raise ProjectError(f"{text!r} is not a number for {what}.") from None
+        raise CliError(f"{text!r} is not a number for {what}.") from None
 
 
 def _library(args):
@@ -322,7 +324,7 @@ def _report(project, summary, result) -> dict:
             "chosen": segment.chosen + 1 if segment.chosen is not None else None,
             "pause_after": segment.pause_after, "speed": project.speed_of(segment),
             "start": round(place.start, 3) if place else None, "end": round(place.end, 3) if place else None,
-            "error": segment.error,
+            "error": describe_failure(segment, "cli") if segment.error else None,
         })  # fmt: skip
     out = {
         "project": str(project.folder),
@@ -381,6 +383,8 @@ class _ProgressBar:
         self.tty = stream.isatty()
         self.shown_at = 0.0
         self.open = False
+        self.failures_shown: set[int] = set()
+        """The segments whose failure (with its reason) a line has shown: the final message does not repeat it."""
 
     def update(self, event) -> None:
         from core.narration import clock
@@ -391,10 +395,15 @@ class _ProgressBar:
         width = 24
         filled = round(width * event.done / max(event.total, 1))
         left = f"{clock(event.eta_s)} left" if event.eta_s is not None else "estimating…"
-        status = f" segment {event.number} failed: {event.error}" if event.kind == "failed" else ""
+        status = f" segment {event.number} failed: {describe_failure(event, 'cli')}" if event.kind == "failed" else ""
         line = (f"[{'#' * filled}{'.' * (width - filled)}] segment {min(event.done + 1, event.total)}/{event.total}  "
                 f"{clock(event.audio_seconds)} of audio  RTF {event.rtf:.2f}  {left}{status}")  # fmt: skip
-        if self.tty:
+        if event.kind == "failed":
+            self.failures_shown.add(event.number)
+        if self.tty and event.kind == "failed":  # a line of its own that the next update does not overwrite
+            self.stream.write("\r" + line.ljust(100) + "\n")
+            self.open = False
+        elif self.tty:
             self.stream.write("\r" + line.ljust(100)[:160])
             self.open = True
         else:

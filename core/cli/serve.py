@@ -10,6 +10,9 @@ import queue
 import sys
 from pathlib import Path
 
+from core.cli.errors import CliError
+from core.wording import describe_notice
+
 EXIT_OK = 0
 
 
@@ -32,12 +35,12 @@ def add_parser(sub, runtime_arguments) -> None:
 
 def serve(args, runtime) -> int:
     from core.api import ApiConfig, ApiServer, check_bind, create_app
-    from core.engine import BundleError, InferenceWorker, InvalidOptions, ModelFailed, ModelLoaded, voices_dir
+    from core.engine import BundleError, InferenceWorker, ModelFailed, ModelLoaded, voices_dir
     from core.voices import VoiceLibrary
 
     check_bind(args.host, args.port, args.api_key)
     if args.max_queue < 0:
-        raise InvalidOptions(f"--max-queue must be 0 or more, not {args.max_queue}")
+        raise CliError(f"--max-queue must be 0 or more, not {args.max_queue}")
     worker = InferenceWorker()
     worker.start()
     try:
@@ -46,16 +49,16 @@ def serve(args, runtime) -> int:
             try:
                 event = worker.events.get(timeout=600)
             except queue.Empty:
-                raise BundleError(f"{args.bundle} did not load within 10 minutes") from None
+                raise BundleError("worker.load_timeout", bundle=str(args.bundle), minutes=10) from None
             if isinstance(event, ModelFailed):
-                raise BundleError(event.message)
+                raise BundleError(event.code, **event.data)
             if isinstance(event, ModelLoaded):
                 break
         config = ApiConfig(api_key=args.api_key, cors=tuple(args.cors), max_waiting=args.max_queue)
         app = create_app(worker, VoiceLibrary(args.library or voices_dir()), config)
         server = ApiServer(app, args.host, args.port)
         if event.notice:
-            print(f"notice: {event.notice}", file=sys.stderr)
+            print(f"notice: {describe_notice(event.notice, 'cli')}", file=sys.stderr)
         print(f"serving {event.variant} on {server.url} (Ctrl-C stops)", file=sys.stderr, flush=True)
         server.serve()
     finally:

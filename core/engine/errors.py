@@ -1,10 +1,67 @@
-"""Typed, actionable errors. Each message says what went wrong, names the file, and says what to do."""
+"""Typed errors that carry a neutral ``code`` and ``data``, never a sentence for a person.
+
+Each error names what went wrong with a stable code (``"voice.too_short"``, ``"bundle.file_missing"``…) and the facts
+in ``data`` (paths, seconds, fields, limits). The front ends (the window, the CLI, the HTTP API) choose the words a
+person reads from the code with :func:`core.wording.describe`; ``str(exc)`` is a technical line for logs.
+"""
 
 from __future__ import annotations
 
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+_CODE = re.compile(r"[a-z][a-z0-9_]*(\.[a-z0-9_]+)+")
+
+
+def is_code(text: str) -> bool:
+    """Whether ``text`` has the shape of an error code (dotted, lower case: ``"voice.too_short"``)."""
+    return bool(_CODE.fullmatch(text))
+
 
 class ChatterboxError(Exception):
-    """Base class for errors caused by the user's input, files or machine (CLI exit code 2)."""
+    """Base class for errors caused by the user's input, files or machine (CLI exit code 2).
+
+    ``code`` says what went wrong, ``data`` holds the facts (JSON-friendly values: text, numbers, lists)."""
+
+    def __init__(self, code: str, /, **data: Any) -> None:
+        if not is_code(code):
+            raise ValueError(f"not an error code: {code!r}")
+        super().__init__(code)
+        self.code = code
+        self.data: dict[str, Any] = data
+
+    def __str__(self) -> str:
+        return technical_line(self.code, self.data)
+
+    def __reduce__(self) -> tuple[Any, ...]:  # keeps code and data across pickling (process pools)
+        return (_rebuild, (type(self), self.code, self.data))
+
+
+def _rebuild(kind: type[ChatterboxError], code: str, data: dict[str, Any]) -> ChatterboxError:
+    error = kind.__new__(kind)  # not through __init__: subclasses may take other arguments (and set the code)
+    Exception.__init__(error, code)
+    error.code, error.data = code, dict(data)
+    return error
+
+
+def technical_line(code: str, data: dict[str, Any]) -> str:
+    """``code: key=value, …`` on one line, for logs and for people who read them."""
+    if not data:
+        return code
+    return f"{code}: " + ", ".join(f"{key}={value!r}" for key, value in data.items())
+
+
+@dataclass(frozen=True)
+class Notice:
+    """Something a person should know that is not an error (the model runs on the CPU, and why): a code and data,
+    worded by the front ends like an error's."""
+
+    code: str
+    data: dict[str, Any] = field(default_factory=dict)
+
+    def __str__(self) -> str:
+        return technical_line(self.code, self.data)
 
 
 class BundleError(ChatterboxError):
@@ -37,6 +94,9 @@ class InvalidOptions(ChatterboxError, ValueError):
 
 class SynthesisCancelled(ChatterboxError):
     """The request was cancelled between decode steps."""
+
+    def __init__(self, code: str = "synthesis.cancelled", /, **data: Any) -> None:
+        super().__init__(code, **data)
 
 
 def first_line(text: str, limit: int = 300, default: str = "") -> str:

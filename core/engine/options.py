@@ -85,14 +85,13 @@ class SynthesisOptions:
         _check_range("exaggeration", resolved.exaggeration, 0.0, 3.0)
         _check_range("max_new_tokens", resolved.max_new_tokens, 1, 4000)
         if resolved.top_k is not None and resolved.top_k < 1:
-            raise InvalidOptions("top_k must be at least 1 (or unset to disable it)")
+            raise InvalidOptions("options.top_k", value=resolved.top_k)
         return resolved
 
 
 def _check_range(name: str, value: float, low: float, high: float, low_open: bool = False) -> None:
     if value != value or value > high or value < low or (low_open and value == low):  # value != value: NaN
-        bound = f"({low}" if low_open else f"[{low}"
-        raise InvalidOptions(f"{name}={value} is out of range {bound}, {high}]")
+        raise InvalidOptions("options.out_of_range", field=name, value=value, low=low, high=high, low_open=low_open)
 
 
 @dataclass(frozen=True)
@@ -152,23 +151,28 @@ class RuntimeOptions:
         return [f for f in SESSION_FIELDS if getattr(self, f) != getattr(other, f)]
 
     def __post_init__(self) -> None:
-        if self.provider not in PROVIDERS:
-            raise ValueError(f"provider must be one of {', '.join(PROVIDERS)}, not {self.provider!r}")
-        if self.precision not in PRECISIONS:
-            raise ValueError(f"precision must be one of {', '.join(PRECISIONS)}, not {self.precision!r}")
-        if self.q4_compute not in Q4_COMPUTE:
-            raise ValueError(f"q4_compute must be one of {', '.join(Q4_COMPUTE)}, not {self.q4_compute!r}")
-        if self.graph_optimization not in GRAPH_OPTIMIZATION:
-            raise ValueError(f"graph_optimization must be one of {', '.join(GRAPH_OPTIMIZATION)}")
-        if self.threads is not None and not 1 <= self.threads <= 256:
-            raise ValueError("threads must be between 1 and 256 (or unset for onnxruntime's default)")
-        if not 1 <= self.first_chunk_tokens <= 1000 or not 1 <= self.chunk_tokens <= 1000:
-            raise ValueError("first_chunk_tokens and chunk_tokens must be between 1 and 1000")
-        if self.stream_plan not in STREAM_PLANS:
-            raise ValueError(f"stream_plan must be one of {', '.join(STREAM_PLANS)}, not {self.stream_plan!r}")
-        if not 1.0 <= self.decoder_prompt_seconds <= 10.0:
-            raise ValueError("decoder_prompt_seconds must be between 1 and 10")
-        if not 1 <= self.lm_batch <= 16:
-            raise ValueError("lm_batch must be between 1 and 16")
-        if not 0 <= self.decoder_context_tokens <= 500:
-            raise ValueError("decoder_context_tokens must be between 0 and 500")
+        """Refuse a bad setting with :class:`InvalidOptions` (a ``ValueError``): ``options.invalid_choice`` or
+        ``options.setting_range``."""
+        choices = (
+            ("provider", PROVIDERS),
+            ("precision", PRECISIONS),
+            ("q4_compute", Q4_COMPUTE),
+            ("graph_optimization", GRAPH_OPTIMIZATION),
+            ("stream_plan", STREAM_PLANS),
+        )
+        for name, allowed in choices:
+            value = getattr(self, name)
+            if value not in allowed:
+                raise InvalidOptions("options.invalid_choice", field=name, value=value, choices=list(allowed))
+        if self.threads is not None:
+            _check_setting("threads", self.threads, 1, 256, unset_ok=True)
+        _check_setting("first_chunk_tokens", self.first_chunk_tokens, 1, 1000)
+        _check_setting("chunk_tokens", self.chunk_tokens, 1, 1000)
+        _check_setting("decoder_prompt_seconds", self.decoder_prompt_seconds, 1, 10)
+        _check_setting("lm_batch", self.lm_batch, 1, 16)
+        _check_setting("decoder_context_tokens", self.decoder_context_tokens, 0, 500)
+
+
+def _check_setting(name: str, value: float, low: float, high: float, unset_ok: bool = False) -> None:
+    if not low <= value <= high:
+        raise InvalidOptions("options.setting_range", field=name, value=value, low=low, high=high, unset_ok=unset_ok)

@@ -20,6 +20,7 @@ from core.engine.audio.voice_reference import VoiceReference
 from core.engine.caches.conditioning import Conditioning
 from core.engine.caches.conditioning_cache import ConditioningLookup
 from core.engine.constants import SAMPLE_RATE
+from core.engine.errors import Notice
 from core.engine.generation import batch_generate
 from core.engine.generation.batch_generate import Generated, Row
 from core.engine.generation.lm_runners import ChainedKV, CopiedKV
@@ -50,7 +51,7 @@ class SynthesisResult:
         return self.report.stop_reasons
 
     @property
-    def warnings(self) -> list[str]:
+    def warnings(self) -> list[Notice]:
         return self.report.warnings
 
     @property
@@ -91,7 +92,7 @@ class Pipeline:
         return self._parts.capabilities.providers
 
     @property
-    def provider_notice(self) -> str | None:
+    def provider_notice(self) -> Notice | None:
         return self._parts.capabilities.provider_notice
 
     @property

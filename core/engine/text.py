@@ -47,11 +47,9 @@ class Pause:
 def clean_text(text: str) -> str:
     """Drop control characters, emoji and other unpronounceable symbols; keep line breaks as paragraph marks."""
     if not isinstance(text, str):
-        raise TextInputError("The text must be a string.")
+        raise TextInputError("text.not_text", kind=type(text).__name__)
     if len(text) > MAX_TEXT_CHARS:
-        raise TextInputError(
-            f"The text has {len(text):,} characters; the limit is {MAX_TEXT_CHARS:,}. Split it into several files."
-        )
+        raise TextInputError("text.too_long", chars=len(text), limit=MAX_TEXT_CHARS)
     text = unicodedata.normalize("NFC", text).replace("\r\n", "\n").replace("\t", " ")
     return "".join(ch for ch in text if ch == "\n" or unicodedata.category(ch) not in _DROP_CATEGORIES)
 
@@ -74,7 +72,7 @@ def split_text(text: str, max_chars: int = MAX_CHARS) -> list[Sentence | Pause]:
         cursor = match.end()
     pieces += _sentences(text, cursor, len(text), max_chars)
     if not any(isinstance(p, Sentence) for p in pieces):
-        raise TextInputError("There is nothing to say: type some words (punctuation and symbols alone are not read).")
+        raise TextInputError("text.nothing_to_say")
     return pieces
 
 

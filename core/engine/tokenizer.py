@@ -26,9 +26,7 @@ class TextTokenizer:
         try:
             self._tok = Tokenizer.from_file(str(path))
         except Exception as exc:
-            raise ModelFilesMissing(
-                f"{path} is not a valid tokenizer file ({str(exc)[:200]}). Download the bundle again."
-            ) from exc
+            raise ModelFilesMissing("bundle.tokenizer_invalid", path=str(path), reason=str(exc)[:200]) from exc
         self.variant = variant
         vocab = self._tok.get_vocab(with_added_tokens=True)
         self.known_tags = frozenset(t for t in vocab if t.startswith("[") and t.endswith("]") and len(t) > 2)
@@ -70,12 +68,10 @@ class TextTokenizer:
         if self.variant == "multilingual":
             lang = (language or "en").lower()
             if lang not in self.languages:
-                raise TextInputError(
-                    f"Language {language!r} is not supported by this model; choose one of {', '.join(self.languages)}."
-                )
+                raise TextInputError("text.language_unsupported", language=language, languages=list(self.languages))
             sentence = f"[{lang}]" + unicodedata.normalize("NFKD", sentence.lower())
         elif language and language.lower() != "en":
-            raise TextInputError(f"This model speaks English only; use the Multilingual model for {language!r}.")
+            raise TextInputError("text.english_only", language=language)
         if self.variant != "turbo" and not self._space_in_tokenizer:
             sentence = sentence.replace(" ", SPACE)
         ids = list(self._tok.encode(sentence).ids)

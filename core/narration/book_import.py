@@ -65,16 +65,16 @@ def read_document(path: Path) -> Document:
     if suffix in EPUB_SUFFIXES:
         return read_epub(path)
     if suffix not in TEXT_SUFFIXES + MARKDOWN_SUFFIXES:
-        kinds = ", ".join(TEXT_SUFFIXES + MARKDOWN_SUFFIXES + EPUB_SUFFIXES)
-        raise DocumentError(f"Cannot import {path.name}: use a {kinds} file.")
+        kinds = list(TEXT_SUFFIXES + MARKDOWN_SUFFIXES + EPUB_SUFFIXES)
+        raise DocumentError("document.bad_suffix", name=path.name, suffixes=kinds)
     try:
         text = path.read_bytes().decode("utf-8-sig")
     except FileNotFoundError as exc:
-        raise DocumentError(f"{path} does not exist.") from exc
+        raise DocumentError("document.missing", path=str(path)) from exc
     except UnicodeDecodeError as exc:
-        raise DocumentError(f"{path.name} is not UTF-8 text; save it as UTF-8 and import it again.") from exc
+        raise DocumentError("document.not_utf8", name=path.name) from exc
     except OSError as exc:
-        raise DocumentError(f"Cannot read {path}: {exc.strerror or exc}.") from exc
+        raise DocumentError("document.unreadable", path=str(path), reason=str(exc.strerror or exc)) from exc
     return parse_markdown(text, path.stem) if suffix in MARKDOWN_SUFFIXES else parse_text(text, path.stem)
 
 
@@ -180,10 +180,7 @@ def _paragraphs(text: str) -> list[str]:
 
 def _check_size(text: str) -> None:
     if len(text) > MAX_BOOK_CHARS:
-        raise DocumentError(
-            f"The text has {len(text):,} characters; a project holds at most {MAX_BOOK_CHARS:,}. Split the book "
-            "into several projects."
-        )
+        raise DocumentError("document.too_long", chars=len(text), limit=MAX_BOOK_CHARS)
 
 
 # --- EPUB ---------------------------------------------------------------------------------------------------------
@@ -201,7 +198,7 @@ def read_epub(path: Path) -> Document:
     try:
         book = epub.read_epub(str(path), options={"ignore_ncx": False})
     except Exception as exc:  # ebooklib raises many kinds for a broken book
-        raise DocumentError(f"{path.name} is not a readable EPUB ({type(exc).__name__}: {exc}).") from exc
+        raise DocumentError("document.bad_epub", name=path.name, reason=f"{type(exc).__name__}: {exc}") from exc
     titles = _toc_titles(book.toc)
     doc = Document(_metadata(book, "title") or path.stem, author=_metadata(book, "creator"))
     for idref, *_ in book.spine:
@@ -222,7 +219,7 @@ def read_epub(path: Path) -> Document:
         doc.blocks.append(Block("chapter", title or f"Chapter {sum(b.kind == 'chapter' for b in doc.blocks) + 1}"))
         doc.blocks += blocks
     if not doc.blocks:
-        raise DocumentError(f"{path.name} has no text to read (it may hold only images or scanned pages).")
+        raise DocumentError("document.no_text", name=path.name)
     return doc
 
 
@@ -231,7 +228,7 @@ def _refuse_drm(path: Path) -> None:
         with zipfile.ZipFile(path) as archive:
             names = set(archive.namelist())
             if "META-INF/rights.xml" in names:
-                raise DocumentError(f"{path.name} is protected by DRM (Adobe ADEPT); it cannot be read aloud here.")
+                raise DocumentError("document.drm", name=path.name, scheme="adept")
             if "META-INF/encryption.xml" in names:
                 xml = archive.read("META-INF/encryption.xml").decode("utf-8", "replace")
                 methods = re.findall(r'EncryptionMethod[^>]*Algorithm="([^"]+)"', xml)
@@ -240,13 +237,11 @@ def _refuse_drm(path: Path) -> None:
                     t.lower().endswith((".ttf", ".otf", ".woff", ".woff2")) for t in targets
                 )
                 if not fonts_only:
-                    raise DocumentError(
-                        f"{path.name} is protected by DRM (its text is encrypted); it cannot be read aloud here."
-                    )
+                    raise DocumentError("document.drm", name=path.name, scheme="encrypted")
     except FileNotFoundError as exc:
-        raise DocumentError(f"{path} does not exist.") from exc
+        raise DocumentError("document.missing", path=str(path)) from exc
     except (zipfile.BadZipFile, OSError) as exc:
-        raise DocumentError(f"{path.name} is not an EPUB (it is not a valid ZIP archive).") from exc
+        raise DocumentError("document.not_zip", name=path.name) from exc
 
 
 def _metadata(book, name: str) -> str:
@@ -352,7 +347,7 @@ def build_script(doc: Document, voice: str | None) -> Script:
     if segments:
         segments[-1].pause_after = 0.0
     if not segments:
-        raise TextInputError("There is nothing to say in this text: it has no words to read.")
+        raise TextInputError("document.nothing_to_say")
     return Script(chapters, segments, voices)
 
 

@@ -113,24 +113,20 @@ def preview(project: Project, first: int = 1, max_seconds: float | None = None) 
 def check_request(request: ExportRequest) -> None:
     """Refuse a request whose file names or formats cannot be written (before any rendering or reading)."""
     if request.out is None and request.per_chapter is None and request.subtitles is None:
-        raise ProjectError("Nothing to export: give an audio file, a subtitle file or a folder for chapter files.")
+        raise ProjectError("export.nothing")
     if request.out is not None:
         audio_format(request.out)
     audio_format(Path("chapter" + request.chapter_format))
     if request.subtitles is not None and request.subtitles.suffix.lower() not in SUBTITLE_SUFFIXES:
-        raise ProjectError(f"Cannot write subtitles to {request.subtitles.name}: use a .srt or .vtt file name.")
+        raise ProjectError("subtitles.bad_suffix", name=request.subtitles.name)
     if request.chapter_subtitles not in (None, *SUBTITLE_SUFFIXES):
-        raise ProjectError("Chapter subtitles are .srt or .vtt.")
+        raise ProjectError("export.chapter_subtitles", value=request.chapter_subtitles)
 
 
 def _check_rendered(project: Project) -> None:
     pending = [project.number(s) for s in project.segments if project.status(s) != "rendered"]
     if pending:
-        shown = ", ".join(map(str, pending[:10])) + ("…" if len(pending) > 10 else "")
-        raise ProjectError(
-            f"{len(pending)} of {len(project.segments)} segments are not rendered yet ({shown}): render the project "
-            "first."
-        )
+        raise ProjectError("export.not_rendered", pending=pending, total=len(project.segments))
 
 
 def _finished_segments(project: Project, segments: list[Segment] | None = None) -> dict[int, np.ndarray]:
@@ -143,12 +139,10 @@ def _finished_segments(project: Project, segments: list[Segment] | None = None) 
             audio, rate = sf.read(path, dtype="float32", always_2d=False)
         except (OSError, sf.LibsndfileError) as exc:
             raise ProjectError(
-                f"The audio of segment {project.number(segment)} ({take.file}) cannot be read: {exc}. Regenerate "
-                "the segment."
+                "export.take_unreadable", segment=project.number(segment), file=take.file, reason=str(exc)
             ) from exc
         if rate != SAMPLE_RATE or audio.ndim != 1:
-            raise ProjectError(f"{take.file} is not a take written by this app; regenerate segment "
-                               f"{project.number(segment)}.")  # fmt: skip
+            raise ProjectError("export.take_foreign", segment=project.number(segment), file=take.file)
         out[segment.id] = stretch(audio, project.speed_of(segment))
     return out
 
@@ -209,7 +203,7 @@ def _export_chapters(
     try:
         folder.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
-        raise ProjectError(f"Cannot create {folder}: {exc.strerror or exc}.") from exc
+        raise ProjectError("export.folder_failed", folder=str(folder), reason=str(exc.strerror or exc)) from exc
     playlist = ["#EXTM3U", f"#PLAYLIST:{_one_line(project.title)}"]
     for number, chapter in enumerate(project.chapters, 1):
         segments = [s for s in project.segments if s.chapter == number - 1]
@@ -228,7 +222,7 @@ def _export_chapters(
     try:
         write_text_atomic(list_path, "\n".join(playlist) + "\n")
     except OSError as exc:
-        raise ProjectError(f"Cannot write {list_path}: {exc.strerror or exc}.") from exc
+        raise ProjectError("export.write_failed", path=str(list_path), reason=str(exc.strerror or exc)) from exc
     result.files.append({"path": str(list_path), "kind": "chapter list"})
 
 

@@ -147,7 +147,7 @@ class TokenLookahead:
         """Run a long decoder call on a helper thread, so that a cancel stops it at once (a joined call of the
         Original decoder takes 15-20 s on a CPU)."""
         if self.cancelled():
-            raise SynthesisCancelled("The request was cancelled.")
+            raise SynthesisCancelled()
         pipe = self.pipeline()
         with ThreadPoolExecutor(1, thread_name_prefix="joined-decode") as pool:
             future = pool.submit(pipe.decode_joined, cond, sentences)

@@ -69,6 +69,19 @@ class Segment:
     takes: list[Take] = field(default_factory=list)
     chosen: int | None = None
     error: str | None = None
+    """Why the last render of this segment failed, as a technical line (``None``: it did not fail)."""
+    error_code: str | None = None
+    """The failure's code (:mod:`core.wording` words it); ``None`` in projects saved before codes existed."""
+    error_data: dict = field(default_factory=dict)
+    """The failure's facts."""
+
+    def fail(self, code: str, data: dict, line: str) -> None:
+        """Record why the segment failed (the data as plain JSON values, so the project file can always hold them)."""
+        self.error, self.error_code = line, code
+        self.error_data = json.loads(json.dumps(data, default=str))
+
+    def clear_error(self) -> None:
+        self.error, self.error_code, self.error_data = None, None, {}
 
 
 @dataclass
@@ -102,7 +115,7 @@ class Project:
 
     def segment(self, number: int) -> Segment:
         if not 1 <= number <= len(self.segments):
-            raise ProjectError(f"There is no segment {number}: the project has segments 1 to {len(self.segments)}.")
+            raise ProjectError("project.no_segment", number=number, count=len(self.segments))
         return self.segments[number - 1]
 
     def audio_settings(self, segment: Segment) -> dict:
@@ -153,7 +166,7 @@ class Project:
         try:
             return _inside(self.folder, relative, "a path")
         except _Invalid as exc:
-            raise ProjectError(f"{exc}.") from exc
+            raise ProjectError("project.bad_path", problem=str(exc)) from exc
 
     # --- edits (each one makes only the affected segments pending) ---------------------------------------------
     def edit_text(self, segment: Segment, text: str) -> None:
@@ -161,29 +174,29 @@ class Project:
 
         text = " ".join(clean_text(text).split())
         if not is_speakable(text):
-            raise ProjectError("The new text has nothing to say: type some words.")
-        segment.text, segment.error = text, None
+            raise ProjectError("project.edit_empty", segment=self.number(segment))
+        segment.text = text
+        segment.clear_error()
 
     def choose(self, segment: Segment, take_number: int) -> None:
         if not 1 <= take_number <= len(segment.takes):
-            have = f"takes 1 to {len(segment.takes)}" if segment.takes else "no takes yet"
-            raise ProjectError(f"Segment {self.number(segment)} has {have}; there is no take {take_number}.")
-        if segment.takes[take_number - 1].key != self.render_key(segment):
             raise ProjectError(
-                f"Take {take_number} of segment {self.number(segment)} was made before its text, voice or settings "
-                "changed; render it again instead."
+                "project.no_take", segment=self.number(segment), takes=len(segment.takes), take=take_number
             )
-        segment.chosen, segment.error = take_number - 1, None
+        if segment.takes[take_number - 1].key != self.render_key(segment):
+            raise ProjectError("project.take_outdated", segment=self.number(segment), take=take_number)
+        segment.chosen = take_number - 1
+        segment.clear_error()
 
     def set_pause(self, segment: Segment, seconds: float) -> None:
         if not 0.0 <= seconds <= MAX_PAUSE_S:
-            raise ProjectError(f"A pause must be between 0 and {MAX_PAUSE_S:g} seconds, not {seconds:g}.")
+            raise ProjectError("project.pause_range", seconds=seconds, low=0.0, high=MAX_PAUSE_S)
         segment.pause_after = float(seconds)
 
     def set_speed(self, segment: Segment | None, speed: float | None) -> None:
         """Pace of one segment (``None`` clears it) or, with ``segment=None``, of the whole project."""
         if speed is not None and not SPEED_RANGE[0] <= speed <= SPEED_RANGE[1]:
-            raise ProjectError(f"The pace must be between {SPEED_RANGE[0]} and {SPEED_RANGE[1]}×, not {speed:g}.")
+            raise ProjectError("project.speed_range", speed=speed, low=SPEED_RANGE[0], high=SPEED_RANGE[1])
         if segment is None:
             self.finishing["speed"] = float(speed or 1.0)
         else:
@@ -191,11 +204,8 @@ class Project:
 
     def set_voice(self, segment: Segment, name: str | None) -> None:
         if name is not None and name not in self.voices:
-            raise ProjectError(f"The project has no voice named {name!r}. {self.known_voices_text()}")
+            raise ProjectError("project.unknown_voice", name=name, voices=sorted(self.voices))
         segment.voice = name
-
-    def known_voices_text(self) -> str:
-        return f"Its voices: {', '.join(sorted(self.voices))}." if self.voices else "It has no voices yet."
 
     # --- files -------------------------------------------------------------------------------------------------
     def save(self) -> None:
@@ -204,10 +214,7 @@ class Project:
                 (self.folder / sub).mkdir(parents=True, exist_ok=True)
             write_json_atomic(self.folder / PROJECT_FILE, self.to_dict())
         except OSError as exc:
-            raise ProjectError(
-                f"Cannot save the project in {self.folder}: {exc.strerror or exc}. Free some disk space; "
-                "the last saved version is kept."
-            ) from exc
+            raise ProjectError("project.save_failed", folder=str(self.folder), reason=str(exc.strerror or exc)) from exc
 
     def to_dict(self) -> dict:
         return {
@@ -240,11 +247,9 @@ def create_project(folder: Path, title: str) -> Project:
     """A new, empty project for ``folder`` (which must not exist, or be empty); the folder is made by the first save."""
     folder = Path(folder)
     if folder.exists() and not folder.is_dir():
-        raise ProjectError(f"{folder} is a file; choose a folder for the project.")
+        raise ProjectError("project.is_a_file", folder=str(folder))
     if folder.is_dir() and any(folder.iterdir()) and not is_project(folder):
-        raise ProjectError(
-            f"{folder} is not empty and holds no {PROJECT_FILE}; choose a new or empty folder for the project."
-        )
+        raise ProjectError("project.folder_not_empty", folder=str(folder), file=PROJECT_FILE)
     return Project(folder=folder, title=title, chapters=[], segments=[])
 
 
@@ -252,15 +257,13 @@ def open_project(folder: Path) -> Project:
     folder = Path(folder)
     file = folder / PROJECT_FILE
     if not file.is_file():
-        raise ProjectError(f"{folder} is not a narration project: it has no {PROJECT_FILE}.")
+        raise ProjectError("project.not_a_project", folder=str(folder), file=PROJECT_FILE)
     try:
         data = json.loads(file.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError) as exc:
-        raise ProjectError(f"Cannot read {file}: {exc}.") from exc
+        raise ProjectError("project.unreadable", path=str(file), reason=str(exc)) from exc
     except ValueError as exc:
-        raise ProjectError(
-            f"{file} is damaged (not valid JSON: {exc}). It was left as it is; restore it from a backup."
-        ) from exc
+        raise ProjectError("project.damaged", path=str(file), reason=str(exc)) from exc
     project = _parse(folder, data, file)
     for sub in (folder / TAKES_DIR, folder):  # a render running in another process may be writing younger ones
         remove_partial_files(sub, older_than_s=STALE_PARTIAL_S)
@@ -280,10 +283,7 @@ def _parse(folder: Path, data, file: Path) -> Project:
         if not isinstance(schema, int) or isinstance(schema, bool):
             raise _Invalid("'schema' is missing")
         if schema > SCHEMA_VERSION:
-            raise ProjectError(
-                f"{file} was saved by a newer version of Chatterbox Desk (project format {schema}; this version "
-                f"reads format {SCHEMA_VERSION}). Update the app to open it; the file was not changed."
-            )
+            raise ProjectError("project.newer_format", path=str(file), schema=schema, supported=SCHEMA_VERSION)
         voices = _typed(data, "voices", dict)
         for name, rel in voices.items():
             _check(isinstance(name, str) and isinstance(rel, str), f"voices[{name!r}] must name a file")
@@ -313,9 +313,7 @@ def _parse(folder: Path, data, file: Path) -> Project:
             next_id=next_id,
         )
     except (_Invalid, KeyError, TypeError, ValueError) as exc:
-        raise ProjectError(
-            f"{file} is not a valid project file: {exc}. It was left as it is; fix it or restore a backup."
-        ) from exc
+        raise ProjectError("project.invalid", path=str(file), problem=str(exc)) from exc
 
 
 def _segment(folder: Path, data, index: int, chapter_count: int, voices: dict) -> Segment:
@@ -333,6 +331,8 @@ def _segment(folder: Path, data, index: int, chapter_count: int, voices: dict) -
         speed=data.get("speed"),
         chosen=data.get("chosen"),
         error=data.get("error"),
+        error_code=data.get("error_code"),
+        error_data=data.get("error_data") or {},
     )
     _check(0 <= segment.chapter < max(chapter_count, 1), f"{where}.chapter is not a chapter of the project")
     _check(segment.voice is None or segment.voice in voices, f"{where}.voice {segment.voice!r} is not a project voice")
@@ -342,6 +342,8 @@ def _segment(folder: Path, data, index: int, chapter_count: int, voices: dict) -
                                   SPEED_RANGE[1]), f"{where}.speed is out of range",
     )  # fmt: skip
     _check(segment.error is None or isinstance(segment.error, str), f"{where}.error must be text")
+    _check(segment.error_code is None or isinstance(segment.error_code, str), f"{where}.error_code must be text")
+    _check(isinstance(segment.error_data, dict), f"{where}.error_data must be an object")
     for number, take in enumerate(_typed(data, "takes", list, where), 1):
         at = f"{where}.takes[{number - 1}]"
         _check(isinstance(take, dict), f"{at} must be an object")

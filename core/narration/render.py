@@ -14,7 +14,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable, Generator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import TypeVar
 
@@ -59,6 +59,9 @@ class RenderProgress:
     chars_done: int
     chunk: AudioChunk | None = None
     error: str | None = None
+    """Why the segment failed, as a technical line; the front ends word ``error_code`` and ``error_data``."""
+    error_code: str | None = None
+    error_data: dict = field(default_factory=dict)
 
     @property
     def rtf(self) -> float:
@@ -190,10 +193,7 @@ def _render(
     capabilities = pipeline().capabilities
     unvoiced = [project.number(s) for s in todo if s.voice is None]
     if unvoiced and not capabilities.has_default_voice:
-        raise ProjectError(
-            f"This model ({capabilities.variant}) has no built-in voice, and segment {unvoiced[0]} has no "
-            "voice of its own: give the project a voice (a recording or a voice-library name)."
-        )
+        raise ProjectError("render.no_voice", variant=capabilities.variant, segment=unvoiced[0])
     cancelled = cancelled or (lambda: False)
     summary = RenderSummary()
     started = time.perf_counter()
@@ -201,12 +201,15 @@ def _render(
     chars_done = 0
     voices: dict = {}
 
-    def event(kind, segment, chunk=None, error=None):
+    def event(kind, segment, chunk=None):
         if progress is not None:
             summary.elapsed_s = time.perf_counter() - started
+            failed = kind == "failed"
             progress(
                 RenderProgress(kind, project.number(segment), summary.rendered + summary.failed, len(todo),
-                               summary.audio_seconds, summary.elapsed_s, remaining, chars_done, chunk, error)
+                               summary.audio_seconds, summary.elapsed_s, remaining, chars_done, chunk,
+                               segment.error if failed else None, segment.error_code if failed else None,
+                               dict(segment.error_data) if failed else {})
             )  # fmt: skip
 
     # A regenerated take has its own seed (or a new one); the others the project's, or a new one each.
@@ -228,11 +231,12 @@ def _render(
         except (AudioWriteError, ProjectError):
             raise  # the disk: every later segment would fail the same way
         except ChatterboxError as exc:
-            segment.error = str(exc)
+            segment.fail(exc.code, exc.data, str(exc))
             summary.failed += 1
         except Exception as exc:
             log.exception("segment %s failed", project.number(segment))
-            segment.error = f"Internal error: {type(exc).__name__}: {exc}"
+            segment.fail("render.internal", {"kind": type(exc).__name__, "detail": str(exc)},
+                         f"internal error: {type(exc).__name__}: {exc}")  # fmt: skip
             summary.failed += 1
         else:
             summary.rendered += 1
@@ -241,7 +245,7 @@ def _render(
         chars_done += len(segment.text)
         if segment.error:
             project.save()  # a rendered segment was saved with its take
-        event("failed" if segment.error else "segment", segment, error=segment.error)
+        event("failed" if segment.error else "segment", segment)
         if index + 1 < len(todo):
             yield  # between two segments: the worker may run interactive requests here
     summary.elapsed_s = time.perf_counter() - started
@@ -272,13 +276,14 @@ def _render_one(project, pipeline, segment, seed, voices, on_chunk, cancelled, t
         created=datetime.now(timezone.utc).isoformat(timespec="seconds"),
     )
     segment.takes.append(take)
-    previous = segment.chosen, segment.error
-    segment.chosen, segment.error = len(segment.takes) - 1, None
+    previous = segment.chosen, segment.error, segment.error_code, segment.error_data
+    segment.chosen = len(segment.takes) - 1
+    segment.clear_error()
     try:
         project.save()
     except ProjectError:
         segment.takes.pop()
-        segment.chosen, segment.error = previous
+        segment.chosen, segment.error, segment.error_code, segment.error_data = previous
         path.unlink(missing_ok=True)
         raise
     return take

@@ -52,8 +52,8 @@ def write_subtitles(path: Path, cues: list[Cue]) -> None:
     path = Path(path)
     suffix = path.suffix.lower()
     if suffix not in SUBTITLE_SUFFIXES:
-        raise ChatterboxError(f"Cannot write subtitles to {path.name}: use a .srt or .vtt file name.")
+        raise ChatterboxError("subtitles.bad_suffix", name=path.name)
     try:
         write_text_atomic(path, srt(cues) if suffix == ".srt" else webvtt(cues))
     except OSError as exc:
-        raise ChatterboxError(f"Cannot write {path}: {exc.strerror or exc}. Check free space and permissions.") from exc
+        raise ChatterboxError("subtitles.write_failed", path=str(path), reason=str(exc.strerror or exc)) from exc

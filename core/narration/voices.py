@@ -54,11 +54,7 @@ def resolve_voices(
             unknown.append(name)
     if unknown:
         known = sorted({*project.voices, *(v.name for v in (library.voices() if library else []))})
-        listing = f"Known voices: {', '.join(known)}." if known else "The voice library is empty."
-        raise ProjectError(
-            f"Unknown voice{'s' if len(unknown) > 1 else ''} {', '.join(map(repr, unknown))}. {listing} "
-            "Save the voice in the library first, or give the path of a recording."
-        )
+        raise ProjectError("voices.unknown", names=unknown, known=known)
     return resolved
 
 
@@ -76,6 +72,6 @@ def voice_reference(project: Project, name: str | None, cache: dict) -> VoiceRef
     if name not in cache:
         rel = project.voices.get(name)
         if rel is None:
-            raise ProjectError(f"The project has no voice named {name!r}. {project.known_voices_text()}")
+            raise ProjectError("project.unknown_voice", name=name, voices=sorted(project.voices))
         cache[name] = load_voice(project.path(rel))
     return cache[name]

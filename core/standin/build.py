@@ -81,7 +81,7 @@ def cached_standin(variant: str, size: str, precision: str, announce=None) -> Pa
     from core.engine import InvalidOptions, user_cache
 
     if precision not in PRECISIONS:
-        raise InvalidOptions(f"stand-ins are built in {' or '.join(PRECISIONS)}, not {precision}")
+        raise InvalidOptions("standin.precision", precision=precision, choices=list(PRECISIONS))
     bundle = user_cache() / "standins" / f"{variant}-{size}-{precision}-v{STANDIN_VERSION}"
     if not (bundle / "standin.json").is_file():
         if announce is not None:

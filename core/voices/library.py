@@ -13,7 +13,14 @@ import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from core.engine import VoiceReference, copy_file_atomic, load_voice, remove_partial_files, write_json_atomic
+from core.engine import (
+    ChatterboxError,
+    VoiceReference,
+    copy_file_atomic,
+    load_voice,
+    remove_partial_files,
+    write_json_atomic,
+)
 
 AUDIO_SUFFIXES = {".wav", ".flac", ".ogg", ".mp3", ".aiff", ".aif"}
 TRASH = ".trash"
@@ -24,6 +31,10 @@ and when it closes), so a removal can be undone."""
 def safe_stem(name: str, default: str = "voice") -> str:
     """A file-name stem from a voice's name: letters, digits, ``_`` and ``-`` only (``default`` when none is left)."""
     return re.sub(r"[^A-Za-z0-9_-]+", "_", name).strip("_") or default
+
+
+class VoiceLibraryError(ChatterboxError):
+    """A removed voice cannot be restored (its recording is gone)."""
 
 
 @dataclass(frozen=True)
@@ -153,7 +164,8 @@ class VoiceLibrary:
             return None
 
     def restore(self, removed: RemovedVoice) -> LibraryVoice:
-        """Undo :meth:`remove` (raises OSError when the recording is gone, e.g. after :meth:`empty_trash`)."""
+        """Undo :meth:`remove` (raises :class:`VoiceLibraryError` when the recording is gone, e.g. after
+        :meth:`empty_trash`; ``OSError`` when the disk refuses)."""
         index = self._index()
         name, counter = removed.name, 1
         while name in index:
@@ -162,7 +174,7 @@ class VoiceLibrary:
         entry = dict(removed.entry)
         if removed.trashed is not None:
             if not removed.trashed.is_file():
-                raise FileNotFoundError(f"the recording of “{removed.name}” is no longer in the trash")
+                raise VoiceLibraryError("library.not_in_trash", name=removed.name)
             original = self._file(entry)
             target = original if original is not None and not original.exists() else None
             if target is None:
@@ -174,12 +186,12 @@ class VoiceLibrary:
         else:
             path = self._file(entry)
             if path is None or not path.is_file():
-                raise FileNotFoundError(f"the recording of “{removed.name}” no longer exists")
+                raise VoiceLibraryError("library.recording_gone", name=removed.name)
         index[name] = entry
         self._save_index(index)
         restored = self.get(name)
         if restored is None:
-            raise FileNotFoundError(f"the recording of “{removed.name}” no longer exists")
+            raise VoiceLibraryError("library.recording_gone", name=removed.name)
         return restored
 
     def empty_trash(self) -> None:

@@ -23,15 +23,17 @@ from app.usability import toggle_playback
 from app.widgets.message_bar import ERROR_COLORS, WARNING_COLORS, contrast_ratio
 from app.widgets.text_entry import count_text
 from core.engine.audio.voice_reference import load_voice
-from core.engine.errors import VoiceReferenceError
+from core.engine.errors import Notice, VoiceReferenceError
 from core.engine.model.sessions import SessionFactory
 from core.engine.options import RuntimeOptions
 from core.engine.pipeline import Pipeline
 from core.engine.text import unknown_tags
 from core.standin import synthetic_voice
+from core.wording import describe_error, describe_notice
 from tests.app_support import make_window, speak_and_wait
 
-CUDA_NOTICE = "Running on CPU: the CUDA libraries libcublasLt.so.13 could not be loaded (CUDA 13 …)."
+CUDA_NOTICE = Notice("provider.cpu_fallback", {"reason": "the CUDA libraries libcublasLt.so.13 could not be loaded"})
+CUDA_NOTICE_TEXT = "Running on CPU: the CUDA libraries libcublasLt.so.13 could not be loaded."
 
 
 # --- 3: the CUDA notice ------------------------------------------------------------------------------------------
@@ -79,7 +81,7 @@ def test_gpu_detection_is_asked_once_and_survives_os_errors(monkeypatch):
     ("provider", "has_gpu", "expected"),
     [
         ("auto", False, None),  # the usual laptop: the CPU is normal, nothing to say
-        ("auto", True, "Running on CPU: libcublasLt.so.13 missing."),
+        ("auto", True, "Running on CPU: libcublasLt.so.13 missing."),  # worded by core.wording
         ("cuda", False, "CUDA was requested but is not usable"),  # asked for explicitly: always say why not
         ("cuda", True, "CUDA was requested but is not usable"),
     ],
@@ -93,7 +95,9 @@ def test_the_cuda_notice_is_given_only_where_a_gpu_exists_or_cuda_was_asked_for(
     if expected is None:
         assert factory.notice is None
     else:
-        assert expected in factory.notice
+        assert factory.notice.code in ("provider.cpu_fallback", "provider.cuda_unusable")
+        assert factory.notice.data == {"reason": "libcublasLt.so.13 missing"}
+        assert expected in describe_notice(factory.notice)
 
 
 def test_a_model_on_a_machine_without_gpu_loads_without_a_notice(monkeypatch, bundles, tmp_path):
@@ -120,10 +124,11 @@ def test_the_cuda_notice_is_dismissable_shown_once_and_does_not_push_the_editor_
         assert "libcublasLt" in window.provider_label.toolTip()  # still there to read after it is closed
         qtbot.mouseClick(bar.close_button, Qt.MouseButton.LeftButton)
         assert not bar.isVisible()
-        assert window.settings.get(Key.DISMISSED_NOTICE) == CUDA_NOTICE
+        assert window.settings.get(Key.DISMISSED_NOTICE) == CUDA_NOTICE_TEXT
         window._on_model_loaded(_loaded_with_notice(window))  # the next load: the same notice is not repeated
         assert not bar.isVisible()
-        window._on_model_loaded(_loaded_with_notice(window, "Running on CPU: another reason."))
+        another = Notice("provider.cpu_fallback", {"reason": "another reason"})
+        window._on_model_loaded(_loaded_with_notice(window, another))
         assert bar.isVisible() and "another reason" in bar.text()  # a new reason is worth saying
         window.settings.sync()
     finally:
@@ -138,7 +143,7 @@ def test_the_cuda_notice_is_dismissable_shown_once_and_does_not_push_the_editor_
         again.message.dismiss()
         assert not again.message.isVisible()
         assert Settings(QSettings(str(tmp_path / "settings.ini"), QSettings.Format.IniFormat)).get(
-            Key.DISMISSED_NOTICE) == CUDA_NOTICE  # fmt: skip
+            Key.DISMISSED_NOTICE) == CUDA_NOTICE_TEXT  # fmt: skip
     finally:
         again.close()
 
@@ -334,10 +339,11 @@ def test_voice_errors_have_no_doubled_punctuation(qtbot, window, tmp_path):
     bad.write_bytes(b"RIFF\x00\x00garbage" * 10)
     with pytest.raises(VoiceReferenceError) as caught:
         load_voice(bad)
-    text = str(caught.value)
+    assert caught.value.code == "voice.unreadable" and not caught.value.data["reason"].endswith(".")
+    text = describe_error(caught.value)
     assert "not a readable audio file (" in text and ".)." not in text and ").." not in text
     window.voice_panel.select_file(bad)
-    assert window.message.isVisible() and ".)." not in window.message.text()
+    assert window.message.isVisible() and window.message.text() == text
 
 
 def test_the_short_reference_warning_is_readable(qtbot, window, tmp_path):

@@ -11,6 +11,7 @@ import pytest
 
 from core.engine.options import RuntimeOptions, SynthesisOptions
 from core.engine.pipeline import Pipeline
+from core.wording import describe_notice
 
 TEXT = "Caching makes the second request fast."
 
@@ -90,7 +91,8 @@ def test_a_full_disk_while_caching_warns_and_leaves_no_file(bundles, voice_wav, 
     pipe = _pipe(bundles["turbo"], tmp_path / "cache")
     result = pipe.synthesize(TEXT, voice_wav, SynthesisOptions(seed=1))
     assert result.audio.size > 0 and "No space left on device" in result.report.cache["write_error"]
-    assert any("could not be saved to the cache" in w for w in result.warnings)
+    assert [w.code for w in result.warnings] == ["cache.write_failed"]
+    assert "could not be saved to the cache" in describe_notice(result.warnings[0])
     assert list((tmp_path / "cache").iterdir()) == []  # no partial or corrupt entry
     again = pipe.synthesize(TEXT, voice_wav, SynthesisOptions(seed=1))
     assert again.report.cache["conditioning"] == "memory" and not again.warnings
@@ -137,5 +139,6 @@ def test_switches_apply_to_the_next_request_without_reloading(bundles, voice_wav
     off = replace(pipe.runtime, prefix_cache=False, stream=False, kv_chaining=False)
     result = pipe.synthesize(TEXT, voice_wav, SynthesisOptions(seed=1), runtime=off)
     assert result.report.cache["prefix"] == "off" and len(result.chunks) == 1
-    with pytest.raises(ValueError, match="load the bundle again"):
+    with pytest.raises(ValueError) as caught:  # InvalidOptions is a ValueError
         pipe.update_runtime(replace(off, threads=1))
+    assert caught.value.code == "options.needs_reload" and caught.value.data == {"fields": ["threads"]}

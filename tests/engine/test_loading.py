@@ -14,6 +14,7 @@ from core.engine.model.model_parts import BACKGROUND, LoadingSession
 from core.engine.options import RuntimeOptions, SynthesisOptions
 from core.engine.pipeline import Pipeline
 from core.engine.streaming.synthesis import SynthesisRequest
+from core.wording import describe_error
 from tests.engine.test_worker import next_event
 
 GRAPHS = {"speech_encoder", "embed_tokens", "language_model", "conditional_decoder"}
@@ -70,8 +71,10 @@ def test_a_broken_graph_loading_in_the_background_fails_the_request_with_its_mes
     data = bundle / "onnx" / f"{graph}.onnx_data"
     data.write_bytes(data.read_bytes()[: data.stat().st_size // 2])  # truncated weights
     pipe = Pipeline.from_bundle(bundle, RuntimeOptions(provider="cpu", conditioning_cache=False), background=True)
-    with pytest.raises(ModelLoadError, match=f"{graph}.onnx"):
+    with pytest.raises(ModelLoadError) as caught:
         pipe.synthesize("Hello there.", voice_wav, SynthesisOptions(seed=1))
+    assert caught.value.code == "bundle.sidecar_truncated" and caught.value.data["graph_file"] == f"{graph}.onnx"
+    assert f"{graph}.onnx" in describe_error(caught.value)
     with pytest.raises(ModelLoadError):  # and it stays a clear error, request after request
         pipe.synthesize("Hello again.", voice_wav, SynthesisOptions(seed=1))
 

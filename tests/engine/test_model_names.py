@@ -8,6 +8,7 @@ with a message naming the file.
 from __future__ import annotations
 
 import json
+import re
 import shutil
 
 import numpy as np
@@ -20,6 +21,7 @@ from core.engine.model.model_info import ALIASES
 from core.engine.options import RuntimeOptions, SynthesisOptions
 from core.engine.pipeline import Pipeline
 from core.standin import make_standin
+from core.wording import describe_error
 from tests.app_support import make_window, speak_and_wait
 
 TEXT = "Hello there. How are you today?"
@@ -121,15 +123,19 @@ def test_a_graph_that_fits_neither_names_nor_order_names_the_file(renamed, tmp_p
     # The decoder in the place of the speech encoder: no known output names, and its one output is no conditioning.
     bundle = _swap(renamed["original", "positional"], "decoder-as-encoder", "speech_encoder", "conditional_decoder",
                    tmp_path)  # fmt: skip
-    with pytest.raises(
-        ModelSignatureError, match=r"speech_encoder\.onnx does not match .*input.0. in its place is int64"
-    ):
+    with pytest.raises(ModelSignatureError) as caught:
         Pipeline.from_bundle(bundle, RuntimeOptions(provider="cpu"))
+    assert caught.value.code == "bundle.signature_mismatch" and caught.value.data["file"] == "speech_encoder.onnx"
+    assert re.search(r"input.0. in its place is int64", caught.value.data["problem"])
+    assert re.search(r"speech_encoder\.onnx does not match .*input.0. in its place is int64",
+                     describe_error(caught.value, "cli"))  # fmt: skip
     # The encoder in the place of the decoder: its input is audio, not speech tokens.
     bundle = _swap(renamed["turbo", "cond-emb"], "encoder-as-decoder", "conditional_decoder", "speech_encoder",
                    tmp_path)  # fmt: skip
-    with pytest.raises(ModelSignatureError, match=r"conditional_decoder\.onnx does not match"):
+    with pytest.raises(ModelSignatureError) as caught:
         Pipeline.from_bundle(bundle, RuntimeOptions(provider="cpu"))
+    assert caught.value.code == "bundle.signature_mismatch"
+    assert caught.value.data["file"] == "conditional_decoder.onnx"
 
 
 def test_every_alias_list_starts_with_the_contract_name():
@@ -159,8 +165,10 @@ def test_outputs_in_the_wrong_order_without_names_are_refused(renamed):
     sessions["speech_encoder"] = SimpleNamespace(
         get_inputs=encoder.get_inputs, get_outputs=lambda: [outputs[1], outputs[0], *outputs[2:]]
     )
-    with pytest.raises(ModelSignatureError, match=r"speech_encoder\.onnx .*'output\.1' in its place is int64"):
+    with pytest.raises(ModelSignatureError) as caught:
         read_model_info(sessions, files.graphs, is_multilingual=False)
+    assert caught.value.data["file"] == "speech_encoder.onnx"
+    assert re.search(r"'output\.1' in its place is int64", caught.value.data["problem"])
     sessions["speech_encoder"] = encoder
     assert read_model_info(sessions, files.graphs, is_multilingual=False).encoder.matched_by == "order"
 

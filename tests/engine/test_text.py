@@ -3,7 +3,17 @@ from __future__ import annotations
 import pytest
 
 from core.engine.errors import TextInputError
-from core.engine.text import MAX_CHARS, Pause, Sentence, clean_text, filter_tags, normalize_sentence, split_text
+from core.engine.text import (
+    MAX_CHARS,
+    MAX_TEXT_CHARS,
+    Pause,
+    Sentence,
+    clean_text,
+    filter_tags,
+    normalize_sentence,
+    split_text,
+)
+from core.wording import describe_error
 
 
 def sentences(pieces):
@@ -53,8 +63,10 @@ def test_pauses_are_capped():
 
 @pytest.mark.parametrize("text", ["", "   ", "\n\n", "...!?", "🙂🙂", "\x00\x01", "[pause]", "[laugh]"])
 def test_nothing_speakable_is_an_error(text):
-    with pytest.raises(TextInputError, match="nothing to say"):
+    with pytest.raises(TextInputError) as caught:
         split_text(text)
+    assert caught.value.code == "text.nothing_to_say"
+    assert "nothing to say" in describe_error(caught.value)
 
 
 def test_clean_text_drops_controls_and_emoji_but_keeps_scripts():
@@ -62,8 +74,10 @@ def test_clean_text_drops_controls_and_emoji_but_keeps_scripts():
 
 
 def test_huge_text_is_refused_with_a_message():
-    with pytest.raises(TextInputError, match="limit"):
+    with pytest.raises(TextInputError) as caught:
         split_text("a" * 2_000_000)
+    assert caught.value.code == "text.too_long" and caught.value.data == {"chars": 2_000_000, "limit": MAX_TEXT_CHARS}
+    assert "the limit is" in describe_error(caught.value)
 
 
 def test_upstream_punctuation_normalisation():

@@ -1,10 +1,13 @@
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from core.engine.errors import TextInputError
 from core.engine.options import RuntimeOptions
 from core.engine.pipeline import Pipeline
+from core.wording import describe_error
 
 
 @pytest.fixture(scope="module")
@@ -28,8 +31,11 @@ def test_ids_past_the_text_table_are_mapped_safely(multilingual):
 
 
 def test_unknown_language_lists_the_supported_ones(multilingual):
-    with pytest.raises(TextInputError, match="choose one of .*en.*fr"):
+    with pytest.raises(TextInputError) as caught:
         multilingual.encode("hi", "xx")
+    assert caught.value.code == "text.language_unsupported" and caught.value.data["language"] == "xx"
+    assert {"en", "fr"} <= set(caught.value.data["languages"])
+    assert re.search("choose one of .*en.*fr", describe_error(caught.value))
 
 
 def test_turbo_keeps_known_tags_and_drops_unknown(bundles):

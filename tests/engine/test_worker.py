@@ -12,6 +12,7 @@ import core.engine as w
 from core.engine.options import RuntimeOptions, SynthesisOptions
 from core.engine.pipeline import Pipeline
 from core.engine.streaming.synthesis import SynthesisRequest
+from core.wording import describe_failure, describe_notice
 
 TERMINAL = (w.Finished, w.Failed, w.Cancelled)
 
@@ -70,7 +71,8 @@ def test_an_exception_inside_a_request_is_a_failed_event_and_the_worker_lives_on
     rid = speak(worker)
     failed = next_event(worker, TERMINAL)
     assert isinstance(failed, w.Failed) and failed.request_id == rid and failed.internal
-    assert "ZeroDivisionError" in failed.message and worker.alive
+    assert failed.code == "worker.internal" and failed.data == {"kind": "ZeroDivisionError", "detail": "boom"}
+    assert "ZeroDivisionError" in describe_failure(failed) and worker.alive
 
     pipe.stream = real_stream
     rid = speak(worker)
@@ -115,10 +117,14 @@ def test_gpu_failing_mid_run_falls_back_to_cpu_for_the_next_request(bundles, mak
     rid = speak(worker, runtime=runtime)
     failed = next_event(worker, TERMINAL)
     assert isinstance(failed, w.Failed) and failed.request_id == rid and not failed.internal
-    assert "GPU failed" in failed.message and "illegal memory access" in failed.message
+    assert failed.code == "worker.gpu_failed" and "illegal memory access" in failed.data["reason"]
+    assert "GPU failed" in describe_failure(failed) and "press Speak" in describe_failure(failed, "window")
     reloaded = next_event(worker, (w.ModelLoaded, w.ModelFailed))
     assert isinstance(reloaded, w.ModelLoaded)
-    assert set(reloaded.capabilities.providers.values()) == {"cpu"} and "GPU failed" in reloaded.notice
+    assert set(reloaded.capabilities.providers.values()) == {"cpu"} and reloaded.notice.code == "provider.gpu_failed"
+    assert "illegal memory access" in reloaded.notice.data["reason"]
+    assert "GPU failed" in describe_notice(reloaded.notice)
+    assert "press Speak" not in describe_notice(reloaded.notice, "cli")
     assert loads[-1].provider == "cpu"
 
     # The next requests (the app still asks for "auto") run on the CPU without reloading the GPU sessions.
@@ -140,7 +146,8 @@ def test_a_cuda_provider_that_cannot_load_falls_back_with_a_notice(bundles, tmp_
         assert pipe.provider_notice is None  # a machine with a working GPU
     else:
         assert set(pipe.providers.values()) == {"cpu"}
-        assert "CUDA was requested but is not usable" in pipe.provider_notice
+        assert pipe.provider_notice.code == "provider.cuda_unusable"
+        assert "CUDA was requested but is not usable" in describe_notice(pipe.provider_notice)
         assert pipe.synthesize("Hello.", options=SynthesisOptions(seed=1)).audio.size
 
 
@@ -156,7 +163,9 @@ def test_a_failed_reload_for_new_settings_fails_the_request_not_the_worker(bundl
     worker = make_worker(bundles["original"], factory)
     rid = speak(worker, runtime=RuntimeOptions(threads=1, cache_dir=tmp_path / "cache"))
     failed = next_event(worker, TERMINAL)
-    assert isinstance(failed, w.Failed) and failed.request_id == rid and "threads" in failed.message
+    assert isinstance(failed, w.Failed) and failed.request_id == rid
+    assert failed.code == "worker.reload_failed" and failed.data == {"fields": ["threads"]}
+    assert "threads" in describe_failure(failed)
     rid = speak(worker)  # the old model is still there
     assert isinstance(next_event(worker, TERMINAL), w.Finished)
 

@@ -26,6 +26,7 @@ from core.narration.export import ExportRequest, export_project
 from core.narration.project import PROJECT_FILE, ProjectError, create_project, open_project
 from core.narration.render import regenerate, render_pending
 from core.voices.library import VoiceLibrary
+from core.wording import describe_error
 from tests.narration_support import BOOK, make_epub
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -138,8 +139,10 @@ def test_settings_and_voice_changes_make_only_the_affected_segments_pending(tmp_
     project.set_speed(project.segment(2), 1.5)  # pace and pauses are finishing: nothing to re-render
     project.set_pause(project.segment(2), 1.0)
     assert sorted(project.number(s) for s in project.pending()) == [4, 7]
-    with pytest.raises(ProjectError, match="Its voices: Ann"):
+    with pytest.raises(ProjectError) as caught:
         project.set_voice(project.segment(1), "Bob")
+    assert caught.value.code == "project.unknown_voice" and caught.value.data == {"name": "Bob", "voices": ["Ann"]}
+    assert "Its voices: Ann" in describe_error(caught.value)
 
 
 def test_cancel_keeps_what_is_done_and_rendering_again_continues(tmp_path, pipe):
@@ -162,12 +165,13 @@ def test_a_full_disk_during_render_stops_with_the_project_consistent(tmp_path, p
     def full_disk(path, audio, rate):
         calls.append(path)
         if len(calls) == 4:
-            raise render_module.AudioWriteError(f"Cannot write {path}: No space left on device.")
+            raise render_module.AudioWriteError("audio.write_failed", path=str(path), reason="No space left on device")
         real(path, audio, rate)
 
     monkeypatch.setattr(render_module, "write_audio", full_disk)
-    with pytest.raises(render_module.AudioWriteError, match="No space"):
+    with pytest.raises(render_module.AudioWriteError) as caught:
         render_pending(project, pipe)
+    assert caught.value.code == "audio.write_failed" and "No space" in describe_error(caught.value)
     reopened = open_project(project.folder)
     assert reopened.counts()["rendered"] == 3
     assert sorted(p.name for p in (project.folder / "takes").iterdir()) == ["00001-1.flac", "00002-1.flac",
@@ -184,8 +188,10 @@ def test_a_failed_save_removes_the_new_take(tmp_path, pipe, monkeypatch):
         raise OSError(errno.ENOSPC, "No space left on device")
 
     monkeypatch.setattr(project_module, "write_json_atomic", no_space)
-    with pytest.raises(ProjectError, match="No space left"):
+    with pytest.raises(ProjectError) as caught:
         render_pending(project, pipe)
+    assert caught.value.code == "project.save_failed" and caught.value.data["reason"] == "No space left on device"
+    assert "No space left" in describe_error(caught.value)
     assert not list((project.folder / "takes").iterdir())
     assert project.counts()["rendered"] == 0
 
@@ -433,8 +439,10 @@ def test_a_damaged_or_hand_edited_project_file_is_refused_and_never_overwritten(
     changed = edit(json.loads(file.read_text()))
     file.write_text(changed if isinstance(changed, str) else json.dumps(changed))
     before = file.read_bytes()
-    with pytest.raises(ProjectError, match=message):
+    with pytest.raises(ProjectError) as caught:
         open_project(project.folder)
+    assert caught.value.code in ("project.damaged", "project.newer_format", "project.invalid")
+    assert message in describe_error(caught.value)
     code, text = run_cli("project", str(project.folder), "--render", "--bundle", str(bundle("original")))
     assert code == 2 and message in text
     assert file.read_bytes() == before
@@ -448,8 +456,9 @@ def _take_file(data, path):
 def test_a_new_project_refuses_a_folder_that_holds_other_files(tmp_path):
     (tmp_path / "photos").mkdir()
     (tmp_path / "photos" / "cat.jpg").write_bytes(b"x")
-    with pytest.raises(ProjectError, match="not empty"):
+    with pytest.raises(ProjectError) as caught:
         create_project(tmp_path / "photos", "Book")
+    assert caught.value.code == "project.folder_not_empty" and "not empty" in describe_error(caught.value)
 
 
 @pytest.mark.slow

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import zipfile
 
 import pytest
@@ -19,6 +20,7 @@ from core.narration.book_import import (
     read_document,
     read_epub,
 )
+from core.wording import describe_error
 from tests.narration_support import make_epub
 
 
@@ -91,19 +93,25 @@ def test_voice_tags_switch_the_voice_from_that_point_and_pause_tags_set_the_paus
 
 
 def test_text_with_nothing_to_say_is_refused():
-    with pytest.raises(TextInputError, match="nothing to say"):
+    with pytest.raises(TextInputError) as caught:
         build_script(parse_text("* * *\n\n!!!", "T"), None)
+    assert caught.value.code == "document.nothing_to_say" and "nothing to say" in describe_error(caught.value)
 
 
 def test_non_utf8_and_unknown_files_get_clear_messages(tmp_path):
     bad = tmp_path / "latin1.txt"
     bad.write_bytes("Café au lait.".encode("latin-1"))
-    with pytest.raises(DocumentError, match="not UTF-8"):
+    with pytest.raises(DocumentError) as caught:
         read_document(bad)
-    with pytest.raises(DocumentError, match=r"use a \.txt"):
+    assert caught.value.code == "document.not_utf8" and caught.value.data == {"name": "latin1.txt"}
+    assert "not UTF-8" in describe_error(caught.value)
+    with pytest.raises(DocumentError) as caught:
         read_document(tmp_path / "book.docx")
-    with pytest.raises(DocumentError, match="does not exist"):
+    assert caught.value.code == "document.bad_suffix" and ".txt" in caught.value.data["suffixes"]
+    assert re.search(r"use a \.txt", describe_error(caught.value))
+    with pytest.raises(DocumentError) as caught:
         read_document(tmp_path / "missing.md")
+    assert caught.value.code == "document.missing" and "does not exist" in describe_error(caught.value)
 
 
 def test_an_epub_gives_one_chapter_per_document_titled_from_its_table_of_contents(tmp_path):
@@ -125,8 +133,10 @@ def test_an_epub_with_drm_or_without_text_or_not_a_zip_is_refused(tmp_path):
             '<encryption><EncryptedData><EncryptionMethod Algorithm="http://www.w3.org/2001/04/xmlenc#aes128-cbc"/>'
             '<CipherData><CipherReference URI="EPUB/chap_1.xhtml"/></CipherData></EncryptedData></encryption>',
         )
-    with pytest.raises(DocumentError, match="DRM"):
+    with pytest.raises(DocumentError) as caught:
         read_epub(drm)
+    assert caught.value.code == "document.drm" and caught.value.data["scheme"] == "encrypted"
+    assert "DRM" in describe_error(caught.value)
     fonts = make_epub(tmp_path / "fonts.epub", ["One"])
     with zipfile.ZipFile(fonts, "a") as archive:  # font obfuscation is not DRM
         archive.writestr(
@@ -136,9 +146,11 @@ def test_an_epub_with_drm_or_without_text_or_not_a_zip_is_refused(tmp_path):
         )
     assert read_epub(fonts).blocks
     empty = make_epub(tmp_path / "empty.epub", ["One"], body="<p><img src='x.png'/></p>")
-    with pytest.raises(DocumentError, match="no text"):
+    with pytest.raises(DocumentError) as caught:
         read_epub(empty)
+    assert caught.value.code == "document.no_text" and "no text" in describe_error(caught.value)
     fake = tmp_path / "fake.epub"
     fake.write_text("not a zip")
-    with pytest.raises(DocumentError, match="not a valid ZIP"):
+    with pytest.raises(DocumentError) as caught:
         read_epub(fake)
+    assert caught.value.code == "document.not_zip" and "not a valid ZIP" in describe_error(caught.value)

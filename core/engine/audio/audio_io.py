@@ -45,7 +45,7 @@ def audio_format(path: Path | str) -> AudioFormat:
     """The format a file name asks for (:class:`AudioWriteError` naming the choices for any other suffix)."""
     fmt = FORMATS.get(Path(path).suffix.lower())
     if fmt is None:
-        raise AudioWriteError(f"Cannot write {Path(path).name}: use a file name ending in {SUFFIXES_TEXT}.")
+        raise AudioWriteError("audio.bad_suffix", name=Path(path).name, suffixes=list(FORMATS))
     return fmt
 
 
@@ -69,7 +69,7 @@ def write_audio_stream(
     path = Path(path)
     folder = path.parent if str(path.parent) else Path(".")
     if not folder.is_dir():
-        raise AudioWriteError(f"Cannot write {path}: the folder {folder} does not exist.")
+        raise AudioWriteError("audio.folder_missing", path=str(path), folder=str(folder))
     fmt = audio_format(path)
     written = 0
     try:
@@ -84,7 +84,7 @@ def write_audio_stream(
             if finish is not None:
                 finish(tmp)
     except OSError as exc:
-        raise AudioWriteError(f"Cannot write {path}: {exc.strerror or exc}. Check free space and permissions.") from exc
+        raise AudioWriteError("audio.write_failed", path=str(path), reason=str(exc.strerror or exc)) from exc
     except sf.LibsndfileError as exc:
-        raise AudioWriteError(f"Cannot write {path}: {exc}. Check free space and permissions.") from exc
+        raise AudioWriteError("audio.write_failed", path=str(path), reason=str(exc)) from exc
     return written

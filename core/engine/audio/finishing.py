@@ -111,8 +111,7 @@ def parse_loudness(value: str | float | None) -> float | None:
     try:
         lufs = float(value)
     except (TypeError, ValueError):
-        presets = ", ".join(f"{k} ({v:g})" for k, v in LOUDNESS_PRESETS.items())
-        raise InvalidOptions(f"Loudness {value!r} is not a number of LUFS or a preset: {presets}.") from None
+        raise InvalidOptions("options.loudness_unknown", value=value, presets=dict(LOUDNESS_PRESETS)) from None
     if not LOUDNESS_RANGE[0] <= lufs <= LOUDNESS_RANGE[1]:
-        raise InvalidOptions(f"Loudness must be between {LOUDNESS_RANGE[0]:g} and {LOUDNESS_RANGE[1]:g} LUFS.")
+        raise InvalidOptions("options.loudness_range", value=lufs, low=LOUDNESS_RANGE[0], high=LOUDNESS_RANGE[1])
     return lufs

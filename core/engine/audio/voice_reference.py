@@ -12,7 +12,7 @@ import soundfile as sf
 import soxr
 
 from core.engine.constants import SAMPLE_RATE
-from core.engine.errors import VoiceReferenceError, first_line
+from core.engine.errors import Notice, VoiceReferenceError, first_line
 
 log = logging.getLogger(__name__)
 
@@ -36,7 +36,8 @@ class VoiceReference:
     channels: int
     duration_s: float
     """Length of the original recording."""
-    warnings: tuple[str, ...] = ()
+    warnings: tuple[Notice, ...] = ()
+    """What makes this reference a weaker one (short, clipped, noisy…), as codes and data for the front ends."""
 
     @property
     def digest(self) -> str:
@@ -48,9 +49,9 @@ def load_voice(path: Path | str) -> VoiceReference:
     path = Path(path)
     name = path.name
     if not path.exists():
-        raise VoiceReferenceError(f"Voice file {path} no longer exists. Choose the reference recording again.")
+        raise VoiceReferenceError("voice.missing", path=str(path))
     if path.is_dir():
-        raise VoiceReferenceError(f"{path} is a folder; choose an audio file (wav, flac, ogg or mp3).")
+        raise VoiceReferenceError("voice.is_folder", path=str(path))
     try:
         # Opened by Python first, so a permission problem is reported as one (libsndfile says "System error").
         # Only the part that is used is read: a 1-hour recording must not fill the memory.
@@ -58,11 +59,9 @@ def load_voice(path: Path | str) -> VoiceReference:
             rate, total = f.samplerate, f.frames
             data = f.read(min(total, int(MAX_SECONDS * rate) + 1), dtype="float32", always_2d=True)
     except PermissionError as exc:
-        raise VoiceReferenceError(f"Cannot read {name}: permission denied. Check the file's permissions.") from exc
+        raise VoiceReferenceError("voice.permission_denied", path=str(path), name=name) from exc
     except (sf.LibsndfileError, RuntimeError, OSError, ValueError) as exc:
-        raise VoiceReferenceError(
-            f"{name} is not a readable audio file ({_short(exc)}). Use a wav, flac, ogg or mp3 recording."
-        ) from exc
+        raise VoiceReferenceError("voice.unreadable", path=str(path), name=name, reason=_short(exc)) from exc
     return voice_from_array(data, rate, source=str(path), total_frames=max(total, data.shape[0]))
 
 
@@ -79,31 +78,34 @@ def voice_from_array(
         data = data[:, None]
     channels = data.shape[1]
     if data.shape[0] == 0 or rate <= 0:
-        raise VoiceReferenceError(f"{name} contains no audio. Record at least {RECOMMENDED_SECONDS:.0f} seconds.")
+        raise VoiceReferenceError("voice.empty", name=name, recommended=RECOMMENDED_SECONDS)
     duration = (total_frames or data.shape[0]) / rate
     keep = int(min(duration, MAX_SECONDS) * rate)
     mono = data[:keep].mean(axis=1)
     if not np.all(np.isfinite(mono)):
-        raise VoiceReferenceError(f"{name} contains invalid samples (NaN or infinity); export it again.")
+        raise VoiceReferenceError("voice.invalid_samples", name=name)
     peak = float(np.max(np.abs(mono)))
     if peak < SILENCE_PEAK:
-        raise VoiceReferenceError(f"{name} is silent. Choose a recording in which the speaker can be heard.")
+        raise VoiceReferenceError("voice.silent", name=name)
     if duration < MIN_SECONDS:
         raise VoiceReferenceError(
-            f"{name} is only {duration:.1f} s long; a voice needs at least {MIN_SECONDS:.0f} s "
-            f"(ideally {RECOMMENDED_SECONDS:.0f}–10 s of clean speech)."
+            "voice.too_short",
+            name=name,
+            seconds=round(duration, 3),
+            minimum=MIN_SECONDS,
+            recommended=RECOMMENDED_SECONDS,
         )
     warnings = []
     if duration < RECOMMENDED_SECONDS:
-        warnings.append(f"The reference is short ({duration:.1f} s); 5–10 s of speech clones the voice better.")
+        warnings.append(Notice("voice.short", {"seconds": round(duration, 3), "recommended": RECOMMENDED_SECONDS}))
     if duration > MAX_SECONDS:
-        warnings.append(f"Only the first {MAX_SECONDS:.0f} s of the {duration:.0f} s recording are used.")
+        warnings.append(Notice("voice.truncated", {"used": MAX_SECONDS, "seconds": round(duration, 3)}))
     if np.mean(np.abs(mono) >= CLIP_LEVEL) > CLIP_SHARE:
-        warnings.append("The reference is clipped (too loud); the cloned voice may sound distorted.")
+        warnings.append(Notice("voice.clipped"))
     if _is_noisy(mono, rate):
-        warnings.append("The reference sounds noisy; a recording without background noise clones the voice better.")
+        warnings.append(Notice("voice.noisy"))
     if rate < 16000:
-        warnings.append(f"The reference is sampled at {rate} Hz; a 16 kHz or better recording sounds clearer.")
+        warnings.append(Notice("voice.low_rate", {"rate": int(rate)}))
     if channels > 1:
         log.info("%s: mixing %d channels to mono", name, channels)
     if rate != SAMPLE_RATE:

@@ -131,7 +131,7 @@ def generate_rows(
                 still.append(i)
         active = still
         if cancelled():
-            raise SynthesisCancelled("The request was cancelled.")
+            raise SynthesisCancelled()
         if active:
             logits = runner.step(fed)  # finished rows ride along with their last token
     return results

@@ -96,7 +96,7 @@ def generate(
                 break
             if cancelled():
                 stats.stop_reason = "cancelled"
-                raise SynthesisCancelled("The request was cancelled.")
+                raise SynthesisCancelled()
             if i + 1 < cap:
                 step_started = time.perf_counter()
                 logits = kv.step(token)

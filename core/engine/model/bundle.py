@@ -45,10 +45,7 @@ def graph_dir(root: Path) -> Path:
 def locate_bundle(root: Path | str, precision: str = "fp32") -> BundleFiles:
     root = Path(root).expanduser()
     if not root.is_dir():
-        raise ModelFilesMissing(
-            f"Model folder {root} does not exist or is not a folder. Choose the folder that holds tokenizer.json "
-            "and onnx/ (for example the downloaded bundle), or build a stand-in with `python -m core make-standin`."
-        )
+        raise ModelFilesMissing("bundle.not_a_folder", path=str(root))
     folder = graph_dir(root)
     graphs, chosen, available = {}, {}, {}
     for name in GRAPHS:
@@ -58,8 +55,7 @@ def locate_bundle(root: Path | str, precision: str = "fp32") -> BundleFiles:
         pick = next((p for p in order if p in present), None)
         if pick is None:
             raise ModelFilesMissing(
-                f"{folder / (name + '.onnx')} is missing (no precision of {name} found in {folder}). "
-                "Download the bundle again or choose the folder that contains all four graphs."
+                "bundle.graph_missing", path=str(folder / (name + ".onnx")), graph=name, folder=str(folder)
             )
         if pick != precision:
             log.info("%s: no %s file, using %s", name, precision, pick)
@@ -67,9 +63,6 @@ def locate_bundle(root: Path | str, precision: str = "fp32") -> BundleFiles:
         graphs[name], chosen[name] = path, pick
     tokenizer = root / "tokenizer.json"
     if not tokenizer.is_file():
-        raise ModelFilesMissing(
-            f"{tokenizer} is missing. Every Chatterbox bundle ships tokenizer.json beside onnx/; "
-            "download the bundle again or choose the folder that contains it."
-        )
+        raise ModelFilesMissing("bundle.tokenizer_missing", path=str(tokenizer))
     voice = root / "default_voice.wav"
     return BundleFiles(root, graphs, chosen, available, tokenizer, voice if voice.is_file() else None)

@@ -43,10 +43,7 @@ def load_text_table(path: Path, hidden: int) -> np.ndarray:
     tables = [t for t in model.graph.initializer if len(t.dims) == 2 and t.dims[1] == hidden]
     named = [t for t in tables if "text" in t.name.lower() and "pos" not in t.name.lower()]
     if len(named) != 1:
-        raise ModelSignatureError(
-            f"{path.name}: cannot identify the text embedding table among its initializers "
-            f"({', '.join(t.name for t in tables) or 'none'}); classifier-free guidance needs it."
-        )
+        raise ModelSignatureError("bundle.no_text_table", file=path.name, tables=[t.name for t in tables])
     tensor = named[0]
     if uses_external_data(tensor):
         load_external_data_for_tensor(tensor, str(path.parent))

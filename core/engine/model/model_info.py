@@ -321,10 +321,7 @@ def read_model_info(sessions: dict[str, Any], paths: dict[str, Path], is_multili
 
     def failer(graph: str) -> Fail:
         def fail(what: str) -> ModelSignatureError:
-            return ModelSignatureError(
-                f"{paths[graph].name} does not match the Chatterbox ONNX interface: {what}. "
-                "Use the graphs of one Chatterbox export (Turbo, Original or Multilingual) together, unmodified."
-            )
+            return ModelSignatureError("bundle.signature_mismatch", file=paths[graph].name, problem=what)
 
         return fail
 
@@ -379,9 +376,7 @@ def read_model_info(sessions: dict[str, Any], paths: dict[str, Path], is_multili
         variant = "multilingual" if is_multilingual else "original"
     else:
         raise ModelSignatureError(
-            f"{paths['embed_tokens'].name} and {paths['language_model'].name} come from different Chatterbox "
-            "variants (Turbo's language model takes position_ids and its embed_tokens only input_ids; the "
-            "original/multilingual ones are the other way round). Use all graphs from one export."
+            "bundle.variants_mixed", embed_file=paths["embed_tokens"].name, lm_file=paths["language_model"].name
         )
 
     dec_in, dec_out = io("conditional_decoder")

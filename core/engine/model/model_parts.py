@@ -23,7 +23,7 @@ from core.engine.audio.speech_decoder import SpeechDecoder
 from core.engine.audio.voice_reference import VoiceReference, load_voice
 from core.engine.caches.conditioning_cache import VoiceConditioner, bundle_identity
 from core.engine.caches.prefix_cache import PrefixCache
-from core.engine.errors import ModelSignatureError, VoiceReferenceError
+from core.engine.errors import InvalidOptions, ModelSignatureError, Notice, VoiceReferenceError
 from core.engine.files.user_dirs import conditioning_cache_dir, decoder_costs_dir, q4_graph_cache_dir
 from core.engine.generation.lm_runners import ChainedKV, CopiedKV, KVRunner
 from core.engine.model.bundle import BundleFiles, file_stamp, locate_bundle
@@ -51,7 +51,7 @@ class Capabilities:
     has_default_voice: bool
     providers: dict[str, str]
     """Graph → the execution provider its session really got."""
-    provider_notice: str | None
+    provider_notice: Notice | None
     """Why CUDA was not used although it was asked for (an NVIDIA GPU is there, or ``cuda`` was chosen)."""
     precisions: dict[str, str]
     """Graph → the precision of the file in use."""
@@ -127,7 +127,7 @@ class ModelParts:
         """Apply switches for the next request. Session settings (provider, threads, precision) need a reload."""
         changed = runtime.session_changes(self.runtime)
         if changed:
-            raise ValueError(f"{', '.join(changed)} change the sessions: load the bundle again")
+            raise InvalidOptions("options.needs_reload", fields=list(changed))
         self.voices.configure(runtime.conditioning_cache, runtime.cache_dir or conditioning_cache_dir())
         if not runtime.prefix_cache or runtime.kv_chaining != self.runtime.kv_chaining:
             self.prefixes.clear()
@@ -146,10 +146,7 @@ class ModelParts:
         if voice is not None:
             return load_voice(voice)
         if self.files.default_voice is None:
-            raise VoiceReferenceError(
-                "This model has no default voice (Turbo bundles ship none): choose a reference recording "
-                "of 5-10 s of clean speech."
-            )
+            raise VoiceReferenceError("voice.no_default", variant=self.capabilities.variant)
         return load_voice(self.files.default_voice)
 
 

@@ -12,7 +12,7 @@ from pathlib import Path
 import onnxruntime as ort
 
 import core.engine.model.gpu as gpu
-from core.engine.errors import ModelFilesMissing, ModelLoadError, first_line
+from core.engine.errors import ModelFilesMissing, ModelLoadError, Notice, first_line
 from core.engine.options import RuntimeOptions
 
 log = logging.getLogger(__name__)
@@ -57,7 +57,7 @@ class SessionFactory:
     runtime: RuntimeOptions
     providers: dict[str, str] = field(default_factory=dict)
     """Graph name → the execution provider that session really got."""
-    notice: str | None = None
+    notice: Notice | None = None
     """Why CUDA was not used although it was asked for (``None`` when nothing to say: also on ``auto`` without an
     NVIDIA GPU, where the CPU is expected)."""
     _cuda_ok: bool | None = None
@@ -83,9 +83,9 @@ class SessionFactory:
             log.info("Running on CPU (no NVIDIA GPU found): %s.", reason)
             return
         if self.runtime.provider == "auto" and self.notice is None:
-            self.notice = f"Running on CPU: {reason}."
+            self.notice = Notice("provider.cpu_fallback", {"reason": reason})
         elif self.notice is None:
-            self.notice = f"CUDA was requested but is not usable, running on CPU instead: {reason}."
+            self.notice = Notice("provider.cuda_unusable", {"reason": reason})
         log.info("%s", self.notice)
 
     def __post_init__(self) -> None:
@@ -116,7 +116,7 @@ class SessionFactory:
         """A session for the graph at ``path`` (or for ``model_bytes``, a rewritten copy of it whose weights are
         read from ``path``'s folder)."""
         if not path.is_file():
-            raise ModelFilesMissing(f"{path} is missing. Download the bundle again or choose a complete folder.")
+            raise ModelFilesMissing("bundle.file_missing", path=str(path))
         want_cuda = self._wants_cuda()
         providers = [(CUDA, {"device_id": 0}), CPU] if want_cuda else [CPU]
         options = self.options(dynamic_shapes)
@@ -131,7 +131,7 @@ class SessionFactory:
             model = model_bytes if model_bytes is not None else str(path)
             session = ort.InferenceSession(model, sess_options=options, providers=providers)
         except Exception as exc:
-            raise ModelLoadError(_explain_load_failure(path, exc)) from exc
+            raise _explain_load_failure(path, exc) from exc
         got = session.get_providers()
         if want_cuda and CUDA not in got:
             self._give_up_cuda(
@@ -144,21 +144,14 @@ class SessionFactory:
         return session
 
 
-def _explain_load_failure(path: Path, exc: Exception) -> str:
+def _explain_load_failure(path: Path, exc: Exception) -> ModelLoadError:
     text = str(exc)
     reason = first_line(text, default="unknown error")
     sidecar = path.with_name(path.name + "_data")
     if "external" in text.lower() or "_data" in text or (not sidecar.exists() and "size" in text.lower()):
         if not sidecar.exists():
-            return (
-                f"{sidecar.name} is missing: it must stay beside {path.name} in {path.parent}. "
-                "Download the bundle again."
+            return ModelLoadError(
+                "bundle.sidecar_missing", path=str(sidecar), graph_file=path.name, folder=str(path.parent)
             )
-        return (
-            f"{sidecar} is truncated or does not belong to {path.name} (onnxruntime: {reason}). "
-            "Download the bundle again."
-        )
-    return (
-        f"{path} cannot be read as an ONNX graph ({reason}). The file may be corrupt or incomplete, "
-        "or need a newer onnxruntime; download it again."
-    )
+        return ModelLoadError("bundle.sidecar_truncated", path=str(sidecar), graph_file=path.name, reason=reason)
+    return ModelLoadError("bundle.graph_unreadable", path=str(path), reason=reason)

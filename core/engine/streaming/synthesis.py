@@ -22,7 +22,7 @@ from core.engine.audio.voice_reference import VoiceReference
 from core.engine.caches.conditioning import Conditioning
 from core.engine.caches.prefix_cache import start_sentence
 from core.engine.constants import LOGITS_VOCAB, SAMPLE_RATE
-from core.engine.errors import SynthesisCancelled
+from core.engine.errors import Notice, SynthesisCancelled
 from core.engine.generation.batch_generate import Generated
 from core.engine.generation.decode_loop import DecodeStats, generate, step_overhead_share
 from core.engine.generation.sampler import Sampler
@@ -80,7 +80,8 @@ class RequestReport:
     text: str = ""
     speech_tokens: list[int] = field(default_factory=list)
     stop_reasons: list[str] = field(default_factory=list)
-    warnings: list[str] = field(default_factory=list)
+    warnings: list[Notice] = field(default_factory=list)
+    """What a person may want to know about this request (codes and data: :mod:`core.wording` words them)."""
     cache: dict[str, Any] = field(default_factory=dict)
     chunks: list[dict[str, Any]] = field(default_factory=list)
     timings: dict[str, float] = field(default_factory=dict)
@@ -152,14 +153,11 @@ class SynthesisStream:
         report.cache["conditioning"] = voice.source
         if voice.write_error:
             report.cache["write_error"] = voice.write_error
-            report.warnings.append(
-                f"The voice could not be saved to the cache ({voice.write_error}): free some disk space, "
-                "or it is analysed again after a restart."
-            )
+            report.warnings.append(Notice("cache.write_failed", {"reason": voice.write_error}))
         report.seed = options.seed if options.seed is not None else new_seed()
         cfg = caps.supports_cfg and params.cfg_weight > 0
         if parts.info.supports_cfg and params.cfg_weight > 0 and not cfg:
-            report.warnings.append("Classifier-free guidance is unavailable for this bundle; generating without it.")
+            report.warnings.append(Notice("synthesis.no_cfg"))
         dec_cond = voice.conditioning.with_decoder_prompt(runtime.decoder_prompt_seconds)
         plan = StreamPlan(
             runtime.stream_plan if runtime.stream else "off",
@@ -191,7 +189,7 @@ class SynthesisStream:
         the chunks that are ready are yielded on the way. Returns the sentence's decode statistics."""
         parts, report = self.parts, self.report
         sentence, dropped = parts.tokenizer.prepare(piece.text)
-        report.warnings += [f"Unknown tag {tag} was skipped." for tag in dropped]
+        report.warnings += [Notice("text.unknown_tag", {"tag": tag}) for tag in dropped]
         guard = RunawayGuard()
         stats, tokens = self._sentence_tokens(ctx, number, sentence, guard)
         audio = self._sentence_audio(ctx, number)
@@ -387,7 +385,7 @@ def wait_cancellable(
             if interrupt is not None:
                 interrupt()
                 wait([future])
-            raise SynthesisCancelled("The request was cancelled.")
+            raise SynthesisCancelled()
 
 
 Finish = Callable[[Any], AudioChunk]

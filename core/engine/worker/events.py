@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
+from core.engine.errors import Notice
 from core.engine.model.model_parts import Capabilities
 from core.engine.streaming.synthesis import AudioChunk, RequestReport
 
@@ -13,8 +15,8 @@ from core.engine.streaming.synthesis import AudioChunk, RequestReport
 class ModelLoaded:
     bundle: Path
     capabilities: Capabilities
-    notice: str | None
-    """The provider notice, or why the worker moved to the CPU after a GPU failure."""
+    notice: Notice | None
+    """The provider notice, or why the worker moved to the CPU after a GPU failure (a code and data)."""
 
     @property
     def variant(self) -> str:
@@ -32,8 +34,11 @@ class LoadProgress:
 
 @dataclass(frozen=True)
 class ModelFailed:
+    """The bundle could not be loaded: ``code`` and ``data`` say why (:mod:`core.wording` words them)."""
+
     bundle: Path
-    message: str
+    code: str
+    data: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -55,8 +60,11 @@ class Finished:
 
 @dataclass(frozen=True)
 class Failed:
+    """A request failed: ``code`` and ``data`` say why; ``internal`` marks a bug or a device failure (not the input)."""
+
     request_id: int
-    message: str
+    code: str
+    data: dict[str, Any] = field(default_factory=dict)
     internal: bool = False
 
 

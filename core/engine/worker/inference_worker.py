@@ -27,7 +27,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from core.engine.errors import ChatterboxError, SynthesisCancelled, first_line
+from core.engine.errors import ChatterboxError, Notice, SynthesisCancelled, first_line
 from core.engine.options import RuntimeOptions
 from core.engine.pipeline import Pipeline
 from core.engine.streaming.synthesis import SynthesisRequest
@@ -211,7 +211,7 @@ class InferenceWorker:
         except SynthesisCancelled:
             sink.put(Cancelled(rid))
         except ChatterboxError as exc:
-            sink.put(_failed(rid, str(exc)))
+            sink.put(Failed(rid, exc.code, dict(exc.data)))
         except Exception as exc:  # noqa: BLE001 - one failed job never takes the worker down
             log.error("request %d failed:\n%s", rid, traceback.format_exc())
             if pipe is not None and pipe.capabilities.on_gpu and _is_device_failure(exc):
@@ -239,25 +239,23 @@ class InferenceWorker:
                 if not failed:
                     self.events.put(LoadProgress(command.bundle, graph, seconds))
 
-        def fail(message: str) -> None:
+        def fail(code: str, data: dict[str, Any]) -> None:
             with lock:
-                failed.append(message)
-                self.events.put(ModelFailed(command.bundle, message))
+                failed.append(code)
+                self.events.put(ModelFailed(command.bundle, code, data))
 
         try:
             pipe = self.pipeline_factory(command.bundle, command.runtime, progress=progress, background=True)
         except ChatterboxError as exc:
-            fail(str(exc))
+            fail(exc.code, exc.data)
             return
         except Exception as exc:
             log.exception("loading %s failed", command.bundle)
-            fail(f"Unexpected error while loading the model: {exc}")
+            fail("worker.load_internal", {"kind": type(exc).__name__, "detail": str(exc)})
             return
         self.pipeline = pipe
         notice = (
-            f"Running on CPU: the GPU failed during synthesis ({self._gpu_failed}). Press Speak to try again."
-            if self._gpu_failed
-            else pipe.provider_notice
+            Notice("provider.gpu_failed", {"reason": self._gpu_failed}) if self._gpu_failed else pipe.provider_notice
         )
         self.events.put(ModelLoaded(command.bundle, pipe.capabilities, notice))
 
@@ -265,7 +263,7 @@ class InferenceWorker:
         """The pipeline for a job, reloaded or switched to its runtime; ``None`` after the event saying why."""
         pipe = self.pipeline
         if pipe is None:
-            sink.put(_failed(rid, "No model is loaded: choose one in the Models menu."))
+            sink.put(Failed(rid, "worker.no_model"))
             return None
         if runtime is not None:
             runtime = replace(runtime, provider="cpu") if self._gpu_failed else runtime
@@ -273,7 +271,7 @@ class InferenceWorker:
             if changed:
                 self._load(LoadModel(pipe.files.root, runtime))
                 if self.pipeline is pipe or self.pipeline is None:  # the reload failed (ModelFailed says why)
-                    sink.put(_failed(rid, f"The model could not be reloaded with the new {', '.join(changed)}."))
+                    sink.put(Failed(rid, "worker.reload_failed", {"fields": list(changed)}))
                     return None
                 pipe = self.pipeline
             pipe.update_runtime(runtime)
@@ -283,10 +281,7 @@ class InferenceWorker:
         """The GPU failed mid-request: report it, and reload on the CPU so the next request works."""
         self._gpu_failed = first_line(str(exc), 200) or type(exc).__name__
         sink.put(
-            _failed(
-                rid,
-                f"The GPU failed during synthesis ({self._gpu_failed}). Switched to the CPU: press Speak to try again.",
-            )
+            Failed(rid, "worker.gpu_failed", {"reason": self._gpu_failed})
         )
         self.pipeline = None  # release the GPU sessions before building the CPU ones
         self._load(LoadModel(pipe.files.root, replace(pipe.runtime, provider="cpu")))
@@ -320,9 +315,5 @@ def _is_device_failure(exc: Exception) -> bool:
     return type(exc).__module__.startswith("onnxruntime") or bool(_DEVICE_ERROR.search(str(exc)))
 
 
-def _failed(rid: int, message: str) -> Failed:
-    return Failed(rid, message)
-
-
 def _internal_failure(rid: int, exc: Exception) -> Failed:
-    return Failed(rid, f"Internal error: {type(exc).__name__}: {exc}", internal=True)
+    return Failed(rid, "worker.internal", {"kind": type(exc).__name__, "detail": str(exc)}, internal=True)

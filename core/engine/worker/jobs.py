@@ -146,7 +146,7 @@ class Speak:
         stream = context.pipeline.stream(self.request, cancelled=context.cancelled)
         for chunk in stream:
             if context.cancelled():
-                raise SynthesisCancelled("cancelled")
+                raise SynthesisCancelled()
             context.sink.put(Chunk(rid, chunk))
         return Finished(rid, stream.report)
         yield  # a generator of one step

@@ -1,0 +1,345 @@
+"""The sentence a person reads for each error code, with the variant a front end needs where they differ.
+
+An entry's text is a ``str.format`` template over the error's ``data`` or a function of it. ``window`` speaks of the
+window's menus and buttons, ``cli`` of the command line's flags, ``api`` of HTTP requests; ``default`` serves the
+front ends that have no variant of their own.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+Text = str | Callable[[Mapping[str, Any]], str]
+
+
+@dataclass(frozen=True)
+class Words:
+    default: Text
+    window: Text | None = None
+    cli: Text | None = None
+    api: Text | None = None
+
+    def for_front(self, front: str) -> Text:
+        variant = {"window": self.window, "cli": self.cli, "api": self.api}.get(front)
+        return self.default if variant is None else variant
+
+
+def _join(values: Any) -> str:
+    return ", ".join(str(v) for v in values)
+
+
+def _quoted(values: Any) -> str:
+    return ", ".join(repr(v) for v in values)
+
+
+def _g(value: Any) -> str:
+    return f"{value:g}" if isinstance(value, (int, float)) else str(value)
+
+
+# --- the model bundle -----------------------------------------------------------------------------------------------
+_NOT_A_FOLDER = "Model folder {path} does not exist or is not a folder. Choose the folder that holds tokenizer.json "
+_SIGNATURE = "Use the graphs of one Chatterbox export (Turbo, Original or Multilingual) together, unmodified."
+
+BUNDLE = {
+    "bundle.not_a_folder": Words(
+        _NOT_A_FOLDER + "and onnx/ (for example the downloaded bundle).",
+        window=_NOT_A_FOLDER + "and onnx/ (for example the downloaded bundle) in the Models menu.",
+        cli=_NOT_A_FOLDER + "and onnx/ (for example the downloaded bundle), or build a stand-in with "
+        "`python -m core make-standin`.",
+    ),
+    "bundle.graph_missing": Words(
+        "{path} is missing (no precision of {graph} found in {folder}). Download the bundle again or choose the "
+        "folder that contains all four graphs."
+    ),
+    "bundle.file_missing": Words("{path} is missing. Download the bundle again or choose a complete folder."),
+    "bundle.tokenizer_missing": Words(
+        "{path} is missing. Every Chatterbox bundle ships tokenizer.json beside onnx/; download the bundle again or "
+        "choose the folder that contains it."
+    ),
+    "bundle.tokenizer_invalid": Words("{path} is not a valid tokenizer file ({reason}). Download the bundle again."),
+    "bundle.sidecar_missing": Words(
+        lambda d: (
+            f"{_name(d['path'])} is missing: it must stay beside {d['graph_file']} in {d['folder']}. "
+            "Download the bundle again."
+        )
+    ),
+    "bundle.sidecar_truncated": Words(
+        "{path} is truncated or does not belong to {graph_file} (onnxruntime: {reason}). Download the bundle again."
+    ),
+    "bundle.graph_unreadable": Words(
+        "{path} cannot be read as an ONNX graph ({reason}). The file may be corrupt or incomplete, or need a newer "
+        "onnxruntime; download it again."
+    ),
+    "bundle.signature_mismatch": Words("{file} does not match the Chatterbox ONNX interface: {problem}. " + _SIGNATURE),
+    "bundle.variants_mixed": Words(
+        "{embed_file} and {lm_file} come from different Chatterbox variants (Turbo's language model takes "
+        "position_ids and its embed_tokens only input_ids; the original/multilingual ones are the other way round). "
+        "Use all graphs from one export."
+    ),
+    "bundle.no_text_table": Words(
+        lambda d: (
+            f"{d['file']}: cannot identify the text embedding table among its initializers "
+            f"({_join(d['tables']) or 'none'}); classifier-free guidance needs it."
+        )
+    ),
+}
+
+
+def _name(path: str) -> str:
+    return path.replace("\\", "/").rsplit("/", 1)[-1]
+
+
+# --- the reference recording ----------------------------------------------------------------------------------------
+_NO_DEFAULT = "This model has no default voice (Turbo bundles ship none): "
+
+VOICE = {
+    "voice.no_default": Words(
+        _NO_DEFAULT + "choose a reference recording of 5-10 s of clean speech.",
+        cli=_NO_DEFAULT + "give a reference recording of 5-10 s of clean speech with --voice.",
+        api=_NO_DEFAULT + "send a reference recording of 5-10 s of clean speech or name a saved voice.",
+    ),
+    "voice.missing": Words("Voice file {path} no longer exists. Choose the reference recording again."),
+    "voice.is_folder": Words("{path} is a folder; choose an audio file (wav, flac, ogg or mp3)."),
+    "voice.permission_denied": Words("Cannot read {name}: permission denied. Check the file's permissions."),
+    "voice.unreadable": Words("{name} is not a readable audio file ({reason}). Use a wav, flac, ogg or mp3 recording."),
+    "voice.empty": Words("{name} contains no audio. Record at least {recommended:.0f} seconds."),
+    "voice.invalid_samples": Words("{name} contains invalid samples (NaN or infinity); export it again."),
+    "voice.silent": Words("{name} is silent. Choose a recording in which the speaker can be heard."),
+    "voice.too_short": Words(
+        "{name} is only {seconds:.1f} s long; a voice needs at least {minimum:.0f} s (ideally {recommended:.0f}–10 s "
+        "of clean speech)."
+    ),
+    "voice.library_unreadable": Words("The library voice {name} cannot be read: {reason}."),
+    "voice.upload_suffix": Words(
+        lambda d: f"{d['name'] or 'The upload'} is not a supported recording: send a {_join(d['suffixes'])} file."
+    ),
+    "library.not_in_trash": Words("the recording of “{name}” is no longer in the trash"),
+    "library.recording_gone": Words("the recording of “{name}” no longer exists"),
+}
+
+# --- what makes a request or a reference weaker (notices, not errors) -----------------------------------------------
+NOTICES = {
+    "voice.short": Words("The reference is short ({seconds:.1f} s); 5–10 s of speech clones the voice better."),
+    "voice.truncated": Words("Only the first {used:.0f} s of the {seconds:.0f} s recording are used."),
+    "voice.clipped": Words("The reference is clipped (too loud); the cloned voice may sound distorted."),
+    "voice.noisy": Words("The reference sounds noisy; a recording without background noise clones the voice better."),
+    "voice.low_rate": Words("The reference is sampled at {rate} Hz; a 16 kHz or better recording sounds clearer."),
+    "cache.write_failed": Words(
+        "The voice could not be saved to the cache ({reason}): free some disk space, or it is analysed again after "
+        "a restart."
+    ),
+    "synthesis.no_cfg": Words("Classifier-free guidance is unavailable for this bundle; generating without it."),
+    "text.unknown_tag": Words("Unknown tag {tag} was skipped."),
+}
+
+# --- text and options -----------------------------------------------------------------------------------------------
+TEXT = {
+    "text.not_text": Words("The text must be a string."),
+    "text.too_long": Words(
+        "The text has {chars:,} characters; the limit is {limit:,}. Split it into several files.",
+        window="The text has {chars:,} characters; the limit is {limit:,}. Split it into several parts.",
+        api="The text has {chars:,} characters; the limit is {limit:,}. Split it into several requests.",
+    ),
+    "text.nothing_to_say": Words(
+        "There is nothing to say: type some words (punctuation and symbols alone are not read)."
+    ),
+    "text.language_unsupported": Words(
+        lambda d: f"Language {d['language']!r} is not supported by this model; choose one of {_join(d['languages'])}."
+    ),
+    "text.english_only": Words("This model speaks English only; use the Multilingual model for {language!r}."),
+    "options.out_of_range": Words(
+        lambda d: (
+            f"{d['field']}={d['value']} is out of range {'(' if d.get('low_open') else '['}{d['low']}, {d['high']}]"
+        )
+    ),
+    "options.top_k": Words("top_k must be at least 1 (or unset to disable it)"),
+    "options.invalid_choice": Words(lambda d: f"{d['field']} must be one of {_join(d['choices'])}, not {d['value']!r}"),
+    "options.setting_range": Words(
+        lambda d: (
+            f"{d['field']} must be between {_g(d['low'])} and {_g(d['high'])}"
+            + (" (or unset for onnxruntime's default)" if d.get("unset_ok") else "")
+        )
+    ),
+    "options.needs_reload": Words(lambda d: f"{_join(d['fields'])} change the sessions: load the bundle again"),
+    "options.loudness_unknown": Words(
+        lambda d: (
+            f"Loudness {d['value']!r} is not a number of LUFS or a preset: "
+            + ", ".join(f"{k} ({_g(v)})" for k, v in d["presets"].items())
+            + "."
+        )
+    ),
+    "options.loudness_range": Words(lambda d: f"Loudness must be between {_g(d['low'])} and {_g(d['high'])} LUFS."),
+}
+
+# --- audio files ----------------------------------------------------------------------------------------------------
+AUDIO = {
+    "audio.bad_suffix": Words(lambda d: f"Cannot write {d['name']}: use a file name ending in {_join(d['suffixes'])}."),
+    "audio.folder_missing": Words("Cannot write {path}: the folder {folder} does not exist."),
+    "audio.write_failed": Words("Cannot write {path}: {reason}. Check free space and permissions."),
+    "subtitles.bad_suffix": Words("Cannot write subtitles to {name}: use a .srt or .vtt file name."),
+    "subtitles.write_failed": Words("Cannot write {path}: {reason}. Check free space and permissions."),
+}
+
+# --- requests on the inference thread -------------------------------------------------------------------------------
+WORKER = {
+    "synthesis.cancelled": Words("The request was cancelled."),
+    "worker.no_model": Words(
+        "No model is loaded.",
+        window="No model is loaded: choose one in the Models menu.",
+        cli="No model is loaded: give one with --bundle.",
+        api="No model is loaded yet.",
+    ),
+    "worker.reload_failed": Words(lambda d: f"The model could not be reloaded with the new {_join(d['fields'])}."),
+    "worker.gpu_failed": Words(
+        "The GPU failed during synthesis ({reason}). Switched to the CPU: send the request again.",
+        window="The GPU failed during synthesis ({reason}). Switched to the CPU: press Speak to try again.",
+        cli="The GPU failed during synthesis ({reason}). Switched to the CPU: run the command again.",
+    ),
+    "worker.internal": Words("Internal error: {kind}: {detail}"),
+    "worker.load_internal": Words("Unexpected error while loading the model: {detail}"),
+    "worker.load_timeout": Words("{bundle} did not load within {minutes} minutes"),
+    "provider.cpu_fallback": Words("Running on CPU: {reason}."),
+    "provider.cuda_unusable": Words("CUDA was requested but is not usable, running on CPU instead: {reason}."),
+    "provider.gpu_failed": Words(
+        "Running on CPU: the GPU failed during synthesis ({reason}).",
+        window="Running on CPU: the GPU failed during synthesis ({reason}). Press Speak to try again.",
+    ),
+}
+
+# --- narration ------------------------------------------------------------------------------------------------------
+_DRM = {"adept": "Adobe ADEPT", "encrypted": "its text is encrypted"}
+
+DOCUMENT = {
+    "document.bad_suffix": Words(lambda d: f"Cannot import {d['name']}: use a {_join(d['suffixes'])} file."),
+    "document.missing": Words("{path} does not exist."),
+    "document.not_utf8": Words("{name} is not UTF-8 text; save it as UTF-8 and import it again."),
+    "document.unreadable": Words("Cannot read {path}: {reason}."),
+    "document.too_long": Words(
+        "The text has {chars:,} characters; a project holds at most {limit:,}. Split the book into several projects."
+    ),
+    "document.bad_epub": Words("{name} is not a readable EPUB ({reason})."),
+    "document.no_text": Words("{name} has no text to read (it may hold only images or scanned pages)."),
+    "document.drm": Words(
+        lambda d: (
+            f"{d['name']} is protected by DRM ({_DRM.get(str(d.get('scheme')), 'its text is encrypted')}); "
+            "it cannot be read aloud here."
+        )
+    ),
+    "document.not_zip": Words("{name} is not an EPUB (it is not a valid ZIP archive)."),
+    "document.nothing_to_say": Words("There is nothing to say in this text: it has no words to read."),
+}
+
+
+def _known_voices(d: Mapping[str, Any]) -> str:
+    return f"Its voices: {_join(d['voices'])}." if d["voices"] else "It has no voices yet."
+
+
+def _unknown_voices(d: Mapping[str, Any]) -> str:
+    names, known = d["names"], d["known"]
+    listing = f"Known voices: {_join(known)}." if known else "The voice library is empty."
+    return (
+        f"Unknown voice{'s' if len(names) > 1 else ''} {_quoted(names)}. {listing} "
+        "Save the voice in the library first, or give the path of a recording."
+    )
+
+
+def _no_take(d: Mapping[str, Any]) -> str:
+    have = f"takes 1 to {d['takes']}" if d["takes"] else "no takes yet"
+    return f"Segment {d['segment']} has {have}; there is no take {d['take']}."
+
+
+def _not_rendered(d: Mapping[str, Any]) -> str:
+    pending = d["pending"]
+    shown = _join(pending[:10]) + ("…" if len(pending) > 10 else "")
+    return f"{len(pending)} of {d['total']} segments are not rendered yet ({shown}): render the project first."
+
+
+_NO_VOICE = "This model ({variant}) has no built-in voice, and segment {segment} has no voice of its own: "
+
+PROJECT = {
+    "project.no_segment": Words("There is no segment {number}: the project has segments 1 to {count}."),
+    "project.bad_path": Words("{problem}."),
+    "project.edit_empty": Words("The new text has nothing to say: type some words."),
+    "project.no_take": Words(_no_take),
+    "project.take_outdated": Words(
+        "Take {take} of segment {segment} was made before its text, voice or settings changed; render it again instead."
+    ),
+    "project.pause_range": Words(
+        lambda d: f"A pause must be between 0 and {_g(d['high'])} seconds, not {_g(d['seconds'])}."
+    ),
+    "project.speed_range": Words(
+        lambda d: f"The pace must be between {d['low']} and {d['high']}×, not {_g(d['speed'])}."
+    ),
+    "project.unknown_voice": Words(lambda d: f"The project has no voice named {d['name']!r}. {_known_voices(d)}"),
+    "project.save_failed": Words(
+        "Cannot save the project in {folder}: {reason}. Free some disk space; the last saved version is kept."
+    ),
+    "project.is_a_file": Words("{folder} is a file; choose a folder for the project."),
+    "project.folder_not_empty": Words(
+        "{folder} is not empty and holds no {file}; choose a new or empty folder for the project."
+    ),
+    "project.not_a_project": Words("{folder} is not a narration project: it has no {file}."),
+    "project.unreadable": Words("Cannot read {path}: {reason}."),
+    "project.damaged": Words(
+        "{path} is damaged (not valid JSON: {reason}). It was left as it is; restore it from a backup."
+    ),
+    "project.newer_format": Words(
+        "{path} was saved by a newer version of Chatterbox Desk (project format {schema}; this version reads format "
+        "{supported}). Update the app to open it; the file was not changed."
+    ),
+    "project.invalid": Words(
+        "{path} is not a valid project file: {problem}. It was left as it is; fix it or restore a backup."
+    ),
+    "voices.unknown": Words(_unknown_voices),
+    "render.no_voice": Words(
+        _NO_VOICE + "give the project a voice (a recording or a voice-library name).",
+        cli=_NO_VOICE + "give the project a voice with --voice (a recording or a voice-library name).",
+    ),
+    "render.internal": Words("Internal error: {kind}: {detail}"),
+    "export.nothing": Words(
+        "Nothing to export: give an audio file, a subtitle file or a folder for chapter files.",
+        cli="Nothing to export: give --out FILE, --subtitles FILE or --per-chapter DIR.",
+    ),
+    "export.chapter_subtitles": Words("Chapter subtitles are .srt or .vtt."),
+    "export.not_rendered": Words(_not_rendered),
+    "export.take_unreadable": Words(
+        "The audio of segment {segment} ({file}) cannot be read: {reason}. Regenerate the segment."
+    ),
+    "export.take_foreign": Words("{file} is not a take written by this app; regenerate segment {segment}."),
+    "export.folder_failed": Words("Cannot create {folder}: {reason}."),
+    "export.write_failed": Words("Cannot write {path}: {reason}."),
+}
+
+
+# --- what the front ends raise themselves ---------------------------------------------------------------------------
+def _unknown_api_voice(d: Mapping[str, Any]) -> str:
+    listed = _join(d["known"]) if d["known"] else "none yet (add one with POST /v1/voices)"
+    if d.get("builtin_name"):
+        return (
+            f"There is no voice named {d['name']!r} (and the model has no built-in voice to use instead). "
+            f"Known voices: {listed}."
+        )
+    return f"There is no voice named {d['name']!r}. Known voices: {listed}."
+
+
+FRONTS = {
+    "cli.message": Words("{text}"),
+    "api.unknown_voice": Words(_unknown_api_voice),
+    "api.disconnected": Words("The client disconnected."),
+    "api.port_range": Words(
+        "The port must be between 1 and 65535, not {port}.", cli="--port must be between 1 and 65535, not {port}"
+    ),
+    "api.open_host": Words(
+        "Listening on {host} makes the API reachable from other machines: set an API key (or use 127.0.0.1).",
+        cli="listening on {host} makes the API reachable from other machines: give an --api-key (or use 127.0.0.1)",
+    ),
+    "api.cannot_listen": Words("cannot listen on {host}:{port}: {reason}"),
+    "api.not_started": Words("The local API server did not start."),
+    "standin.precision": Words(lambda d: f"stand-ins are built in {' or '.join(d['choices'])}, not {d['precision']}"),
+    "soak.requests": Words("a soak needs at least 2 requests, not {requests}"),
+    "soak.warmup": Words("warmup must be at least 1 and below the number of requests ({requests}), not {warmup}"),
+}
+
+CATALOG: dict[str, Words] = {**BUNDLE, **VOICE, **NOTICES, **TEXT, **AUDIO, **WORKER, **DOCUMENT, **PROJECT, **FRONTS}

@@ -1,0 +1,52 @@
+"""A request that fails on the inference thread is answered once, in OpenAI's error shape, in the API's words."""
+
+from __future__ import annotations
+
+import httpx
+import pytest
+
+from core.wording import describe
+from tests.api_support import serving, started_worker
+
+
+@pytest.fixture(scope="module")
+def worker(bundles):
+    worker = started_worker(bundles["original"])
+    yield worker
+    assert worker.shutdown()
+
+
+def test_text_refused_by_the_engine_is_a_422_worded_for_the_api(worker, tmp_path):
+    with serving(worker, tmp_path / "voices") as server:
+        r = httpx.post(server.url + "/audio/speech", json={"input": "?!... ---", "voice": "alloy"}, timeout=60)
+    assert r.status_code == 422
+    assert r.json() == {
+        "error": {
+            "message": describe("text.nothing_to_say", {}, "api"),
+            "type": "invalid_request_error",
+            "code": "synthesis_failed",
+        }
+    }
+    assert "nothing to say" in r.json()["error"]["message"]
+
+
+def test_an_internal_failure_is_a_500_with_the_catalog_sentence(worker, tmp_path, monkeypatch):
+    pipe = worker.pipeline
+    monkeypatch.setattr(pipe, "stream", lambda *a, **k: (_ for _ in ()).throw(ZeroDivisionError("boom")))
+    with serving(worker, tmp_path / "voices") as server:
+        r = httpx.post(server.url + "/audio/speech", json={"input": "Hello.", "voice": "alloy"}, timeout=60)
+    assert r.status_code == 500
+    assert r.json()["error"] == {
+        "message": "Internal error: ZeroDivisionError: boom",
+        "type": "server_error",
+        "code": "internal_error",
+    }
+
+
+def test_an_unknown_voice_lists_the_known_ones_in_the_api_words(worker, tmp_path):
+    with serving(worker, tmp_path / "voices") as server:
+        r = httpx.post(server.url + "/audio/speech", json={"input": "Hi.", "voice": "Bob"}, timeout=60)
+    assert r.status_code == 404
+    assert r.json()["error"]["message"] == (
+        "There is no voice named 'Bob'. Known voices: none yet (add one with POST /v1/voices)."
+    )
