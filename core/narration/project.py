@@ -147,7 +147,7 @@ class Project:
         """The chosen take of a segment that export or playback needs rendered (:class:`ProjectError` if none)."""
         take = self.chosen_take(segment)
         if take is None:
-            raise ProjectError(f"Segment {self.number(segment)} has no take yet: render it first.")
+            raise ProjectError("export.not_rendered", pending=[self.number(segment)], total=len(self.segments))
         return take
 
     def pending(self) -> list[Segment]:

@@ -8,11 +8,12 @@ from core.engine import Failed, ModelFailed
 from core.wording import describe
 
 
-def test_a_failed_request_is_shown_once_in_the_windows_words(window):
+def test_a_failed_request_is_shown_once_in_the_windows_words(window, monkeypatch):
     shown = []
-    real = window.show_message
-    window.show_message = lambda text, *a, **k: shown.append(text) or real(text, *a, **k)
+    real = window.message.show_message
+    monkeypatch.setattr(window.message, "show_message", lambda text, *a, **k: shown.append(text) or real(text, *a, **k))
     window.bridge.current = 7
+    window.speak_panel.controller.begin(7, {})  # a Speak request of the window's own
     window.bridge._dispatch(Failed(7, "worker.gpu_failed", {"reason": "CUDA error 700"}))
     expected = describe("worker.gpu_failed", {"reason": "CUDA error 700"}, "window")
     assert shown == [expected] and "press Speak" in expected

@@ -311,6 +311,7 @@ def test_a_render_that_fails_is_reported_once_and_is_not_a_failed_speak_request(
     """The Speak panel used to take every failure on the bridge for its own: a failed render showed its message
     twice (studio and Speak), ended a Speak request that never started and said "failed" in the playback status."""
     from core.narration import Project, ProjectError
+    from core.wording import describe
 
     window = studio_window
     new_project(window, tmp_path)
@@ -318,10 +319,10 @@ def test_a_render_that_fails_is_reported_once_and_is_not_a_failed_speak_request(
     show = window.message.show_message
     monkeypatch.setattr(window.message, "show_message", lambda text, *a, **k: (shown.append(text), show(text, *a, **k)))
     window.speak_panel.request_done.connect(ended.append)
-    reason = "Cannot save the project in Story.cbproj: No space left on device."
+    reason = describe("project.save_failed", {"folder": "Story.cbproj", "reason": "No space left on device"})
 
     def full_disk(self):
-        raise ProjectError(reason)
+        raise ProjectError("project.save_failed", folder="Story.cbproj", reason="No space left on device")
 
     monkeypatch.setattr(Project, "save", full_disk)
     with qtbot.waitSignal(window.bridge.request_failed, timeout=60000):
