@@ -133,7 +133,7 @@ def test_voice_upload_then_speak_with_it(client, server, voice_wav, other_voice_
     assert r.status_code == 200, r.text
     assert decoded_samples(r.content, "pcm") == server.jobs.record(int(r.headers["x-request-id"])).samples
     assert len(client.get("/voices").json()["data"]) == 1
-    assert not any((server.app.state.voices.library.directory / ".uploads").glob("*/*"))  # staging cleaned
+    assert not any((server.app.state.api.voices.library.directory / ".uploads").glob("*/*"))  # staging cleaned
 
 
 def _wav_bytes(seconds: float) -> bytes:
@@ -176,7 +176,7 @@ def test_upload_size_limit(worker, tmp_path):
 
 def test_unknown_voice_is_404_listing_the_known_ones(worker, tmp_path, voice_wav, bundles):
     with serving(worker, tmp_path / "voices") as server:
-        server.app.state.voices.library.add("Ada", voice_wav)
+        server.app.state.api.voices.library.add("Ada", voice_wav)
         r = httpx.post(server.url + "/audio/speech", json={"model": "tts-1", "input": "Hi.", "voice": "Bob"})
         assert r.status_code == 404
         error = r.json()["error"]
@@ -299,7 +299,7 @@ def test_window_local_api_toggle(window, qtbot):
     r = httpx.post(panel.url.text() + "/audio/speech", json={"input": "From another program.", "voice": "alloy",
                                                             "response_format": "wav"}, timeout=60)  # fmt: skip
     assert r.status_code == 200 and decoded_samples(r.content, "wav") > 0
-    assert panel.server.app.state.worker is window.bridge.worker  # the window's own worker and caches
+    assert panel.server.app.state.api.worker is window.bridge.worker  # the window's own worker and caches
     qtbot.waitUntil(lambda: panel.served.text() == "1 request served", timeout=3000)
     url = panel.url.text()
     panel.enabled.setChecked(False)

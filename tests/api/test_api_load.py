@@ -47,7 +47,7 @@ def _client_run(url: str, client_number: int, server, requests: int = REQUESTS) 
 
 def test_concurrent_clients_get_their_own_audio_and_memory_stays_flat(worker, tmp_path, voice_wav):
     with serving(worker, tmp_path / "voices") as server:
-        server.app.state.voices.library.add("Ada", voice_wav)
+        server.app.state.api.voices.library.add("Ada", voice_wav)
         with ThreadPoolExecutor(CLIENTS) as pool:  # warm-up: caches, imports, thread pools
             list(pool.map(lambda i: _client_run(server.url, i, server, 2), range(CLIENTS)))
         gc.collect()
@@ -67,7 +67,7 @@ def test_concurrent_clients_get_their_own_audio_and_memory_stays_flat(worker, tm
 
 def test_clients_that_disconnect_mid_stream_leave_nothing_running(worker, tmp_path, voice_wav):
     with serving(worker, tmp_path / "voices") as server:
-        server.app.state.voices.library.add("Ada", voice_wav)
+        server.app.state.api.voices.library.add("Ada", voice_wav)
         served = server.jobs.served
 
         def leave_early(i: int) -> int:

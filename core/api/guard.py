@@ -1,0 +1,48 @@
+"""The guard in front of every route (pure ASGI): the API key on ``/v1`` and a cap on the request body's size."""
+
+from __future__ import annotations
+
+import hmac
+
+from core.api.errors import ApiError, error_response
+
+
+class RequestGuard:
+    """Pure ASGI: the API key on ``/v1`` (``Authorization: Bearer KEY``), and a cap on the request body's size."""
+
+    def __init__(self, app, api_key: str | None, body_limit: int):
+        self.app, self.key, self.limit = app, (api_key or "").encode(), body_limit
+
+    async def __call__(self, scope, receive, send):
+        if scope["type"] != "http":
+            return await self.app(scope, receive, send)
+        headers = dict(scope.get("headers") or [])
+        if self.key and scope["path"].startswith("/v1"):
+            given = headers.get(b"authorization", b"")
+            token = given[7:].strip() if given[:7].lower() == b"bearer " else b""
+            if not hmac.compare_digest(token, self.key):
+                message = "Missing or wrong API key: send the header 'Authorization: Bearer KEY'."
+                response = error_response(401, message, "invalid_api_key", headers={"WWW-Authenticate": "Bearer"})
+                return await response(scope, receive, send)
+        try:
+            length = int(headers.get(b"content-length", b"0"))
+        except ValueError:
+            length = 0
+        if length > self.limit:
+            return await self._too_large(scope, receive, send)
+        seen = 0
+
+        async def counted():
+            nonlocal seen
+            message = await receive()
+            seen += len(message.get("body", b""))
+            if seen > self.limit:
+                raise ApiError(413, "The request body is too large.", "request_too_large")
+            return message
+
+        return await self.app(scope, counted, send)
+
+    async def _too_large(self, scope, receive, send):
+        limit_mb = self.limit // (1024 * 1024)
+        message = f"The request body is larger than {limit_mb} MB; send a recording of 5–30 s of speech."
+        return await error_response(413, message, "request_too_large")(scope, receive, send)

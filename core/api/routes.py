@@ -1,0 +1,263 @@
+"""The HTTP routes of the local speech API (OpenAI-compatible): ``POST /v1/audio/speech``, ``GET /v1/models``,
+``GET``/``POST /v1/voices`` and ``GET /health``.
+
+Each route reads what it needs from :class:`ApiState` (the app's ``state.api``); the speech route's checks are small
+functions in the order a request meets them: the body, its fields, the model, the voice, the options.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from fastapi import APIRouter, Request
+from fastapi.responses import Response
+from pydantic import ValidationError
+from starlette.datastructures import FormData, UploadFile
+
+from core.api.errors import ApiError
+from core.api.jobs import JobQueue, QueueFull
+from core.api.models import SpeechParams, accepted_models, first_problem, model_list
+from core.api.respond import respond
+from core.api.voices import ApiVoices, UnknownVoice
+from core.engine import (
+    Capabilities,
+    ChatterboxError,
+    InferenceWorker,
+    InvalidOptions,
+    JobInfo,
+    SynthesisOptions,
+    SynthesisRequest,
+    VoiceReference,
+    WorkerStatus,
+)
+from core.voices import VoiceLibrary
+from core.wording import describe_error, describe_notice
+
+router = APIRouter()
+
+
+@dataclass(frozen=True)
+class ApiState:
+    """What the routes share: the worker, the API's request queue, the voices and the limits."""
+
+    worker: InferenceWorker
+    jobs: JobQueue
+    voices: ApiVoices
+    library: VoiceLibrary
+    max_input_chars: int
+    max_upload_bytes: int
+
+
+def _state(request: Request) -> ApiState:
+    state: ApiState = request.app.state.api
+    return state
+
+
+@router.get("/health")
+async def health(request: Request) -> dict[str, Any]:
+    state = _state(request)
+    worker, jobs = state.worker, state.jobs
+    pipe = worker.pipeline
+    return {
+        "status": "ok" if worker.alive and pipe is not None else ("no_model" if worker.alive else "stopped"),
+        "model_loaded": pipe is not None,
+        "variant": pipe.capabilities.variant if pipe is not None else None,
+        "worker_alive": worker.alive,
+        "queue_depth": worker.queued,
+        "running": worker.running is not None,
+        "api_active": jobs.active,
+        "api_waiting": jobs.waiting,
+        "served": jobs.served,
+        "worker": _worker_status(worker.status()),
+    }
+
+
+@router.get("/v1/models")
+async def models(request: Request) -> dict[str, Any]:
+    pipe = _state(request).worker.pipeline
+    return model_list(pipe.capabilities.variant if pipe is not None else None)
+
+
+@router.get("/v1/voices")
+async def list_voices(request: Request) -> dict[str, Any]:
+    state = _state(request)
+    pipe = state.worker.pipeline
+    data = [
+        {"object": "voice", "id": v.name, "name": v.name, "seconds": round(v.seconds, 2)} for v in state.voices.list()
+    ]
+    default = pipe is not None and pipe.capabilities.has_default_voice
+    return {"object": "list", "data": data, "default_voice": default}
+
+
+@router.post("/v1/voices", status_code=201)
+async def add_voice(request: Request) -> dict[str, Any]:
+    state = _state(request)
+    name, filename, data = await _voice_upload(request, state)
+    try:
+        entry, reference = state.voices.add_upload(name, filename, data)
+    except ChatterboxError as exc:
+        raise ApiError(422, describe_error(exc, "api"), "invalid_audio") from exc
+    except OSError as exc:
+        message = f"The voice could not be saved: {exc.strerror or exc}."
+        raise ApiError(500, message, "write_failed", "server_error") from None
+    return {
+        "object": "voice",
+        "id": entry.name,
+        "name": entry.name,
+        "seconds": round(entry.seconds, 2),
+        "warnings": [describe_notice(w, "api") for w in reference.warnings],
+    }
+
+
+@router.post("/v1/audio/speech")
+async def speech(request: Request) -> Response:
+    state = _state(request)
+    fields, upload = await _speech_fields(request, state.max_upload_bytes)
+    params = _speech_params(fields, state.max_input_chars)
+    caps = _loaded_model(state.worker, params.model)
+    voice = _speech_voice(state.voices, params, upload, caps)
+    options = _speech_options(params, caps)
+    try:
+        job = state.jobs.submit(SynthesisRequest(params.input, voice, options), asyncio.get_running_loop())
+    except QueueFull as exc:
+        message = f"{exc.waiting} requests are already waiting; try again in {exc.retry_after} s."
+        headers = {"Retry-After": str(exc.retry_after)}
+        raise ApiError(429, message, "queue_full", "rate_limit_error", headers) from None
+    return await respond(job, params, request)
+
+
+# --- the speech request's checks, in order -------------------------------------------------------------------------
+Upload = tuple[str | None, bytes]
+"""An uploaded recording: its file name and bytes."""
+
+
+async def _speech_fields(request: Request, max_upload: int) -> tuple[dict[str, Any], Upload | None]:
+    """The request's fields (JSON, or multipart with an optional ``voice_file``)."""
+    if request.headers.get("content-type", "").startswith("multipart/form-data"):
+        form = await _form(request)
+        try:
+            fields: dict[str, Any] = {k: v for k, v in form.multi_items() if isinstance(v, str)}
+            part = form.get("voice_file")
+            upload = (part.filename, await _read_upload(part, max_upload)) if isinstance(part, UploadFile) else None
+        finally:
+            await form.close()
+        return fields, upload
+    try:
+        body = json.loads(await request.body() or b"null")
+    except ValueError:
+        raise ApiError(422, "The body is not valid JSON.", "invalid_json") from None
+    if not isinstance(body, dict):
+        raise ApiError(422, "The body must be a JSON object with 'model', 'input' and 'voice'.", "invalid_json")
+    return body, None
+
+
+def _speech_params(fields: dict[str, Any], max_input_chars: int) -> SpeechParams:
+    try:
+        params = SpeechParams.model_validate(fields)
+    except ValidationError as exc:
+        raise ApiError(422, first_problem(exc.errors()), "invalid_value") from None
+    if len(params.input) > max_input_chars:
+        message = f"'input' has {len(params.input):,} characters; at most {max_input_chars:,} are accepted per request."
+        raise ApiError(413, message, "input_too_long")
+    if not params.input.strip():
+        raise ApiError(422, "'input' is empty: give the text to speak.", "invalid_value")
+    return params
+
+
+def _loaded_model(worker: InferenceWorker, model: str) -> Capabilities:
+    """What the loaded model can do (503 while none is loaded; 404 for a model name it does not answer to)."""
+    pipe = worker.pipeline
+    if pipe is None or not worker.alive:
+        raise ApiError(503, "No model is loaded yet.", "model_not_loaded", "server_error", {"Retry-After": "5"})
+    caps = pipe.capabilities
+    if model not in accepted_models(caps.variant):
+        known = ", ".join(accepted_models(caps.variant))
+        raise ApiError(404, f"The model {model!r} does not exist here. Use one of: {known}.", "model_not_found")
+    return caps
+
+
+def _speech_voice(
+    voices: ApiVoices, params: SpeechParams, upload: Upload | None, caps: Capabilities
+) -> VoiceReference | None:
+    try:
+        if upload is not None:
+            return voices.load_upload(*upload)
+        return voices.resolve(params.voice, caps.has_default_voice)
+    except UnknownVoice as exc:
+        raise ApiError(404, describe_error(exc, "api"), "voice_not_found") from None
+    except ChatterboxError as exc:
+        raise ApiError(422, describe_error(exc, "api"), "invalid_audio") from None
+
+
+def _speech_options(params: SpeechParams, caps: Capabilities) -> SynthesisOptions:
+    options = SynthesisOptions(
+        temperature=params.temperature,
+        cfg_weight=params.cfg_weight,
+        exaggeration=params.exaggeration,
+        seed=params.seed,
+        language=params.language,
+    )
+    try:
+        options.resolve(caps.variant)
+    except InvalidOptions as exc:
+        raise ApiError(422, describe_error(exc, "api"), "invalid_value") from None
+    if params.language and caps.languages and params.language not in caps.languages:
+        known = ", ".join(caps.languages)
+        raise ApiError(422, f"Language {params.language!r} is not one of the model's: {known}.", "invalid_value")
+    return options
+
+
+# --- uploads -------------------------------------------------------------------------------------------------------
+async def _voice_upload(request: Request, state: ApiState) -> tuple[str, str | None, bytes]:
+    """``POST /v1/voices``: the new voice's name and its recording (checked: present, named, new, not too large)."""
+    form = await _form(request)
+    try:
+        upload = form.get("file")
+        if not isinstance(upload, UploadFile):
+            raise ApiError(422, "Send the reference recording as the multipart field 'file'.", "missing_file")
+        name = " ".join(str(form.get("name") or "").split()) or (upload.filename or "").rsplit(".", 1)[0]
+        if not name:
+            raise ApiError(422, "Give the voice a name (the multipart field 'name').", "missing_name")
+        if len(name) > 60:
+            raise ApiError(422, "A voice name has at most 60 characters.", "invalid_value")
+        if state.library.get(name) is not None:
+            raise ApiError(409, f"A voice named {name!r} exists already; choose another name.", "voice_exists")
+        return name, upload.filename, await _read_upload(upload, state.max_upload_bytes)
+    finally:
+        await form.close()
+
+
+async def _form(request: Request) -> FormData:
+    try:
+        return await request.form(max_files=1, max_fields=20)
+    except ApiError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - starlette / python-multipart parse errors
+        raise ApiError(422, f"The multipart body cannot be read: {exc}.", "invalid_multipart") from None
+
+
+async def _read_upload(upload: UploadFile, limit: int) -> bytes:
+    data = await upload.read(limit + 1)
+    if len(data) > limit:
+        message = f"The recording is larger than {limit // (1024 * 1024)} MB; send 5–30 s of speech."
+        raise ApiError(413, message, "file_too_large")
+    if not data:
+        raise ApiError(422, "The uploaded recording is empty.", "invalid_audio")
+    return data
+
+
+def _worker_status(status: WorkerStatus) -> dict[str, Any]:
+    """What the worker runs, pauses and has waiting, by request id, kind and priority (no labels: ``/health`` needs
+    no key, and a label may name the window's book)."""
+
+    def info(job: JobInfo | None) -> dict[str, Any] | None:
+        return None if job is None else job.as_dict(label=False)
+
+    return {
+        "running": info(status.running),
+        "paused": info(status.paused),
+        "waiting": [info(job) for job in status.waiting],
+    }
