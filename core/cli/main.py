@@ -13,6 +13,7 @@ import logging
 import sys
 import time
 from pathlib import Path
+from typing import TypeAlias
 
 import numpy as np
 
@@ -21,7 +22,21 @@ from core.cli.project import add_parsers as add_project_parsers
 from core.cli.project import add_sampling_arguments, narrate, project_command, sampling_given
 from core.cli.serve import add_parser as add_serve_parser
 from core.cli.serve import serve
-from core.engine import SAMPLE_RATE, ChatterboxError, InvalidOptions, audio_format, write_audio_stream
+from core.engine import (
+    PRECISIONS,
+    PROVIDERS,
+    Q4_COMPUTE,
+    SAMPLE_RATE,
+    STREAM_PLANS,
+    ChatterboxError,
+    InvalidOptions,
+    RuntimeOptions,
+    audio_format,
+    write_audio_stream,
+)
+from core.standin.naming import NAMINGS
+from core.standin.spec import PRECISIONS as STANDIN_PRECISIONS
+from core.standin.spec import SIZES, VARIANTS
 from core.wording import describe_error, describe_notice
 
 EXIT_OK, EXIT_INTERNAL, EXIT_BAD_INPUT, EXIT_SOAK_FAILED = 0, 1, 2, 3
@@ -34,17 +49,24 @@ class _Parser(argparse.ArgumentParser):
         self.exit(EXIT_BAD_INPUT, f"{self.prog}: error: {message}\n")
 
 
-def build_parser() -> argparse.ArgumentParser:
-    from core.engine import PRECISIONS, PROVIDERS, Q4_COMPUTE, STREAM_PLANS, RuntimeOptions
-    from core.standin.naming import NAMINGS
-    from core.standin.spec import PRECISIONS as STANDIN_PRECISIONS
-    from core.standin.spec import SIZES, VARIANTS
+Subparsers: TypeAlias = "argparse._SubParsersAction[_Parser]"
+"""argparse's sub-parser collection (``add_subparsers()``), as :func:`build_parser` passes it on."""
 
+
+def build_parser() -> argparse.ArgumentParser:
     defaults = RuntimeOptions()
     parser = _Parser(prog="python -m core", description="Chatterbox TTS ONNX pipeline (no GUI).")
     parser.add_argument("-v", "--verbose", action="store_true", help="log progress to stderr")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    for add in (_add_make_standin, _add_info, _add_bench, _add_soak, _add_synth):
+        add(sub, defaults)
+    add_project_parsers(sub, runtime_arguments)
+    add_serve_parser(sub, runtime_arguments)
+    return parser
 
+
+def _add_make_standin(sub: Subparsers, defaults: RuntimeOptions) -> None:
+    """``make-standin OUT``: a stand-in bundle with the real interface and random weights."""
     p = sub.add_parser("make-standin", help="build a stand-in bundle with the real interface and random weights")
     p.add_argument("out", type=Path)
     p.add_argument("--variant", choices=VARIANTS, default="turbo")
@@ -68,6 +90,9 @@ def build_parser() -> argparse.ArgumentParser:
         help="greedy decoding repeats a token unless the repetition penalty covers the whole history",
     )
 
+
+def _add_info(sub: Subparsers, defaults: RuntimeOptions) -> None:
+    """``info BUNDLE``: what a bundle is and how its tensors were matched."""
     p = sub.add_parser(
         "info", help="describe a bundle: variant, graphs, precisions, dims, dtypes and the tensor names it uses"
     )
@@ -76,6 +101,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--q4-compute", choices=Q4_COMPUTE, default=defaults.q4_compute, help=Q4_HELP)
     p.add_argument("--provider", choices=PROVIDERS, default="cpu")
 
+
+def _add_bench(sub: Subparsers, defaults: RuntimeOptions) -> None:
+    """``bench``: every optimisation against its baseline."""
     p = sub.add_parser("bench", help="measure every optimisation against its baseline (A/B interleaved)")
     source = p.add_mutually_exclusive_group()
     source.add_argument("--bundle", type=Path, help="a real or stand-in bundle")
@@ -94,6 +122,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--json", type=Path, help="also write the full report as JSON")
 
+
+def _add_soak(sub: Subparsers, defaults: RuntimeOptions) -> None:
+    """``soak``: many syntheses through the inference worker; tokens and memory checked."""
     p = sub.add_parser(
         "soak",
         help="many syntheses in one process: same tokens every time, no memory growth after warm-up",
@@ -119,6 +150,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--max-growth-mb", type=float, default=30.0, help="allowed RSS growth after warm-up (default 30)")
     p.add_argument("--json", action="store_true", help="print the report as one JSON object")
 
+
+def _add_synth(sub: Subparsers, defaults: RuntimeOptions) -> None:
+    """``synth``: text to an audio file, with every runtime switch."""
     p = sub.add_parser("synth", help="synthesize text to an audio file")
     p.add_argument("--bundle", type=Path, required=True)
     text = p.add_mutually_exclusive_group(required=True)
@@ -155,9 +189,6 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--no-trim-silence", action="store_true", help="keep trailing silence after each sentence")
     p.add_argument("--cache-dir", type=Path, help="conditioning cache folder (default: the user cache dir)")
     p.add_argument("--json", action="store_true", help="print one JSON object with tokens and timings")
-    add_project_parsers(sub, runtime_arguments)
-    add_serve_parser(sub, runtime_arguments)
-    return parser
 
 
 def runtime_arguments(p: argparse.ArgumentParser, cache_dir: bool = True, lm_batch: bool = False) -> None:
