@@ -135,3 +135,15 @@ def tone(seconds: float, rate: int = 24000, channels: int = 1, amplitude: float 
     t = np.arange(int(seconds * rate)) / rate
     wave = amplitude * np.sin(2 * np.pi * 220 * t) * (0.6 + 0.4 * np.sin(2 * np.pi * 3 * t))
     return np.repeat(wave[:, None], channels, axis=1).astype(np.float32)
+
+
+@pytest.fixture(scope="session")
+def renamed(tmp_path_factory) -> dict:
+    """Stand-ins written under the other names exports use, and with a float16 KV cache (same weights)."""
+    root = tmp_path_factory.mktemp("renamed")
+    out = {}
+    for variant in ("turbo", "original"):
+        for names in ("cond-emb", "positional"):
+            out[variant, names] = make_standin(root / f"{variant}-{names}", variant, seed=7, names=names)
+        out[variant, "fp16"] = make_standin(root / f"{variant}-fp16", variant, precision="fp16", seed=7)
+    return out

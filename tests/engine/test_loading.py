@@ -99,17 +99,6 @@ def test_the_worker_reports_load_progress_before_the_model_is_loaded(bundles, vo
         assert worker.shutdown()
 
 
-def test_the_window_shows_per_graph_load_progress(qtbot, tmp_path, bundles):
-    from tests.app_support import make_window
-
-    window = make_window(qtbot, tmp_path, bundles["original"], load=False)
-    shown = []
-    window.bridge.load_progress.connect(lambda graph, seconds: shown.append(window.load_label.text()))
-    with qtbot.waitSignal(window.bridge.model_loaded, timeout=30000):
-        window.load_model(bundles["original"])
-    qtbot.waitUntil(lambda: len(window._load_times) == 4 and None not in window._load_times.values(), timeout=30000)
-    assert any("decoder …" in text for text in shown) and any("language model ✓" in text for text in shown)
-    assert not window.load_label.isVisible() and "decoder ✓" in window.model_label.toolTip()
 
 
 def test_the_decoder_and_encoder_skip_the_quadratic_memory_reuse_plan(bundles):
@@ -120,10 +109,3 @@ def test_the_decoder_and_encoder_skip_the_quadratic_memory_reuse_plan(bundles):
                      "conditional_decoder": False}  # fmt: skip
 
 
-def test_a_failed_load_leaves_no_progress_line_behind(qtbot, tmp_path, broken):
-    from tests.app_support import make_window
-
-    window = make_window(qtbot, tmp_path, broken["truncated_data"][0], load=False)
-    with qtbot.waitSignal(window.bridge.model_failed, timeout=30000):
-        window.load_model(broken["truncated_data"][0])
-    assert not window.load_label.isVisible()

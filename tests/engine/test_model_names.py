@@ -14,29 +14,17 @@ import shutil
 import numpy as np
 import pytest
 
-from app.settings import Key
 from core.cli.main import main
 from core.engine.errors import ModelSignatureError
 from core.engine.model.model_info import ALIASES
 from core.engine.options import RuntimeOptions, SynthesisOptions
 from core.engine.pipeline import Pipeline
-from core.standin import make_standin
 from core.wording import describe_error
-from tests.app_support import make_window, speak_and_wait
 
 TEXT = "Hello there. How are you today?"
 SEED = 7  # the conftest bundles' seed: same weights
 
 
-@pytest.fixture(scope="module")
-def renamed(tmp_path_factory) -> dict:
-    root = tmp_path_factory.mktemp("renamed")
-    out = {}
-    for variant in ("turbo", "original"):
-        for names in ("cond-emb", "positional"):
-            out[variant, names] = make_standin(root / f"{variant}-{names}", variant, seed=SEED, names=names)
-        out[variant, "fp16"] = make_standin(root / f"{variant}-fp16", variant, precision="fp16", seed=SEED)
-    return out
 
 
 def _synth(bundle, voice, precision="fp32", **runtime):
@@ -94,22 +82,6 @@ def test_renamed_and_fp16_bundles_synthesize_through_the_cli(capsys, renamed, vo
         assert json.loads(captured.out)["audio_seconds"] > 1 and out.is_file()
 
 
-@pytest.mark.qt
-@pytest.mark.parametrize("kind", ["cond-emb", "positional", "fp16"])
-def test_renamed_and_fp16_bundles_speak_in_the_app(qtbot, tmp_path, renamed, voice_wav, kind):
-    window = make_window(qtbot, tmp_path, renamed["turbo", kind], load=False)
-    if kind == "fp16":
-        window.settings.set(Key.PRECISION, "fp16")
-    with qtbot.waitSignal(window.bridge.model_loaded, timeout=30000):
-        window.load_model(renamed["turbo", kind])
-    assert window.voice_panel.select_file(voice_wav)
-    speak_and_wait(qtbot, window)
-    assert window.speak_panel.last_audio is not None and window.speak_panel.last_audio.size > 24000
-    combo = window.settings_panel.controls[Key.PRECISION]
-    offered = [combo.itemText(i) for i in range(combo.count())]
-    assert offered == (["fp16"] if kind == "fp16" else ["fp32"])  # only what the bundle holds
-    if kind == "fp16":
-        assert "LM fp16" in window.model_label.text() and combo.currentText() == "fp16"
 
 
 def _swap(source, target, graph, replacement_graph, tmp_path):
@@ -173,13 +145,3 @@ def test_outputs_in_the_wrong_order_without_names_are_refused(renamed):
     assert read_model_info(sessions, files.graphs, is_multilingual=False).encoder.matched_by == "order"
 
 
-@pytest.mark.qt
-def test_a_precision_the_bundle_lacks_is_not_offered_and_the_used_one_is_said(qtbot, tmp_path, bundles):
-    window = make_window(qtbot, tmp_path, bundles["original"], load=False)
-    window.settings.set(Key.PRECISION, "q4")  # remembered from another model
-    with qtbot.waitSignal(window.bridge.model_loaded, timeout=30000):
-        window.load_model(bundles["original"])
-    combo = window.settings_panel.controls[Key.PRECISION]
-    assert [combo.itemText(i) for i in range(combo.count())] == ["fp32"] and combo.currentText() == "fp32"
-    assert "no q4 language model; it runs fp32" in combo.toolTip()
-    assert window.settings.get(Key.PRECISION) == "q4"  # the choice is kept for a model that has it
