@@ -54,7 +54,8 @@ def install_excepthook(window) -> object:
 
 
 def make_application(argv: list[str] | None = None) -> QApplication:
-    app = QApplication.instance() or QApplication(argv or sys.argv[:1])
+    existing = QApplication.instance()
+    app = existing if isinstance(existing, QApplication) else QApplication(argv or sys.argv[:1])
     app.setApplicationName("Chatterbox Desk")
     app.setOrganizationName(APP_NAME)
     app.setApplicationVersion(__version__)

@@ -174,7 +174,7 @@ def mismatch(path: Path, expected: Expected, cancelled: Callable[[], bool] = lam
 def wanted_files(model: HubModel, available: list[str]) -> list[str]:
     """The repository files one precision needs (per graph: the requested precision, else fp32)."""
     names = set(available)
-    out = [n for n in ("tokenizer.json", "default_voice.wav") if n in names]
+    out: list[str] = [n for n in ("tokenizer.json", "default_voice.wav") if n in names]
     for graph in GRAPHS:
         for precision in (model.precision, "fp32"):
             base = f"onnx/{graph}{SUFFIXES[precision]}.onnx"

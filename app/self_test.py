@@ -85,8 +85,9 @@ def _run(out: Path, bundle: Path | None, timeout: float) -> int:
     window.load_model(Path(bundle))
     if not _wait(app, lambda: loaded, 60):
         raise RuntimeError("the model did not load within 60 s")
-    if isinstance(loaded[0], str):
-        raise RuntimeError(f"the model failed to load: {loaded[0]}")
+    model = loaded[0]
+    if isinstance(model, str):
+        raise RuntimeError(f"the model failed to load: {model}")
 
     window.speak_panel.text.set_text(TEXT)
     mime = QMimeData()
@@ -117,15 +118,16 @@ def _run(out: Path, bundle: Path | None, timeout: float) -> int:
     sizes = {"small": _screenshot_small(app, window, out / "window-small.png"),
              "scaled": _screenshot_scaled(out / "window-scaled.png")}  # fmt: skip
     player = window.player
+    generated = window.speak_panel.last_audio
     result = {
         "ok": True,
         "bundle": str(bundle),
-        "variant": window.bridge.model.variant,
-        "providers": window.bridge.model.capabilities.providers,
-        "provider_notice": describe_notice(window.bridge.model.notice),
+        "variant": model.variant,
+        "providers": model.capabilities.providers,
+        "provider_notice": describe_notice(model.notice),
         "playback_device": device,
         "chunks": len(report.chunks),
-        "samples_generated": int(window.speak_panel.last_audio.size),
+        "samples_generated": 0 if generated is None else int(generated.size),
         "samples_played": speech_played,
         "underruns": int(player.underruns),
         "ttfa_ms": report.timings["ttfa_ms"],
@@ -171,7 +173,7 @@ def _studio_round(app, window, out: Path, timeout: float) -> dict:
     studio, done = window.studio_panel, []
     window.bridge.render_done.connect(lambda rid, summary: done.append(summary))
     window.bridge.request_failed.connect(lambda rid, message: done.append(message))
-    for action in (studio.render, lambda: studio.regenerate(2)):
+    for action in (studio.render_pending, lambda: studio.regenerate(2)):
         count = len(done)
         action()
         if not _wait(app, lambda c=count: len(done) > c, timeout):

@@ -107,12 +107,12 @@ class Settings:
             return value if isinstance(value, bool) else str(value).lower() in ("1", "true", "yes")
         if isinstance(default, int):
             try:
-                return int(value)
+                return int(str(value))
             except (TypeError, ValueError):
                 return default
         if key in _SAMPLING:
             try:
-                return float(value)
+                return float(str(value))
             except (TypeError, ValueError):
                 return None
         if isinstance(default, str) and isinstance(value, list):  # an INI file edited by hand: "a, b" reads as a list

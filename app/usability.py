@@ -168,7 +168,7 @@ def show_model_notice(window: MainWindow, event: ModelLoaded) -> bool:
     """Show a model's notice in the message bar unless it is a provider notice the user closed before."""
     if not event.notice:
         return False
-    notice = describe_notice(event.notice)
+    notice = describe_notice(event.notice) or ""
     caps = event.capabilities
     if event.notice == caps.provider_notice:
         window.provider_label.setToolTip((window.provider_label.toolTip() + "\n\n" + notice).strip())

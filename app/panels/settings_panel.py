@@ -99,7 +99,7 @@ class SettingsPanel(QWidget):
         super().__init__(parent)
         self.settings = settings
         self.capabilities: Capabilities | None = None
-        self.controls: dict[Key, QWidget] = {}
+        self.controls: dict[Key, Control] = {}
         self._build_ui()
         self.load()
         self._connect_signals()
@@ -108,7 +108,7 @@ class SettingsPanel(QWidget):
         c = self.controls
         c[Key.PROVIDER] = _combo(PROVIDERS)
         c[Key.THREADS] = _spin(0, 64, "auto")
-        c[Key.PRECISION] = _combo(PRECISIONS)
+        c[Key.PRECISION] = self.precision = _combo(PRECISIONS)
         c[Key.Q4_COMPUTE] = _combo(Q4_COMPUTE)
         c[Key.KV_CHAINING] = QCheckBox("KV chaining (IOBinding, no copies)")
         c[Key.CONDITIONING_CACHE] = QCheckBox("Conditioning cache")
@@ -118,8 +118,8 @@ class SettingsPanel(QWidget):
         c[Key.DECODER_THREAD] = QCheckBox("Decoder thread (beside the LM)")
         c[Key.FIRST_CHUNK_TOKENS] = _spin(1, 200)
         c[Key.CHUNK_TOKENS] = _spin(1, 400)
-        c[Key.DECODER_PROMPT] = _spin(3, 10)
-        c[Key.DECODER_PROMPT].setSuffix(" s")
+        c[Key.DECODER_PROMPT] = prompt = _spin(3, 10)
+        prompt.setSuffix(" s")
         c[Key.LM_BATCH] = _spin(1, 16)
         c[Key.JOINED_DECODING] = QCheckBox("Join sentences in decoder calls")
         c[Key.TEMPERATURE] = _dspin(0.05, 5.0, 0.05)
@@ -131,8 +131,8 @@ class SettingsPanel(QWidget):
         c[Key.EXAGGERATION] = _dspin(0.0, 2.0, 0.05)
         c[Key.RANDOM_SEED] = QCheckBox("Random seed each time")
         c[Key.SEED] = _spin(0, 2**31 - 1)
-        c[Key.LANGUAGE] = _combo(("en",))
-        _set_languages(c[Key.LANGUAGE], ("en",))
+        c[Key.LANGUAGE] = self.language = _combo(("en",))
+        _set_languages(self.language, ("en",))
         for key, control in c.items():
             control.setToolTip(TIPS[key])
         self.reset_sampling = QPushButton("Model &defaults")
@@ -234,8 +234,8 @@ class SettingsPanel(QWidget):
     def set_capabilities(self, caps: Capabilities) -> None:
         """Offer what the loaded model has: its languages and precisions; disable what it cannot do."""
         self.capabilities = caps
-        _set_languages(self.controls[Key.LANGUAGE], caps.languages or ("en",))
-        combo: QComboBox = self.controls[Key.PRECISION]
+        _set_languages(self.language, caps.languages or ("en",))
+        combo = self.precision
         combo.blockSignals(True)
         combo.clear()
         combo.addItems(list(caps.precisions_present))
@@ -285,6 +285,10 @@ def _set_languages(combo: QComboBox, codes) -> None:
     for code in codes:
         combo.addItem(language_label(code), code)
     combo.blockSignals(False)
+
+
+Control = QCheckBox | QComboBox | QSpinBox | QDoubleSpinBox
+"""A setting's control."""
 
 
 def _combo(items) -> QComboBox:

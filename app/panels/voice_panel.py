@@ -260,7 +260,7 @@ class VoicePanel(QGroupBox):
             self.library.setCurrentItem(matches[0])
             self.library.scrollToItem(matches[0])
         else:
-            self.library.setCurrentItem(None)
+            self.library.setCurrentRow(-1)
             self.library.clearSelection()
 
     def show_undo(self, text: str) -> None:

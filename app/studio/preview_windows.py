@@ -87,6 +87,7 @@ class PreviewWindows:
         self._next_number = following
 
         def prepare():
+            result: tuple[int, np.ndarray, list[Placement]] | tuple[int, ChatterboxError]
             try:
                 audio, found = preview(project, following, self.window_s)
                 result = (generation, audio, found)

@@ -152,7 +152,10 @@ class SegmentList(QTreeWidget):
     def menu_for(self, number: int) -> QMenu:
         """The context menu of one segment (built on demand; tests trigger its actions directly)."""
         menu = QMenu(self)
-        segment = self.project.segments[number - 1]
+        project = self.project
+        if project is None:
+            return menu
+        segment = project.segments[number - 1]
         menu.addAction(_action(menu, "&Play from here", lambda: self.play_from.emit(number), "Return"))
         menu.addSeparator()
         for text, signal, key in (("&Regenerate (new take)", self.regenerate, "R"),
@@ -162,7 +165,7 @@ class SegmentList(QTreeWidget):
             menu.addAction(action)
         takes = menu.addMenu("Choose &take")
         takes.setEnabled(self.editable and len(segment.takes) > 1)
-        key = self.project.render_key(segment)
+        key = project.render_key(segment)
         for index, take in enumerate(segment.takes, 1):
             label = f"Take {index} · seed {take.seed} · {take.seconds:.1f} s"
             action = _action(takes, label + ("" if take.key == key else " (outdated)"),

@@ -87,6 +87,13 @@ class StudioPanel(QWidget):
     def project(self) -> Project | None:
         return self.controller.project
 
+    def _open_project(self) -> Project:
+        """The open project, for actions that exist only while one is open (segment menus, export, playback)."""
+        project = self.controller.project
+        if project is None:
+            raise RuntimeError("no project is open")
+        return project
+
     @property
     def dirty(self) -> bool:
         return self.controller.dirty
@@ -142,7 +149,7 @@ class StudioPanel(QWidget):
         column.addLayout(pace)
         column.addWidget(self.waveform, 1)
 
-        self.render_button.clicked.connect(self.render)
+        self.render_button.clicked.connect(self.render_pending)
         self.stop_button.clicked.connect(self.stop)
         self.play_button.clicked.connect(self.toggle_play)
         self.export_button.clicked.connect(self.export_dialog)
@@ -208,7 +215,7 @@ class StudioPanel(QWidget):
 
     # --- rendering ---------------------------------------------------------------------------------------------
     @Slot()
-    def render(self) -> None:
+    def render_pending(self) -> None:
         self._start_render(None)
 
     @Slot(int)
@@ -342,7 +349,7 @@ class StudioPanel(QWidget):
     def _next_window(self) -> bool:
         """At the end of a window: go on with the next one if it is prepared (``False``: nothing more to play)."""
         try:
-            ready = self._windows.take_next(self.project)
+            ready = self._windows.take_next(self._open_project())
         except ChatterboxError as exc:
             self.message.emit(describe_error(exc), True)
             return False
@@ -431,7 +438,7 @@ class StudioPanel(QWidget):
 
     # --- one segment -------------------------------------------------------------------------------------------
     def _ask_text(self, number: int) -> None:
-        segment = self.project.segments[number - 1]
+        segment = self._open_project().segments[number - 1]
         text, ok = QInputDialog.getMultiLineText(self, "Edit segment", f"Segment {number}:", segment.text)
         if ok and text.strip() and text != segment.text:
             self.edit_text(number, text)
@@ -465,7 +472,7 @@ class StudioPanel(QWidget):
         self._edited(number)
 
     def _ask_pause(self, number: int) -> None:
-        segment = self.project.segments[number - 1]
+        segment = self._open_project().segments[number - 1]
         value, ok = QInputDialog.getDouble(self, "Pause after", f"Seconds of silence after segment {number}:",
                                            segment.pause_after, 0.0, 30.0, 2)  # fmt: skip
         if ok:
@@ -473,7 +480,7 @@ class StudioPanel(QWidget):
             self._edited(number)
 
     def _ask_speed(self, number: int) -> None:
-        segment = self.project.segments[number - 1]
+        segment = self._open_project().segments[number - 1]
         value, ok = QInputDialog.getDouble(self, "Pace of this segment", f"Pace of segment {number} (× the project's):",
                                            segment.speed or 1.0, SPEED_RANGE[0], SPEED_RANGE[1], 2)  # fmt: skip
         if ok:
@@ -503,7 +510,7 @@ class StudioPanel(QWidget):
     def export(self, request):
         """Write the export (the window is busy for the few seconds finishing takes); ``None`` on failure."""
         try:
-            result = export_project(self.project, request)
+            result = export_project(self._open_project(), request)
         except ChatterboxError as exc:
             self.message.emit(describe_error(exc), True)
             return None

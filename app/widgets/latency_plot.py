@@ -83,7 +83,8 @@ class LatencyPlot(QWidget):
         if index is not None:
             chunks = self.requests[index].chunks
         else:
-            rows = timings.get("chunks") if isinstance(timings.get("chunks"), list) else []
+            given = timings.get("chunks")
+            rows = given if isinstance(given, list) else []
             chunks = [c for c in (ChunkPoint.from_row(r) for r in rows if isinstance(r, list)) if c is not None]
         stamp = time.strftime("%H:%M:%S", time.localtime(created))
         self.chunks_caption.setText(f"Replay of {stamp}, per chunk")

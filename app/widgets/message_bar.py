@@ -106,7 +106,8 @@ class MessageBar(QFrame):
         area = self.area()
         width = max(area.width() - 2 * MARGIN, 100)
         layout = self.layout()
-        height = layout.heightForWidth(width) if layout.hasHeightForWidth() else self.sizeHint().height()
+        fits = layout is not None and layout.hasHeightForWidth()
+        height = layout.heightForWidth(width) if layout is not None and fits else self.sizeHint().height()
         height = min(max(height, self.sizeHint().height()), max(area.height() // 2, 40))
         self.setGeometry(area.left() + MARGIN, area.bottom() + 1 - height - MARGIN, width, height)
 

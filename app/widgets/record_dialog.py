@@ -98,7 +98,8 @@ class RecordDialog(QDialog):
     def __init__(self, folder: Path, sd=None, parent=None):
         super().__init__(parent)
         self.setWindowTitle("Record a reference voice")
-        self.folder, self.path = folder, None
+        self.folder = folder
+        self.path: Path | None = None
         self.recorder = Recorder(sd, max_seconds=self.SECONDS)
         self.hint = QLabel("Read a few sentences in your normal voice, in a quiet room, 20–30 cm from the "
                            "microphone. Recording stops after 10 s.", self)  # fmt: skip
@@ -180,7 +181,8 @@ class TrimDialog(QDialog):
     def __init__(self, samples: np.ndarray, folder: Path, name: str, parent=None):
         super().__init__(parent)
         self.setWindowTitle("Trim the reference voice")
-        self.folder, self.name, self.path = folder, name, None
+        self.folder, self.name = folder, name
+        self.path: Path | None = None
         self.trim = TrimPanel(self)
         self.trim.set_samples(samples)
         buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel, self)

@@ -59,4 +59,8 @@ class ShortcutsDialog(QDialog):
         self.resize(640, 420)
 
     def rows(self) -> list[tuple[str, str]]:
-        return [(self.table.item(r, 0).text(), self.table.item(r, 1).text()) for r in range(self.table.rowCount())]
+        return [(self._cell(r, 0), self._cell(r, 1)) for r in range(self.table.rowCount())]
+
+    def _cell(self, row: int, column: int) -> str:
+        item = self.table.item(row, column)
+        return item.text() if item is not None else ""

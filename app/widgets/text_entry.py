@@ -74,9 +74,11 @@ class TextEntry(QWidget):
         self._tag_timer.timeout.connect(self.check_tags)
         self.tag_menu.triggered.connect(lambda action: self.insert_tag(action.data()))
         for keys in ("Ctrl+Return", "Ctrl+Enter"):
-            QShortcut(QKeySequence(keys), self.editor, activated=self.speak_requested.emit)
-        QShortcut(QKeySequence(Qt.Key.Key_Escape), self, activated=self.stop_requested.emit,
-                  context=Qt.ShortcutContext.WindowShortcut)  # fmt: skip
+            speak = QShortcut(QKeySequence(keys), self.editor)
+            speak.activated.connect(self.speak_requested.emit)
+        stop = QShortcut(QKeySequence(Qt.Key.Key_Escape), self)
+        stop.setContext(Qt.ShortcutContext.WindowShortcut)
+        stop.activated.connect(self.stop_requested.emit)
 
     @property
     def text(self) -> str:
