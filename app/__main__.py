@@ -9,8 +9,12 @@ from pathlib import Path
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m app", description="Chatterbox Desk")
-    parser.add_argument("--self-test", type=Path, metavar="OUT_DIR",
-                        help="start the window, speak a sentence, write window.png and report.json, exit")  # fmt: skip
+    parser.add_argument(
+        "--self-test",
+        type=Path,
+        metavar="OUT_DIR",
+        help="start the window, speak a sentence, write window.png and report.json, exit",
+    )
     parser.add_argument("--bundle", type=Path, help="model folder for the self-test (default: a tiny stand-in)")
     parser.add_argument("--timeout", type=float, default=180.0, help="self-test time limit in seconds")
     parser.add_argument("--screenshot", type=Path, help=argparse.SUPPRESS)  # the self-test's 150 % screenshot

@@ -22,8 +22,9 @@ def configure_logging(paths: AppPaths) -> None:
     root.setLevel(logging.INFO)
     try:
         paths.logs.mkdir(parents=True, exist_ok=True)
-        handler = logging.handlers.RotatingFileHandler(paths.logs / "chatterbox-desk.log", maxBytes=2_000_000,
-                                                       backupCount=3, encoding="utf-8")  # fmt: skip
+        handler = logging.handlers.RotatingFileHandler(
+            paths.logs / "chatterbox-desk.log", maxBytes=2_000_000, backupCount=3, encoding="utf-8"
+        )
         handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
         root.addHandler(handler)
     except OSError:

@@ -4,8 +4,9 @@ A QTimer on the GUI thread drains the worker's event queue and re-emits each eve
 requests that are no longer current (cancelled or superseded) are dropped, so no stale audio reaches playback.
 Speak goes to the worker as an interactive job, a project render as a background job (narration's
 :class:`~core.narration.RenderJob`). The two are separate lanes: a new Speak replaces the running Speak only, and a
-Speak during a book render runs between two of the render's segments while the render goes on. What the worker runs and what waits (:meth:`InferenceWorker.status`, which
-includes the local API's requests) reaches the window as :attr:`EngineBridge.work_changed`.
+Speak during a book render runs between two of the render's segments while the render goes on. What the worker
+runs and what waits (:meth:`InferenceWorker.status`, which includes the local API's requests) reaches the window as
+:attr:`EngineBridge.work_changed`.
 """
 
 from __future__ import annotations
@@ -90,8 +91,9 @@ class EngineBridge(QObject):
         self.speak_submitted.emit(rid)
         return rid
 
-    def render(self, project, runtime: RuntimeOptions | None = None, regenerate: int | None = None,
-               seed: int | None = None) -> int:  # fmt: skip
+    def render(
+        self, project, runtime: RuntimeOptions | None = None, regenerate: int | None = None, seed: int | None = None
+    ) -> int:
         """Render a project's pending segments (or a new take of segment ``regenerate``) on the inference thread, as
         a background job (a render already running is cancelled first)."""
         self.cancel_render()

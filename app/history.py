@@ -129,8 +129,9 @@ class History:
         audio_file = f"{entry_id}.flac"
         self.directory.mkdir(parents=True, exist_ok=True)
         write_audio(self.directory / audio_file, audio, sample_rate)
-        entry = HistoryEntry(id=entry_id, created=time.time(), audio_file=audio_file,
-                             seconds=audio.size / sample_rate, **fields)  # fmt: skip
+        entry = HistoryEntry(
+            id=entry_id, created=time.time(), audio_file=audio_file, seconds=audio.size / sample_rate, **fields
+        )
         self.entries.insert(0, entry)
         try:
             self._save()

@@ -59,8 +59,14 @@ class MainWindow(QMainWindow):
     help_menu: QMenu
     shortcuts_dialog: ShortcutsDialog | None
 
-    def __init__(self, settings: Settings, paths: AppPaths, player: Player | None = None,
-                 bridge: EngineBridge | None = None, hub: Any = None) -> None:  # fmt: skip
+    def __init__(
+        self,
+        settings: Settings,
+        paths: AppPaths,
+        player: Player | None = None,
+        bridge: EngineBridge | None = None,
+        hub: Any = None,
+    ) -> None:
         super().__init__()
         self.settings, self.paths, self.hub = settings, paths, hub
         self.player = player or Player()
@@ -85,9 +91,17 @@ class MainWindow(QMainWindow):
     def _build_panels(self) -> None:
         self.voice_controller = VoiceController(self.library, self.settings)
         self.history_controller = HistoryController(self.history)
-        self.speak_panel = SpeakPanel(self.bridge, self.player, self.settings, self.voice_controller,
-                                      self.history_controller, self.messages, self.exporter, self.runtime_options,
-                                      self)  # fmt: skip
+        self.speak_panel = SpeakPanel(
+            self.bridge,
+            self.player,
+            self.settings,
+            self.voice_controller,
+            self.history_controller,
+            self.messages,
+            self.exporter,
+            self.runtime_options,
+            self,
+        )
         self.voice_panel = VoicePanel(self.voice_controller, self.messages, self.paths.recordings, self)
         self.settings_panel = SettingsPanel(self.settings, self)
         self.api_panel = ApiPanel(self.bridge.worker, self.library, self)  # Settings → Local API
@@ -130,9 +144,17 @@ class MainWindow(QMainWindow):
         self.choose_model_action = QAction("Choose model…", self)
         models.addAction(self.choose_model_action)
         file_menu = self.menuBar().addMenu("&File")
-        self.project_files = ProjectFiles(self.studio_panel, file_menu, self.settings, self.library, self.messages,
-                                          self, self.voice_controller.project_voice, self._editor_text,
-                                          self.show_project)  # fmt: skip
+        self.project_files = ProjectFiles(
+            self.studio_panel,
+            file_menu,
+            self.settings,
+            self.library,
+            self.messages,
+            self,
+            self.voice_controller.project_voice,
+            self._editor_text,
+            self.show_project,
+        )
         self.export_action = QAction("&Export last result…", self, shortcut=QKeySequence("Ctrl+E"))
         self.export_action.setEnabled(False)
         self.quit_action = QAction("Quit", self, shortcut=QKeySequence(QKeySequence.StandardKey.Quit))
@@ -238,8 +260,11 @@ class MainWindow(QMainWindow):
 
     def runtime_options(self) -> RuntimeOptions:
         """The settings' switches, with the conditioning cache in this app's cache folder."""
-        return replace(self.settings.runtime_options(), cache_dir=self.paths.conditioning,
-                       costs_dir=decoder_costs_dir(self.paths.cache))  # fmt: skip
+        return replace(
+            self.settings.runtime_options(),
+            cache_dir=self.paths.conditioning,
+            costs_dir=decoder_costs_dir(self.paths.cache),
+        )
 
     def load_model(self, bundle: Path) -> None:
         self.model_label.setText(f"Loading {bundle.name}…")

@@ -222,9 +222,12 @@ class Downloader:
             return self.total_bytes
         try:
             on_disk = sum(
-                p.stat().st_size for folder in (self.target, self.staging) if folder.is_dir()
-                for p in folder.rglob("*") if p.is_file()
-            )  # fmt: skip
+                p.stat().st_size
+                for folder in (self.target, self.staging)
+                if folder.is_dir()
+                for p in folder.rglob("*")
+                if p.is_file()
+            )
             return min(self.total_bytes, max(on_disk, self.done_bytes))
         except OSError:
             return self.done_bytes

@@ -92,8 +92,9 @@ def _run(out: Path, bundle: Path | None, timeout: float) -> int:
     window.speak_panel.text.set_text(TEXT)
     mime = QMimeData()
     mime.setUrls([QUrl.fromLocalFile(str(voice_file))])
-    drop = QDropEvent(QPointF(200, 200), Qt.DropAction.CopyAction, mime, Qt.MouseButton.LeftButton,
-                      Qt.KeyboardModifier.NoModifier)  # fmt: skip
+    drop = QDropEvent(
+        QPointF(200, 200), Qt.DropAction.CopyAction, mime, Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier
+    )
     window.dropEvent(drop)
     if window.voice_panel.voice is None or Path(window.voice_panel.voice.source) != voice_file:
         raise RuntimeError("dropping the reference recording did not select it")
@@ -115,8 +116,10 @@ def _run(out: Path, bundle: Path | None, timeout: float) -> int:
     studio = _studio_round(app, window, out, max(30.0, timeout - (time.monotonic() - started)))
     window.grab().save(str(out / "window-project.png"))
     api = _api_round(app, window)
-    sizes = {"small": _screenshot_small(app, window, out / "window-small.png"),
-             "scaled": _screenshot_scaled(out / "window-scaled.png")}  # fmt: skip
+    sizes = {
+        "small": _screenshot_small(app, window, out / "window-small.png"),
+        "scaled": _screenshot_scaled(out / "window-scaled.png"),
+    }
     player = window.player
     generated = window.speak_panel.last_audio
     result = {
@@ -242,8 +245,9 @@ def _screenshot_scaled(path: Path) -> dict:
 
     command = [sys.executable] if getattr(sys, "frozen", False) else [sys.executable, "-m", "app"]
     env = {**os.environ, "QT_SCALE_FACTOR": "1.5", "QT_QPA_PLATFORM": os.environ.get("QT_QPA_PLATFORM", "offscreen")}
-    done = subprocess.run([*command, "--screenshot", str(path), "--size", "853x480"], env=env, capture_output=True,
-                          text=True, timeout=120)  # fmt: skip
+    done = subprocess.run(
+        [*command, "--screenshot", str(path), "--size", "853x480"], env=env, capture_output=True, text=True, timeout=120
+    )
     if done.returncode != 0:
         raise RuntimeError(f"the 150 % screenshot failed: {done.stderr.strip()[-500:]}")
     return {**json.loads(done.stdout.strip().splitlines()[-1]), "screen": "1280×720 at 150 %"}

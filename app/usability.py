@@ -60,8 +60,15 @@ def _focus(window: MainWindow) -> None:
     # Text, its buttons, the plots' own controls (not the plots), then the side tabs. The tab widget, not its tab bar:
     # Qt substitutes the bar as the focus proxy, and ordering the bar itself cuts the side panel into a closed loop.
     plot_controls = [w for w in speak.latency.findChildren(QWidget) if _takes_tab(w) and w.window() is window]
-    chain = [speak.text.editor, speak.text.tag_button, speak.speak_button, speak.stop_button,
-             speak.export_button, *plot_controls, window.tabs]  # fmt: skip
+    chain = [
+        speak.text.editor,
+        speak.text.tag_button,
+        speak.speak_button,
+        speak.stop_button,
+        speak.export_button,
+        *plot_controls,
+        window.tabs,
+    ]
     for first, second in pairwise(chain):
         QWidget.setTabOrder(first, second)
     speak.text.editor.setFocus()

@@ -41,8 +41,7 @@ def run_self_test(app_dir: Path, out: Path, timeout: int = 600) -> dict:
     env = dict(os.environ)
     env.setdefault("QT_QPA_PLATFORM", "offscreen")
     started = time.perf_counter()
-    proc = subprocess.run([str(exe), "--self-test", str(out)], capture_output=True, text=True, timeout=timeout,
-                          env=env)  # fmt: skip
+    proc = subprocess.run([str(exe), "--self-test", str(out)], capture_output=True, text=True, timeout=timeout, env=env)
     seconds = time.perf_counter() - started
     problems = []
     if proc.returncode != 0:
@@ -66,11 +65,24 @@ def main(argv: list[str] | None = None) -> int:
     env = dict(os.environ, CHATTERBOX_GPU_BUILD="1" if args.gpu else "0")
     started = time.perf_counter()
     subprocess.run(
-        [sys.executable, "-m", "PyInstaller", "--noconfirm", "--clean", "--log-level", "WARN", "--distpath",
-         str(args.dist), "--workpath", str(ROOT / "build" / "pyinstaller"), str(ROOT / "packaging" /
-         "chatterbox_desk.spec")],
-        check=True, env=env, cwd=ROOT,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "PyInstaller",
+            "--noconfirm",
+            "--clean",
+            "--log-level",
+            "WARN",
+            "--distpath",
+            str(args.dist),
+            "--workpath",
+            str(ROOT / "build" / "pyinstaller"),
+            str(ROOT / "packaging" / "chatterbox_desk.spec"),
+        ],
+        check=True,
+        env=env,
+        cwd=ROOT,
+    )
     build_s = time.perf_counter() - started
     app_dir = args.dist / NAME
     sys.path.insert(0, str(ROOT))

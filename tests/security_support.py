@@ -19,9 +19,15 @@ FAST = RuntimeOptions(provider="cpu", threads=1)
 _AUDIT: list | None = None
 """Audit hooks cannot be removed: the hook records only while a test holds this list (see :func:`audited`)."""
 _AUDIT_EVENTS = {
-    "open", "socket.connect", "socket.getaddrinfo", "socket.gethostbyname", "socket.gethostbyname_ex",
-    "socket.gethostbyaddr", "socket.sendto", "socket.sendmsg",
-}  # fmt: skip
+    "open",
+    "socket.connect",
+    "socket.getaddrinfo",
+    "socket.gethostbyname",
+    "socket.gethostbyname_ex",
+    "socket.gethostbyaddr",
+    "socket.sendto",
+    "socket.sendmsg",
+}
 
 
 def _audit_hook(event: str, args: tuple) -> None:

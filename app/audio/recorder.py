@@ -37,8 +37,9 @@ class Recorder:
             self.error = self.error or "No audio input is available on this computer."
             return False
         try:
-            stream = self.sd.InputStream(samplerate=self.sample_rate, channels=1, dtype="float32",
-                                         device=self.device, callback=self._callback)  # fmt: skip
+            stream = self.sd.InputStream(
+                samplerate=self.sample_rate, channels=1, dtype="float32", device=self.device, callback=self._callback
+            )
             stream.start()
         except Exception as exc:  # noqa: BLE001 - PortAudio raises its own error types for every device problem
             self.error = f"Cannot record from the microphone: {exc}. Choose a recorded file instead."

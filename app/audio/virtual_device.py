@@ -29,8 +29,17 @@ class VirtualSoundDevice:
 
 
 class VirtualOutputStream:
-    def __init__(self, owner: VirtualSoundDevice, samplerate, channels, dtype, blocksize, callback,
-                 finished_callback=None, **_ignored):  # fmt: skip
+    def __init__(
+        self,
+        owner: VirtualSoundDevice,
+        samplerate,
+        channels,
+        dtype,
+        blocksize,
+        callback,
+        finished_callback=None,
+        **_ignored,
+    ):
         self.owner = owner
         self.samplerate, self.channels, self.blocksize, self.callback = samplerate, channels, blocksize, callback
         self.finished_callback = finished_callback

@@ -71,7 +71,8 @@ class VoiceController:
 
     def undo(self) -> tuple[LibraryVoice, bool] | None:
         """Restore the last removed voice: (its entry, whether it was the current voice); None when nothing was
-        removed. ``OSError`` or :class:`~core.voices.VoiceLibraryError` when it cannot be restored (it is forgotten then)."""
+        removed. ``OSError`` or :class:`~core.voices.VoiceLibraryError` when it cannot be restored (it is forgotten
+        then)."""
         if not self.removed:
             return None
         removed, was_current = self.removed.pop()

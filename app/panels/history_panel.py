@@ -202,8 +202,12 @@ class HistoryPanel(QWidget):
         self.list.currentItemChanged.connect(lambda *_: self._update_buttons())
         self.list.delete_pressed.connect(lambda: self._emit(self.delete_requested))
         self.list.customContextMenuRequested.connect(self._on_context_menu)
-        for key, signal in (("play", self.play_requested), ("load", self.load_requested),
-                            ("export", self.export_requested), ("delete", self.delete_requested)):  # fmt: skip
+        for key, signal in (
+            ("play", self.play_requested),
+            ("load", self.load_requested),
+            ("export", self.export_requested),
+            ("delete", self.delete_requested),
+        ):
             getattr(self, f"{key}_button").clicked.connect(lambda _c=False, s=signal: self._emit(s))
             self.menu_actions[key].triggered.connect(lambda _c=False, s=signal: self._emit(s))
         self.clear_button.clicked.connect(self._on_clear_clicked)
@@ -261,9 +265,11 @@ class HistoryPanel(QWidget):
         if not count:
             return
         answer = QMessageBox.question(
-            self, "Clear history",
+            self,
+            "Clear history",
             f"Delete all {count} results and their audio from the history? This cannot be undone.",
-            QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.Cancel, QMessageBox.StandardButton.Cancel,
-        )  # fmt: skip
+            QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.Cancel,
+            QMessageBox.StandardButton.Cancel,
+        )
         if answer == QMessageBox.StandardButton.Yes:
             self.clear_requested.emit()

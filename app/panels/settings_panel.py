@@ -252,8 +252,11 @@ class SettingsPanel(QWidget):
             + "\n\n"
             + TIPS[Key.PRECISION]
         )
-        cfg_why = "Turbo has no classifier-free guidance." if caps.variant == "turbo" else (
-            "This model's text table was not found, so classifier-free guidance is unavailable.")  # fmt: skip
+        cfg_why = (
+            "Turbo has no classifier-free guidance."
+            if caps.variant == "turbo"
+            else ("This model's text table was not found, so classifier-free guidance is unavailable.")
+        )
         for key, ok, why in (
             (Key.LANGUAGE, caps.variant == "multilingual", "Only the Multilingual model speaks other languages."),
             (Key.CFG_WEIGHT, caps.supports_cfg, cfg_why),

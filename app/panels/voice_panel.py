@@ -42,8 +42,9 @@ class VoicePanel(QGroupBox):
     play_requested = Signal(object)
     """Listen to the reference (a :class:`VoiceReference`): the Speak panel plays it."""
 
-    def __init__(self, controller: VoiceController, messages: Messages, recordings: Path,
-                 parent: QWidget | None = None) -> None:  # fmt: skip
+    def __init__(
+        self, controller: VoiceController, messages: Messages, recordings: Path, parent: QWidget | None = None
+    ) -> None:
         super().__init__("Reference voice", parent)
         self.controller, self.messages, self.recordings = controller, messages, recordings
         self.model: ModelLoaded | None = None
@@ -240,8 +241,9 @@ class VoicePanel(QGroupBox):
         has_default = self.model is None or self.model.capabilities.has_default_voice
         self.set_default_available(has_default)
         voice = self.controller.voice
-        self.show_voice(self.controller.title(has_default), voice, saveable=voice is not None
-                        and not self.controller.name)  # fmt: skip
+        self.show_voice(
+            self.controller.title(has_default), voice, saveable=voice is not None and not self.controller.name
+        )
         self.select_current(self.controller.name or None)
 
     def refresh_library(self) -> None:
@@ -284,8 +286,10 @@ class VoicePanel(QGroupBox):
         self.play.setEnabled(voice is not None)
         self.trim.setEnabled(voice is not None)
         if voice is None and not self.use_default.isVisible() and title == "No voice":
-            self.details.setText("This model has no built-in voice: record 10 s of speech or choose a recording "
-                                 "(5–10 s of clean speech).")  # fmt: skip
+            self.details.setText(
+                "This model has no built-in voice: record 10 s of speech or choose a recording "
+                "(5–10 s of clean speech)."
+            )
             self.warning.hide()
         elif voice is None:
             self.details.setText("The model's built-in voice.")
@@ -327,11 +331,13 @@ class VoicePanel(QGroupBox):
         if item is None:
             return
         answer = QMessageBox.question(
-            self, "Remove voice",
+            self,
+            "Remove voice",
             f"Remove “{item.text()}” from the library? Its saved recording is deleted when the app closes; "
             "until then, Undo brings it back.",
-            QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.Cancel, QMessageBox.StandardButton.Cancel,
-        )  # fmt: skip
+            QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.Cancel,
+            QMessageBox.StandardButton.Cancel,
+        )
         if answer == QMessageBox.StandardButton.Yes:
             self.remove_voice(item.text())
 

@@ -32,8 +32,7 @@ SUBTITLES = {"None": None, "SRT (.srt)": ".srt", "WebVTT (.vtt)": ".vtt"}
 def default_folder(remembered: str | None) -> Path:
     if remembered and Path(remembered).is_dir():
         return Path(remembered)
-    for location in (QStandardPaths.StandardLocation.MusicLocation,
-                     QStandardPaths.StandardLocation.DocumentsLocation):  # fmt: skip
+    for location in (QStandardPaths.StandardLocation.MusicLocation, QStandardPaths.StandardLocation.DocumentsLocation):
         folder = QStandardPaths.writableLocation(location)
         if folder and Path(folder).is_dir():
             return Path(folder)
@@ -62,8 +61,12 @@ class ExportDialog(QDialog):
         self.subtitles = QComboBox(self)
         self.subtitles.addItems(list(SUBTITLES))
         self.loudness = QComboBox(self)
-        for label, value in (("Off (as rendered)", None), ("Podcast, −16 LUFS", -16.0),
-                             ("Audiobook, −19 LUFS", -19.0), ("Broadcast, −23 LUFS", -23.0)):  # fmt: skip
+        for label, value in (
+            ("Off (as rendered)", None),
+            ("Podcast, −16 LUFS", -16.0),
+            ("Audiobook, −19 LUFS", -19.0),
+            ("Broadcast, −23 LUFS", -23.0),
+        ):
             self.loudness.addItem(label, value)
         self.loudness.setCurrentIndex(max(0, self.loudness.findData(loudness)))
         self.loudness.setToolTip("Integrated loudness (ITU-R BS.1770) with true peaks held under −1 dBTP")
@@ -110,10 +113,19 @@ class ExportDialog(QDialog):
         suffix = path.suffix.lower()
         subtitles = SUBTITLES[self.subtitles.currentText()]
         if self.per_chapter.isChecked():
-            return ExportRequest(per_chapter=path.with_suffix(""), chapter_format=suffix, chapter_subtitles=subtitles,
-                                 loudness=self.loudness.currentData(), true_peak=self.true_peak)  # fmt: skip
-        return ExportRequest(out=path, subtitles=path.with_suffix(subtitles) if subtitles else None,
-                             loudness=self.loudness.currentData(), true_peak=self.true_peak)  # fmt: skip
+            return ExportRequest(
+                per_chapter=path.with_suffix(""),
+                chapter_format=suffix,
+                chapter_subtitles=subtitles,
+                loudness=self.loudness.currentData(),
+                true_peak=self.true_peak,
+            )
+        return ExportRequest(
+            out=path,
+            subtitles=path.with_suffix(subtitles) if subtitles else None,
+            loudness=self.loudness.currentData(),
+            true_peak=self.true_peak,
+        )
 
 
 def export_name(text: str, suffix: str = ".wav", words: int = 6) -> str:

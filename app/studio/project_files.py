@@ -40,9 +40,18 @@ class ProjectFiles:
     ``voice()`` names the voice a new project starts with (the current one), ``text()`` is the editor's text for
     New project, and ``show_project()`` brings the studio to the front once a project is open."""
 
-    def __init__(self, studio: StudioPanel, menu: QMenu, settings: Settings, library: VoiceLibrary,
-                 messages: Messages, parent: QWidget, voice: Callable[[], str | None], text: Callable[[], str],
-                 show_project: Callable[[], None]) -> None:  # fmt: skip
+    def __init__(
+        self,
+        studio: StudioPanel,
+        menu: QMenu,
+        settings: Settings,
+        library: VoiceLibrary,
+        messages: Messages,
+        parent: QWidget,
+        voice: Callable[[], str | None],
+        text: Callable[[], str],
+        show_project: Callable[[], None],
+    ) -> None:
         self.studio, self.settings, self.library, self.messages = studio, settings, library, messages
         self.parent = parent
         self.voice, self.text, self.show_project = voice, text, show_project
@@ -160,16 +169,18 @@ class ProjectFiles:
 
     def _ask_folder(self, stem: str, near: Path | None = None) -> Path | None:
         start = (near or Path.home()) / f"{stem}{PROJECT_SUFFIX}"
-        chosen, _ = QFileDialog.getSaveFileName(self.parent, "Project folder (created)", str(start),
-                                                f"Narration project (*{PROJECT_SUFFIX})")  # fmt: skip
+        chosen, _ = QFileDialog.getSaveFileName(
+            self.parent, "Project folder (created)", str(start), f"Narration project (*{PROJECT_SUFFIX})"
+        )
         if not chosen:
             return None
         path = Path(chosen)
         return path if path.suffix == PROJECT_SUFFIX else path.with_name(path.name + PROJECT_SUFFIX)
 
 
-def _add(menu: QMenu, text: str, slot: Callable[[], object],
-         shortcut: QKeySequence | QKeySequence.StandardKey | str) -> QAction:  # fmt: skip
+def _add(
+    menu: QMenu, text: str, slot: Callable[[], object], shortcut: QKeySequence | QKeySequence.StandardKey | str
+) -> QAction:
     action = QAction(text, menu)
     action.setShortcut(QKeySequence(shortcut))
     action.triggered.connect(slot)

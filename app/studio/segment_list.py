@@ -158,8 +158,10 @@ class SegmentList(QTreeWidget):
         segment = project.segments[number - 1]
         menu.addAction(_action(menu, "&Play from here", lambda: self.play_from.emit(number), "Return"))
         menu.addSeparator()
-        for text, signal, key in (("&Regenerate (new take)", self.regenerate, "R"),
-                                  ("&Edit text…", self.edit_text, "F2")):  # fmt: skip
+        for text, signal, key in (
+            ("&Regenerate (new take)", self.regenerate, "R"),
+            ("&Edit text…", self.edit_text, "F2"),
+        ):
             action = _action(menu, text, lambda s=signal: s.emit(number), key)
             action.setEnabled(self.editable)
             menu.addAction(action)
@@ -168,8 +170,11 @@ class SegmentList(QTreeWidget):
         key = project.render_key(segment)
         for index, take in enumerate(segment.takes, 1):
             label = f"Take {index} · seed {take.seed} · {take.seconds:.1f} s"
-            action = _action(takes, label + ("" if take.key == key else " (outdated)"),
-                             lambda i=index: self.choose_take.emit(number, i))  # fmt: skip
+            action = _action(
+                takes,
+                label + ("" if take.key == key else " (outdated)"),
+                lambda i=index: self.choose_take.emit(number, i),
+            )
             action.setCheckable(True)
             action.setChecked(segment.chosen == index - 1)
             action.setEnabled(take.key == key)

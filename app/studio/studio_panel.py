@@ -66,8 +66,14 @@ class StudioPanel(QWidget):
     message = Signal(str, bool)
     """Text for the window's message line, and whether it is an error."""
 
-    def __init__(self, bridge: EngineBridge, player: Player, settings: Settings, runtime: Callable[[], RuntimeOptions],
-                 parent: QWidget | None = None) -> None:  # fmt: skip
+    def __init__(
+        self,
+        bridge: EngineBridge,
+        player: Player,
+        settings: Settings,
+        runtime: Callable[[], RuntimeOptions],
+        parent: QWidget | None = None,
+    ) -> None:
         super().__init__(parent)
         self.bridge, self.player, self.settings, self.runtime = bridge, player, settings, runtime
         self.controller = StudioController()
@@ -125,8 +131,10 @@ class StudioPanel(QWidget):
         self.pace.setSingleStep(5)
         self.pace.setPageStep(10)
         self.pace.setValue(100)
-        self.pace.setToolTip("Pace of the whole narration, pitch preserved (applied when playing and exporting; "
-                             "nothing is rendered again)")  # fmt: skip
+        self.pace.setToolTip(
+            "Pace of the whole narration, pitch preserved (applied when playing and exporting; "
+            "nothing is rendered again)"
+        )
         self.pace_label = QLabel("Pace 1.00×", self)
         self.segments = SegmentList(self)
         self.waveform = SeekableWaveform(self)
@@ -473,16 +481,24 @@ class StudioPanel(QWidget):
 
     def _ask_pause(self, number: int) -> None:
         segment = self._open_project().segments[number - 1]
-        value, ok = QInputDialog.getDouble(self, "Pause after", f"Seconds of silence after segment {number}:",
-                                           segment.pause_after, 0.0, 30.0, 2)  # fmt: skip
+        value, ok = QInputDialog.getDouble(
+            self, "Pause after", f"Seconds of silence after segment {number}:", segment.pause_after, 0.0, 30.0, 2
+        )
         if ok:
             self.controller.set_pause(number, value)
             self._edited(number)
 
     def _ask_speed(self, number: int) -> None:
         segment = self._open_project().segments[number - 1]
-        value, ok = QInputDialog.getDouble(self, "Pace of this segment", f"Pace of segment {number} (× the project's):",
-                                           segment.speed or 1.0, SPEED_RANGE[0], SPEED_RANGE[1], 2)  # fmt: skip
+        value, ok = QInputDialog.getDouble(
+            self,
+            "Pace of this segment",
+            f"Pace of segment {number} (× the project's):",
+            segment.speed or 1.0,
+            SPEED_RANGE[0],
+            SPEED_RANGE[1],
+            2,
+        )
         if ok:
             self.controller.set_speed(number, value)
             self._edited(number)
@@ -500,8 +516,13 @@ class StudioPanel(QWidget):
             return
         settings = self.settings
         folder = default_folder(settings.get(Key.EXPORT_FOLDER))
-        dialog = ExportDialog(self.project.title, folder, self.project.finishing.get("loudness"),
-                              float(self.project.finishing.get("true_peak", -1.0)), self)  # fmt: skip
+        dialog = ExportDialog(
+            self.project.title,
+            folder,
+            self.project.finishing.get("loudness"),
+            float(self.project.finishing.get("true_peak", -1.0)),
+            self,
+        )
         if dialog.exec():
             request = dialog.request()
             self.project.finishing["loudness"] = request.loudness

@@ -50,12 +50,24 @@ class ChunkLatencyPlot(pg.PlotWidget):
         self.rtf_view = add_right_axis(plot, "RTF")
         style_plot(plot, self)
         self.legend = add_legend(plot, self, columns=3)
-        self.lm_curve = plot.plot(pen=pg.mkPen(LM_COLOR, width=2), symbol="o", symbolSize=6, symbolPen=None,
-                                  symbolBrush=LM_COLOR, name="LM")  # fmt: skip
-        self.decode_curve = plot.plot(pen=pg.mkPen(DECODE_COLOR, width=2), symbol="s", symbolSize=6,
-                                      symbolPen=None, symbolBrush=DECODE_COLOR, name="decode")  # fmt: skip
-        self.rtf_curve = pg.PlotDataItem(pen=pg.mkPen(RTF_COLOR, width=2, style=Qt.PenStyle.DashLine), symbol="t",
-                                         symbolSize=7, symbolPen=None, symbolBrush=RTF_COLOR)  # fmt: skip
+        self.lm_curve = plot.plot(
+            pen=pg.mkPen(LM_COLOR, width=2), symbol="o", symbolSize=6, symbolPen=None, symbolBrush=LM_COLOR, name="LM"
+        )
+        self.decode_curve = plot.plot(
+            pen=pg.mkPen(DECODE_COLOR, width=2),
+            symbol="s",
+            symbolSize=6,
+            symbolPen=None,
+            symbolBrush=DECODE_COLOR,
+            name="decode",
+        )
+        self.rtf_curve = pg.PlotDataItem(
+            pen=pg.mkPen(RTF_COLOR, width=2, style=Qt.PenStyle.DashLine),
+            symbol="t",
+            symbolSize=7,
+            symbolPen=None,
+            symbolBrush=RTF_COLOR,
+        )
         self.rtf_view.addItem(self.rtf_curve)
         self.legend.addItem(self.rtf_curve, "RTF (right)")
         self.realtime = pg.InfiniteLine(1.0, angle=0, pen=pg.mkPen(RTF_COLOR, width=1, style=Qt.PenStyle.DotLine))

@@ -20,8 +20,12 @@ class HoverReadout(QObject):
         palette = plot_widget.palette()
         fill = QColor(palette.color(QPalette.ColorRole.ToolTipBase))
         fill.setAlpha(235)
-        self.label = pg.TextItem("", color=palette.color(QPalette.ColorRole.ToolTipText), fill=fill,
-                                 border=pg.mkPen(palette.color(QPalette.ColorRole.Mid)))  # fmt: skip
+        self.label = pg.TextItem(
+            "",
+            color=palette.color(QPalette.ColorRole.ToolTipText),
+            fill=fill,
+            border=pg.mkPen(palette.color(QPalette.ColorRole.Mid)),
+        )
         self.line = pg.InfiniteLine(angle=90, pen=pg.mkPen(palette.color(QPalette.ColorRole.Mid), width=1))
         self.line.hide()
         self.plot.addItem(self.line, ignoreBounds=True)

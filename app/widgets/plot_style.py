@@ -36,8 +36,13 @@ def add_legend(plot_item, widget, offset=(8, 8), columns: int = 1) -> pg.LegendI
     palette = widget.palette()
     base = QColor(palette.color(QPalette.ColorRole.Base))
     base.setAlpha(225)
-    legend = plot_item.addLegend(offset=offset, brush=base, pen=palette.color(QPalette.ColorRole.Mid),
-                                 labelTextColor=text_color(widget), verSpacing=-4)  # fmt: skip
+    legend = plot_item.addLegend(
+        offset=offset,
+        brush=base,
+        pen=palette.color(QPalette.ColorRole.Mid),
+        labelTextColor=text_color(widget),
+        verSpacing=-4,
+    )
     legend.setColumnCount(columns)
     legend.setZValue(50)  # above the curves
     return legend

@@ -101,8 +101,11 @@ class RecordDialog(QDialog):
         self.folder = folder
         self.path: Path | None = None
         self.recorder = Recorder(sd, max_seconds=self.SECONDS)
-        self.hint = QLabel("Read a few sentences in your normal voice, in a quiet room, 20–30 cm from the "
-                           "microphone. Recording stops after 10 s.", self)  # fmt: skip
+        self.hint = QLabel(
+            "Read a few sentences in your normal voice, in a quiet room, 20–30 cm from the "
+            "microphone. Recording stops after 10 s.",
+            self,
+        )
         self.hint.setWordWrap(True)
         self.meter = QProgressBar(self)
         self.meter.setRange(0, 100)
@@ -189,8 +192,9 @@ class TrimDialog(QDialog):
         buttons.accepted.connect(self._keep)
         buttons.rejected.connect(self.reject)
         layout = QVBoxLayout(self)
-        layout.addWidget(QLabel("The trimmed part is saved as a new recording; the original file is not changed.",
-                                self))  # fmt: skip
+        layout.addWidget(
+            QLabel("The trimmed part is saved as a new recording; the original file is not changed.", self)
+        )
         layout.addLayout(self.trim)
         layout.addWidget(buttons)
 

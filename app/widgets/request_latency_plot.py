@@ -58,8 +58,9 @@ class RequestLatencyPlot(pg.PlotWidget):
         self.legend = add_legend(plot, self)
         mid = self.palette().color(QPalette.ColorRole.Mid)
         self.trend = plot.plot(pen=pg.mkPen(mid, width=1))
-        self.highlight = pg.ScatterPlotItem(size=16, pen=pg.mkPen(self.palette().color(QPalette.ColorRole.Text),
-                                                                   width=2), brush=None)  # fmt: skip
+        self.highlight = pg.ScatterPlotItem(
+            size=16, pen=pg.mkPen(self.palette().color(QPalette.ColorRole.Text), width=2), brush=None
+        )
         plot.addItem(self.highlight)
         self.realtime = pg.InfiniteLine(1.0, angle=0, pen=pg.mkPen(mid, width=1, style=Qt.PenStyle.DotLine))
         plot.addItem(self.realtime, ignoreBounds=True)
@@ -136,8 +137,12 @@ class RequestLatencyPlot(pg.PlotWidget):
         if not 0 <= index < len(self.requests):
             return None
         r = self.requests[index]
-        lines = [f"request {index + 1}", f"first audio {r.ttfa_ms:.0f} ms", f"LM step {r.step_ms:.1f} ms",
-                 f"RTF {r.rtf:.2f}"]  # fmt: skip
+        lines = [
+            f"request {index + 1}",
+            f"first audio {r.ttfa_ms:.0f} ms",
+            f"LM step {r.step_ms:.1f} ms",
+            f"RTF {r.rtf:.2f}",
+        ]
         if r.settings:
             lines.append(summary_text(r.settings, per_line=3))
         return index + 1, "\n".join(lines)

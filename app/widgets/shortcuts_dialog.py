@@ -16,12 +16,14 @@ from PySide6.QtWidgets import (
 FIXED_SHORTCUTS = (
     ("Ctrl+Return", "Speak the text"),
     ("Esc", "Stop synthesis and playback"),
-    ("Space", "Pause or resume playback; play the last result again when nothing plays "
-              "(not while typing in the text box)"),
+    (
+        "Space",
+        "Pause or resume playback; play the last result again when nothing plays (not while typing in the text box)",
+    ),
     ("Tab, Shift+Tab", "Next / previous control: text, Insert tag, Speak, Stop, Export, then the side tabs"),
     ("Ctrl+Tab, Ctrl+Shift+Tab", "Next / previous tab of the panel the focus is in"),
     ("Alt+underlined letter", "Press that button, pick that tab or open that menu (Alt+F: the File menu)"),
-)  # fmt: skip
+)
 """Keys the menus do not show; the window adds every menu entry that has a shortcut."""
 
 

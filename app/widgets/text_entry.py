@@ -119,8 +119,11 @@ class TextEntry(QWidget):
             return
         shown = ", ".join(unknown[:5]) + (f" and {len(unknown) - 5} more" if len(unknown) > 5 else "")
         words = ("Unknown tag", "is") if len(unknown) == 1 else ("Unknown tags", "are")
-        hint = "Insert tag lists the ones this model speaks." if self.tags else (
-            "This model speaks no tags; only [pause] tags work.")  # fmt: skip
+        hint = (
+            "Insert tag lists the ones this model speaks."
+            if self.tags
+            else ("This model speaks no tags; only [pause] tags work.")
+        )
         self.tag_note.setText(f"{words[0]} {shown} {words[1]} not spoken and will be skipped. {hint}")
         self.tag_note.show()
 

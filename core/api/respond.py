@@ -42,13 +42,15 @@ async def respond(job: Job, params: SpeechParams, request: Request) -> Response:
         message = describe(exc.code, exc.data, "api")
         if exc.internal:
             return error_response(500, message, "internal_error", "server_error")
-        return error_response(499 if exc.cancelled else 422, message, "cancelled" if exc.cancelled else
-                              "synthesis_failed")  # fmt: skip
+        return error_response(
+            499 if exc.cancelled else 422, message, "cancelled" if exc.cancelled else "synthesis_failed"
+        )
     except BaseException:
         job.close()
         raise
-    return _JobResponse(job, _stream(first, chunks, Pace(params.speed), fmt), media_type=MEDIA_TYPES[fmt],
-                        headers=headers)  # fmt: skip
+    return _JobResponse(
+        job, _stream(first, chunks, Pace(params.speed), fmt), media_type=MEDIA_TYPES[fmt], headers=headers
+    )
 
 
 async def _stream(

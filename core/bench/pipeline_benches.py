@@ -63,12 +63,21 @@ def decoder_costs(bench) -> None:
         started = time.perf_counter()
         pipe.decode(short, tokens)
         prompts[f"{seconds:g}s"] = (time.perf_counter() - started) * 1000
-    bench.report["decoder"] = {"fixed_ms": fixed, "per_token_ms": per_token, "prompt_tokens": cond.prompt_tokens,
-                               "call_ms": by_size, "call_100_tokens_by_prompt_ms": prompts}  # fmt: skip
-    bench.log(f"{'Decoder call (10 s prompt)':<44} fixed {fixed:.0f} ms + {per_token:.1f} ms/token; "
-              + ", ".join(f"{n} tokens {ms:.0f} ms" for n, ms in by_size.items()))  # fmt: skip
-    bench.log(f"{'Decoder call, 100 tokens, by voice prompt':<44} "
-              + ", ".join(f"{k} {ms:.0f} ms" for k, ms in prompts.items()))  # fmt: skip
+    bench.report["decoder"] = {
+        "fixed_ms": fixed,
+        "per_token_ms": per_token,
+        "prompt_tokens": cond.prompt_tokens,
+        "call_ms": by_size,
+        "call_100_tokens_by_prompt_ms": prompts,
+    }
+    bench.log(
+        f"{'Decoder call (10 s prompt)':<44} fixed {fixed:.0f} ms + {per_token:.1f} ms/token; "
+        + ", ".join(f"{n} tokens {ms:.0f} ms" for n, ms in by_size.items())
+    )
+    bench.log(
+        f"{'Decoder call, 100 tokens, by voice prompt':<44} "
+        + ", ".join(f"{k} {ms:.0f} ms" for k, ms in prompts.items())
+    )
 
 
 def q4_int8(bench) -> None:
@@ -81,8 +90,11 @@ def q4_int8(bench) -> None:
         bench.log(f"{'q4 int8 compute':<44} skipped: the language model in use has no 4-bit weights")
         return
     other_mode = "fp32" if pipe.runtime.q4_compute == "int8" else "int8"
-    other = type(bench)(Pipeline.from_bundle(pipe.files.root, replace(pipe.runtime, q4_compute=other_mode)),
-                        bench.config, log=lambda *_: None)  # fmt: skip
+    other = type(bench)(
+        Pipeline.from_bundle(pipe.files.root, replace(pipe.runtime, q4_compute=other_mode)),
+        bench.config,
+        log=lambda *_: None,
+    )
     int8, fp32 = (bench, other) if other_mode == "fp32" else (other, bench)
     result = {}
     for batch, key in ((1, "step_ratio"), (2, "cfg_step_ratio")):
@@ -90,8 +102,11 @@ def q4_int8(bench) -> None:
             continue
         a_prefix = int8._prefix(ChainedKV, bench.config.short_context, batch)
         b_prefix = fp32._prefix(ChainedKV, bench.config.short_context, batch)
-        a, b = alternate(bench.config.reps, lambda p=a_prefix, n=batch: int8._time_steps(ChainedKV, p, n),
-                         lambda p=b_prefix, n=batch: fp32._time_steps(ChainedKV, p, n))  # fmt: skip
+        a, b = alternate(
+            bench.config.reps,
+            lambda p=a_prefix, n=batch: int8._time_steps(ChainedKV, p, n),
+            lambda p=b_prefix, n=batch: fp32._time_steps(ChainedKV, p, n),
+        )
         bench._add(summary(f"q4 LM step, batch {batch}", "fp32 compute", b, "int8 compute", a))
         result[key] = statistics.median(a) / statistics.median(b)
     logits = []
@@ -110,9 +125,11 @@ def q4_int8(bench) -> None:
     first = next((i for i, (x, y) in enumerate(zip(ta, tb)) if x != y), min(len(ta), len(tb)))
     result["tokens_before_first_difference"] = first
     bench.report["q4_int8"] = result
-    bench.log(f"{'q4 int8: greedy token agreement':<44} {100 * result['token_agreement']:.1f} % "
-              f"({first} tokens before the first difference); logits differ by at most "
-              f"{result['max_logit_diff']:.3f} (largest logit {result['max_abs_logit']:.1f})")  # fmt: skip
+    bench.log(
+        f"{'q4 int8: greedy token agreement':<44} {100 * result['token_agreement']:.1f} % "
+        f"({first} tokens before the first difference); logits differ by at most "
+        f"{result['max_logit_diff']:.3f} (largest logit {result['max_abs_logit']:.1f})"
+    )
 
 
 def _underruns(chunks: list[dict]) -> tuple[int, float]:
@@ -151,14 +168,21 @@ def streaming(bench, tokens_per_sentence: int = 125) -> None:
     audio_s = runs["stream"][0].samples / SAMPLE_RATE
     one_shot_rtf = statistics.median(b) / 1000 / audio_s
     bench.report["streaming"] = {
-        "ttfa_ms": ttfa, "total_ratio": statistics.median(a) / statistics.median(b),
-        "underruns_after_first": max(u[0] for u in under), "underrun_ms": max(u[1] for u in under),
-        "decoder_calls": calls, "sentences": 5, "audio_seconds": audio_s, "one_shot_rtf": one_shot_rtf,
+        "ttfa_ms": ttfa,
+        "total_ratio": statistics.median(a) / statistics.median(b),
+        "underruns_after_first": max(u[0] for u in under),
+        "underrun_ms": max(u[1] for u in under),
+        "decoder_calls": calls,
+        "sentences": 5,
+        "audio_seconds": audio_s,
+        "one_shot_rtf": one_shot_rtf,
         "one_shot_ttfa_ms": statistics.median(r.timings["ttfa_ms"] for r in runs["one-shot"]),
-    }  # fmt: skip
-    bench.log(f"{'Streaming (adaptive): time to first audio':<44} {ttfa:.0f} ms; {calls:g} decoder calls for 5 "
-              f"sentences; underruns after the first chunk: {max(u[0] for u in under)} "
-              f"({max(u[1] for u in under):.0f} ms); one-shot RTF {one_shot_rtf:.2f}")  # fmt: skip
+    }
+    bench.log(
+        f"{'Streaming (adaptive): time to first audio':<44} {ttfa:.0f} ms; {calls:g} decoder calls for 5 "
+        f"sentences; underruns after the first chunk: {max(u[0] for u in under)} "
+        f"({max(u[1] for u in under):.0f} ms); one-shot RTF {one_shot_rtf:.2f}"
+    )
     pipe.update_runtime(base)
 
 
@@ -187,8 +211,9 @@ def book(bench, tokens_per_sentence: int = 75) -> None:
             pipe.update_runtime(runtime)
             with tempfile.TemporaryDirectory(prefix="chatterbox-bench-book-") as folder:
                 project = create_project(Path(folder) / "book.cbproj", "Book")
-                import_document(project, parse_text(text, "Book"), voice, None, None,
-                                source_identity("book", text, voice))  # fmt: skip
+                import_document(
+                    project, parse_text(text, "Book"), voice, None, None, source_identity("book", text, voice)
+                )
                 project.settings.update({"max_new_tokens": tokens_per_sentence, "cfg_weight": 0.0})
                 project.seed = 2
                 project.save()
@@ -200,12 +225,16 @@ def book(bench, tokens_per_sentence: int = 75) -> None:
     a, b = alternate(max(2, bench.config.stream_reps), render(batched), render(serial))
     lm_batched = batch > 1 and pipe.can_batch(SynthesisOptions(seed=2, cfg_weight=0.0))
     label = f"LM batch of {batch} + joined" if lm_batched else "ahead + joined decoding"
-    bench._add(summary(f"Book of {len(sentences)} sentences, audio s per s", "one at a time", b, label, a,
-                       unit="x"))  # fmt: skip
-    bench.report["book"] = {"throughput_ratio": statistics.median(a) / statistics.median(b),
-                            "audio_per_second": statistics.median(a), "serial_audio_per_second": statistics.median(b),
-                            "sentences": len(sentences), "lm_batch": batch, "lm_batched": lm_batched,
-                            "samples": {"batched": a, "serial": b}}  # fmt: skip
+    bench._add(summary(f"Book of {len(sentences)} sentences, audio s per s", "one at a time", b, label, a, unit="x"))
+    bench.report["book"] = {
+        "throughput_ratio": statistics.median(a) / statistics.median(b),
+        "audio_per_second": statistics.median(a),
+        "serial_audio_per_second": statistics.median(b),
+        "sentences": len(sentences),
+        "lm_batch": batch,
+        "lm_batched": lm_batched,
+        "samples": {"batched": a, "serial": b},
+    }
     pipe.update_runtime(base)
 
 
@@ -231,10 +260,20 @@ def cold_start(bench, voice_file: Path | None) -> None:
     pipe = bench.pipe
     started = time.time()
     proc = subprocess.run(
-        [sys.executable, "-c", COLD_START, str(pipe.files.root), pipe.runtime.precision, pipe.runtime.provider,
-         repr(started), str(voice_file or "")],
-        capture_output=True, text=True, timeout=900,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-c",
+            COLD_START,
+            str(pipe.files.root),
+            pipe.runtime.precision,
+            pipe.runtime.provider,
+            repr(started),
+            str(voice_file or ""),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
     if proc.returncode != 0 or not proc.stdout.strip():
         bench.log(f"cold start failed: {proc.stderr.strip().splitlines()[-1:]}")
         return
@@ -276,8 +315,14 @@ def export_finishing(bench) -> None:
         result = export_project(project, ExportRequest(out=folder / "book.mp3", loudness=-16.0))
         finishing_s = time.perf_counter() - started
     share = finishing_s / summary_.elapsed_s
-    bench.log(f"  export (pace 1.25 + loudness + MP3) {finishing_s * 1000:.0f} ms for {result.seconds:.1f} s of "
-              f"audio; synthesis {summary_.elapsed_s:.1f} s: share {share * 100:.2f} %")  # fmt: skip
-    bench.report["export"] = {"finishing_share": share, "finishing_ms": finishing_s * 1000,
-                              "synthesis_s": summary_.elapsed_s, "audio_seconds": result.seconds,
-                              "segments": len(project.segments)}  # fmt: skip
+    bench.log(
+        f"  export (pace 1.25 + loudness + MP3) {finishing_s * 1000:.0f} ms for {result.seconds:.1f} s of "
+        f"audio; synthesis {summary_.elapsed_s:.1f} s: share {share * 100:.2f} %"
+    )
+    bench.report["export"] = {
+        "finishing_share": share,
+        "finishing_ms": finishing_s * 1000,
+        "synthesis_s": summary_.elapsed_s,
+        "audio_seconds": result.seconds,
+        "segments": len(project.segments),
+    }

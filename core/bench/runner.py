@@ -106,8 +106,10 @@ class Bench:
     def _add(self, result: dict) -> None:
         self.results.append(result)
         r = result
-        self.log(f"{r['name']:<44} {r['a']}: {r['a_median']:9.2f} {r['unit']}  {r['b']}: {r['b_median']:9.2f} "
-                 f"{r['unit']}  ratio {r['ratio_b_over_a']:.3f}")  # fmt: skip
+        self.log(
+            f"{r['name']:<44} {r['a']}: {r['a_median']:9.2f} {r['unit']}  {r['b']}: {r['b_median']:9.2f} "
+            f"{r['unit']}  ratio {r['ratio_b_over_a']:.3f}"
+        )
 
     # --- measurements ------------------------------------------------------------------------------------------
     def kv_chaining(self) -> None:
@@ -128,8 +130,14 @@ class Bench:
             runner.adopt(*self._prefix(ChainedKV, self.config.short_context))
             stats = DecodeStats()
             embeds = np.zeros((1, 1, self.info.hidden), np.float32)
-            tokens = generate(runner, [embeds], Sampler(params, 0, self.info.logits_vocab or LOGITS_VOCAB),
-                              self.config.steps * 2, 0.0, stats)  # fmt: skip
+            tokens = generate(
+                runner,
+                [embeds],
+                Sampler(params, 0, self.info.logits_vocab or LOGITS_VOCAB),
+                self.config.steps * 2,
+                0.0,
+                stats,
+            )
             for _ in tokens:
                 pass
             shares.append(step_overhead_share(stats))
@@ -143,13 +151,20 @@ class Bench:
         step_ms = statistics.median(self._time_steps(ChainedKV, prefix) for _ in range(self.config.reps))
         kv_bytes = self.config.short_context * self.info.kv_bytes_per_position
         floor_ms = weight_bytes / bandwidth * 1000
-        self.extra.update({
-            "lm_weight_bytes": weight_bytes, "memory_bandwidth_gbs": bandwidth / 1e9, "step_ms": step_ms,
-            "floor_ms": floor_ms, "floor_with_kv_ms": (weight_bytes + kv_bytes) / bandwidth * 1000,
-            "step_over_floor": step_ms / floor_ms,
-        })  # fmt: skip
-        self.log(f"{'Memory-bandwidth floor':<44} weights {weight_bytes / 1e6:.0f} MB at {bandwidth / 1e9:.1f} GB/s"
-                 f" = {floor_ms:.2f} ms; step {step_ms:.2f} ms = {step_ms / floor_ms:.2f}x the floor")  # fmt: skip
+        self.extra.update(
+            {
+                "lm_weight_bytes": weight_bytes,
+                "memory_bandwidth_gbs": bandwidth / 1e9,
+                "step_ms": step_ms,
+                "floor_ms": floor_ms,
+                "floor_with_kv_ms": (weight_bytes + kv_bytes) / bandwidth * 1000,
+                "step_over_floor": step_ms / floor_ms,
+            }
+        )
+        self.log(
+            f"{'Memory-bandwidth floor':<44} weights {weight_bytes / 1e6:.0f} MB at {bandwidth / 1e9:.1f} GB/s"
+            f" = {floor_ms:.2f} ms; step {step_ms:.2f} ms = {step_ms / floor_ms:.2f}x the floor"
+        )
 
     def prefix_cache(self) -> None:
         base = self.pipe.runtime
@@ -197,10 +212,13 @@ class Bench:
         self._add(summary(f"Time to first audio, {n / 25:.0f} s utterance", "streaming", a, "one-shot", b))
         total = statistics.median(t["total_ms"] for t in runs["stream"])
         rtf = statistics.median(t["rtf"] for t in runs["stream"])
-        self.extra.update({"stream_total_ms": total, "stream_rtf": rtf,
-                           "ttfa_share_of_total": statistics.median(a) / total})  # fmt: skip
-        self.log(f"{'Streaming: TTFA share of synthesis time':<44} {100 * statistics.median(a) / total:.1f} %"
-                 f" (total {total / 1000:.1f} s, RTF {rtf:.2f})")  # fmt: skip
+        self.extra.update(
+            {"stream_total_ms": total, "stream_rtf": rtf, "ttfa_share_of_total": statistics.median(a) / total}
+        )
+        self.log(
+            f"{'Streaming: TTFA share of synthesis time':<44} {100 * statistics.median(a) / total:.1f} %"
+            f" (total {total / 1000:.1f} s, RTF {rtf:.2f})"
+        )
         self.pipe.update_runtime(base)
 
     def cfg_cost(self) -> None:
@@ -210,18 +228,23 @@ class Bench:
             self._prefix(ChainedKV, self.config.short_context, 1),
             self._prefix(ChainedKV, self.config.short_context, 2),
         )
-        a, b = alternate(self.config.reps, lambda: self._time_steps(ChainedKV, one, 1),
-                         lambda: self._time_steps(ChainedKV, two, 2))  # fmt: skip
+        a, b = alternate(
+            self.config.reps, lambda: self._time_steps(ChainedKV, one, 1), lambda: self._time_steps(ChainedKV, two, 2)
+        )
         self._add(summary("LM step, CFG", "batch 1 (no CFG)", a, "batch 2 (CFG)", b))
 
     def _session_variant(self, name: str, a_label: str, b_label: str, **changes) -> None:
         """Per-step time of this pipeline vs one whose sessions differ by ``changes`` (loaded side by side)."""
-        other = Bench(Pipeline.from_bundle(self.pipe.files.root, replace(self.pipe.runtime, **changes)), self.config,
-                      log=lambda *_: None)  # fmt: skip
+        other = Bench(
+            Pipeline.from_bundle(self.pipe.files.root, replace(self.pipe.runtime, **changes)),
+            self.config,
+            log=lambda *_: None,
+        )
         mine = self._prefix(ChainedKV, self.config.short_context)
         theirs = other._prefix(ChainedKV, self.config.short_context)
-        a, b = alternate(self.config.reps, lambda: self._time_steps(ChainedKV, mine),
-                         lambda: other._time_steps(ChainedKV, theirs))  # fmt: skip
+        a, b = alternate(
+            self.config.reps, lambda: self._time_steps(ChainedKV, mine), lambda: other._time_steps(ChainedKV, theirs)
+        )
         self._add(summary(name, a_label, a, b_label, b))
 
     def spinning(self) -> None:
@@ -235,13 +258,23 @@ class Bench:
 
     def run(self, only: tuple[str, ...] = ()) -> dict:
         started = time.perf_counter()
-        steps = {"kv": self.kv_chaining, "overhead": self.python_overhead, "floor": self.bandwidth_floor,
-                 "cfg": self.cfg_cost, "prefix": self.prefix_cache, "conditioning": self.conditioning_cache,
-                 "streaming": self.streaming, "spinning": self.spinning, "threads": self.threads,
-                 "decoder": lambda: bp.decoder_costs(self), "q4": lambda: bp.q4_int8(self),
-                 "plan": lambda: bp.streaming(self), "book": lambda: bp.book(self),
-                 "cold": lambda: bp.cold_start(self, self._voice_file()),
-                 "export": lambda: bp.export_finishing(self)}  # fmt: skip
+        steps = {
+            "kv": self.kv_chaining,
+            "overhead": self.python_overhead,
+            "floor": self.bandwidth_floor,
+            "cfg": self.cfg_cost,
+            "prefix": self.prefix_cache,
+            "conditioning": self.conditioning_cache,
+            "streaming": self.streaming,
+            "spinning": self.spinning,
+            "threads": self.threads,
+            "decoder": lambda: bp.decoder_costs(self),
+            "q4": lambda: bp.q4_int8(self),
+            "plan": lambda: bp.streaming(self),
+            "book": lambda: bp.book(self),
+            "cold": lambda: bp.cold_start(self, self._voice_file()),
+            "export": lambda: bp.export_finishing(self),
+        }
         for name, step in steps.items():
             if not only or name in only:
                 step()
@@ -306,8 +339,13 @@ def machine_info() -> dict:
                 break
     except OSError:
         pass
-    return {"cpu": cpu, "cores": os.cpu_count(), "python": platform.python_version(), "onnxruntime": ort.__version__,
-            "platform": platform.platform()}  # fmt: skip
+    return {
+        "cpu": cpu,
+        "cores": os.cpu_count(),
+        "python": platform.python_version(),
+        "onnxruntime": ort.__version__,
+        "platform": platform.platform(),
+    }
 
 
 def bench_main(args) -> int:
@@ -317,14 +355,21 @@ def bench_main(args) -> int:
         args.standin, args.size, args.precision, announce=lambda message: print(message, flush=True)
     )
     precision = "q4" if (not args.bundle and args.precision == "q4") else args.precision
-    runtime = RuntimeOptions(provider=args.provider, threads=args.threads, precision=precision,
-                             q4_compute=args.q4_compute, lm_batch=args.lm_batch,
-                             cache_dir=Path(os.environ.get("TMPDIR", "/tmp")) / "chatterbox-bench-cache")  # fmt: skip
+    runtime = RuntimeOptions(
+        provider=args.provider,
+        threads=args.threads,
+        precision=precision,
+        q4_compute=args.q4_compute,
+        lm_batch=args.lm_batch,
+        cache_dir=Path(os.environ.get("TMPDIR", "/tmp")) / "chatterbox-bench-cache",
+    )
     pipe = Pipeline.from_bundle(bundle, runtime)
     if pipe.provider_notice:
         print(f"notice: {describe_notice(pipe.provider_notice, 'cli')}")
-    print(f"{pipe.info.variant} bundle {bundle}: LM {pipe.files.precisions['language_model']} on "
-          f"{pipe.providers['language_model']}, {pipe.info.layers} layers, hidden {pipe.info.hidden}")  # fmt: skip
+    print(
+        f"{pipe.info.variant} bundle {bundle}: LM {pipe.files.precisions['language_model']} on "
+        f"{pipe.providers['language_model']}, {pipe.info.layers} layers, hidden {pipe.info.hidden}"
+    )
     only = tuple(n.strip() for n in args.only.split(",")) if args.only else ()
     report = Bench(pipe, BenchConfig.quick_config() if args.quick else BenchConfig()).run(only)
     if args.json:

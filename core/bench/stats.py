@@ -20,5 +20,13 @@ def alternate(reps: int, a, b) -> tuple[list[float], list[float]]:
 
 def summary(name: str, a_label: str, a: list[float], b_label: str, b: list[float], unit: str = "ms") -> dict:
     ma, mb = statistics.median(a), statistics.median(b)
-    return {"name": name, "a": a_label, "a_median": ma, "b": b_label, "b_median": mb, "unit": unit,
-            "ratio_b_over_a": mb / ma if ma else float("nan"), "samples": len(a)}  # fmt: skip
+    return {
+        "name": name,
+        "a": a_label,
+        "a_median": ma,
+        "b": b_label,
+        "b_median": mb,
+        "unit": unit,
+        "ratio_b_over_a": mb / ma if ma else float("nan"),
+        "samples": len(a),
+    }

@@ -351,8 +351,14 @@ def _runtime(args):
         if args.command == "soak":
             return RuntimeOptions(**common, threads=args.threads)
         if args.command in ("narrate", "project"):  # nobody listens: one decoder call per segment (1.29x faster)
-            return RuntimeOptions(**common, threads=args.threads, cache_dir=args.cache_dir, stream=False,
-                                  lm_batch=args.lm_batch, joined_decoding=not args.no_joined_decoding)  # fmt: skip
+            return RuntimeOptions(
+                **common,
+                threads=args.threads,
+                cache_dir=args.cache_dir,
+                stream=False,
+                lm_batch=args.lm_batch,
+                joined_decoding=not args.no_joined_decoding,
+            )
         if args.command == "serve":
             return RuntimeOptions(**common, threads=args.threads, cache_dir=args.cache_dir)
         if args.command != "synth":

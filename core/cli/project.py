@@ -121,8 +121,11 @@ def narrate(args, runtime) -> int:
     _apply_settings(project, args)
     project.save()
     if report is not None:
-        print(f"{project.folder}: {report.segments} segments in {report.chapters} chapter(s); {report.kept} kept "
-              f"from before, {report.new} new", file=sys.stderr)  # fmt: skip
+        print(
+            f"{project.folder}: {report.segments} segments in {report.chapters} chapter(s); {report.kept} kept "
+            f"from before, {report.new} new",
+            file=sys.stderr,
+        )
     bar = _ProgressBar(sys.stderr)
     summary = _render(project, args, runtime, bar, None)
     return _finish(project, args, summary, bar.failures_shown)
@@ -137,6 +140,7 @@ def sampling_given(args) -> dict:
 
 def _apply_settings(project, args) -> None:
     from core.engine import SynthesisOptions
+
     changed = sampling_given(args)
     SynthesisOptions(**changed)
     project.settings.update(changed)
@@ -149,6 +153,7 @@ def _apply_settings(project, args) -> None:
 
 def _apply_finishing(project, args) -> None:
     from core.engine import parse_loudness
+
     if args.speed is not None:
         project.set_speed(None, args.speed)
     if args.loudness is not None:
@@ -177,8 +182,11 @@ def _render(project, args, runtime, bar, numbers, seed=None, regenerate=False):
     except KeyboardInterrupt:
         bar.close()
         counts = project.counts()
-        print(f"{counts['rendered']} of {len(project.segments)} segments are rendered and saved; run the same "
-              "command again to continue.", file=sys.stderr)  # fmt: skip
+        print(
+            f"{counts['rendered']} of {len(project.segments)} segments are rendered and saved; run the same "
+            "command again to continue.",
+            file=sys.stderr,
+        )
         raise
     finally:
         bar.close()
@@ -317,15 +325,25 @@ def _report(project, summary, result) -> dict:
     for number, segment in enumerate(project.segments, 1):
         take = project.chosen_take(segment)
         place = timeline.get(number)
-        segments.append({
-            "number": number, "id": segment.id, "text": segment.text, "kind": segment.kind,
-            "chapter": segment.chapter + 1, "voice": segment.voice, "status": project.status(segment),
-            "seed": take.seed if take else None, "takes": len(segment.takes),
-            "chosen": segment.chosen + 1 if segment.chosen is not None else None,
-            "pause_after": segment.pause_after, "speed": project.speed_of(segment),
-            "start": round(place.start, 3) if place else None, "end": round(place.end, 3) if place else None,
-            "error": describe_failure(segment, "cli") if segment.error else None,
-        })  # fmt: skip
+        segments.append(
+            {
+                "number": number,
+                "id": segment.id,
+                "text": segment.text,
+                "kind": segment.kind,
+                "chapter": segment.chapter + 1,
+                "voice": segment.voice,
+                "status": project.status(segment),
+                "seed": take.seed if take else None,
+                "takes": len(segment.takes),
+                "chosen": segment.chosen + 1 if segment.chosen is not None else None,
+                "pause_after": segment.pause_after,
+                "speed": project.speed_of(segment),
+                "start": round(place.start, 3) if place else None,
+                "end": round(place.end, 3) if place else None,
+                "error": describe_failure(segment, "cli") if segment.error else None,
+            }
+        )
     out = {
         "project": str(project.folder),
         "title": project.title,
@@ -337,37 +355,50 @@ def _report(project, summary, result) -> dict:
     }
     if summary is not None:
         out["render"] = {
-            "rendered": summary.rendered, "failed": summary.failed, "cancelled": summary.cancelled,
-            "audio_seconds": round(summary.audio_seconds, 3), "seconds": round(summary.elapsed_s, 3),
+            "rendered": summary.rendered,
+            "failed": summary.failed,
+            "cancelled": summary.cancelled,
+            "audio_seconds": round(summary.audio_seconds, 3),
+            "seconds": round(summary.elapsed_s, 3),
             "rtf": round(summary.rtf, 4),
-        }  # fmt: skip
+        }
     if result is not None:
-        out["export"] = {"files": result.files, "seconds": round(result.seconds, 3), "loudness": result.loudness,
-                         "chapters": result.chapters}  # fmt: skip
+        out["export"] = {
+            "files": result.files,
+            "seconds": round(result.seconds, 3),
+            "loudness": result.loudness,
+            "chapters": result.chapters,
+        }
     return out
 
 
 def _print_summary(project, summary, result) -> None:
     counts = project.counts()
     if summary is not None:
-        print(f"rendered {summary.rendered} segment(s), {summary.audio_seconds:.1f} s of audio in "
-              f"{summary.elapsed_s:.1f} s (RTF {summary.rtf:.2f})" + (f"; {summary.failed} failed" if summary.failed
-                                                                     else ""))  # fmt: skip
+        print(
+            f"rendered {summary.rendered} segment(s), {summary.audio_seconds:.1f} s of audio in "
+            f"{summary.elapsed_s:.1f} s (RTF {summary.rtf:.2f})"
+            + (f"; {summary.failed} failed" if summary.failed else "")
+        )
     if not result:
         for number, segment in enumerate(project.segments, 1):
             status = project.status(segment)
             takes = f"{len(segment.takes)} take(s)" if segment.takes else "no takes"
             chosen = f", take {segment.chosen + 1}" if segment.chosen is not None else ""
             print(f"{number:>4}  {status:<8}  {takes}{chosen:<9}  {_short(segment.text)}")
-    print(f"{counts['rendered']} rendered, {counts['pending']} pending, {counts['failed']} failed "
-          f"of {len(project.segments)} segments in {project.folder}")  # fmt: skip
+    print(
+        f"{counts['rendered']} rendered, {counts['pending']} pending, {counts['failed']} failed "
+        f"of {len(project.segments)} segments in {project.folder}"
+    )
     if result:
         for file in result.files:
             extra = f" ({file['seconds']:.1f} s)" if "seconds" in file else ""
             print(f"wrote {file['path']}{extra}")
         for level in result.loudness:
-            print(f"loudness {level['after_lufs']} LUFS (target {level['target_lufs']}), true peak "
-                  f"{level['true_peak_db']} dBTP: {level['path']}")  # fmt: skip
+            print(
+                f"loudness {level['after_lufs']} LUFS (target {level['target_lufs']}), true peak "
+                f"{level['true_peak_db']} dBTP: {level['path']}"
+            )
 
 
 def _short(text: str, width: int = 70) -> str:
@@ -396,8 +427,10 @@ class _ProgressBar:
         filled = round(width * event.done / max(event.total, 1))
         left = f"{clock(event.eta_s)} left" if event.eta_s is not None else "estimating…"
         status = f" segment {event.number} failed: {describe_failure(event, 'cli')}" if event.kind == "failed" else ""
-        line = (f"[{'#' * filled}{'.' * (width - filled)}] segment {min(event.done + 1, event.total)}/{event.total}  "
-                f"{clock(event.audio_seconds)} of audio  RTF {event.rtf:.2f}  {left}{status}")  # fmt: skip
+        line = (
+            f"[{'#' * filled}{'.' * (width - filled)}] segment {min(event.done + 1, event.total)}/{event.total}  "
+            f"{clock(event.audio_seconds)} of audio  RTF {event.rtf:.2f}  {left}{status}"
+        )
         if event.kind == "failed":
             self.failures_shown.add(event.number)
         if self.tty and event.kind == "failed":  # a line of its own that the next update does not overwrite

@@ -334,9 +334,16 @@ def build_script(doc: Document, voice: str | None) -> Script:
                         segments[-1].pause_after = item.seconds
                     continue
                 segments.append(
-                    Segment(len(segments) + 1, item.text, len(chapters) - 1, paragraph, kind, voice,
-                            pause_after=PAUSE_HEADING_S if kind == "heading" else PAUSE_SENTENCE_S)
-                )  # fmt: skip
+                    Segment(
+                        len(segments) + 1,
+                        item.text,
+                        len(chapters) - 1,
+                        paragraph,
+                        kind,
+                        voice,
+                        pause_after=PAUSE_HEADING_S if kind == "heading" else PAUSE_SENTENCE_S,
+                    )
+                )
             if match:
                 voice = match.group(1).strip()
                 if voice not in voices:

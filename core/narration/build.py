@@ -47,8 +47,9 @@ def import_document(
     old = project.segments
     kept = 0
     if old:
-        matcher = difflib.SequenceMatcher(None, [_identity(s) for s in old], [_identity(s) for s in script.segments],
-                                          autojunk=False)  # fmt: skip
+        matcher = difflib.SequenceMatcher(
+            None, [_identity(s) for s in old], [_identity(s) for s in script.segments], autojunk=False
+        )
         carried = {}
         for block in matcher.get_matching_blocks():
             for k in range(block.size):

@@ -41,11 +41,23 @@ def _id3(path: Path, marks: list[ChapterMark], tags: dict[str, str]) -> None:
             id3.setall(frame.__name__, [frame(encoding=3, text=[tags[name]])])
     if marks:
         ids = [f"ch{i}" for i in range(len(marks))]
-        id3.add(CTOC(element_id="toc", flags=CTOCFlags.TOP_LEVEL | CTOCFlags.ORDERED, child_element_ids=ids,
-                     sub_frames=[TIT2(encoding=3, text=[tags.get("album") or "Chapters"])]))  # fmt: skip
+        id3.add(
+            CTOC(
+                element_id="toc",
+                flags=CTOCFlags.TOP_LEVEL | CTOCFlags.ORDERED,
+                child_element_ids=ids,
+                sub_frames=[TIT2(encoding=3, text=[tags.get("album") or "Chapters"])],
+            )
+        )
         for element, mark in zip(ids, marks):
-            id3.add(CHAP(element_id=element, start_time=round(mark.start * 1000), end_time=round(mark.end * 1000),
-                         sub_frames=[TIT2(encoding=3, text=[mark.title])]))  # fmt: skip
+            id3.add(
+                CHAP(
+                    element_id=element,
+                    start_time=round(mark.start * 1000),
+                    end_time=round(mark.end * 1000),
+                    sub_frames=[TIT2(encoding=3, text=[mark.title])],
+                )
+            )
     id3.save(path)
 
 

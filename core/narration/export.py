@@ -186,9 +186,13 @@ def _write_part(project: Project, part: Part, path: Path, request: ExportRequest
     marks = [ChapterMark(project.chapters[c].title, s, e) for c, s, e in zip(part.chapters, part.chapter_starts, ends)]
     write_audio_stream(path, [audio], SAMPLE_RATE, tags, finish=lambda tmp: write_chapter_marks(tmp, marks, tags))
     result.files.append(
-        {"path": str(path), "kind": "audio", "seconds": round(audio.size / SAMPLE_RATE, 3),
-         "chapter_marks": len(marks) if supports_chapters(path.suffix) else 0}
-    )  # fmt: skip
+        {
+            "path": str(path),
+            "kind": "audio",
+            "seconds": round(audio.size / SAMPLE_RATE, 3),
+            "chapter_marks": len(marks) if supports_chapters(path.suffix) else 0,
+        }
+    )
     return audio
 
 
@@ -216,8 +220,10 @@ def _export_chapters(
             subtitles = folder / f"{name}{request.chapter_subtitles}"
             write_subtitles(subtitles, _cues(project, part))
             result.files.append({"path": str(subtitles), "kind": "subtitles"})
-        playlist += [f"#EXTINF:{round(audio.size / SAMPLE_RATE)},{_one_line(chapter.title)}",
-                     f"{name}{request.chapter_format}"]  # fmt: skip
+        playlist += [
+            f"#EXTINF:{round(audio.size / SAMPLE_RATE)},{_one_line(chapter.title)}",
+            f"{name}{request.chapter_format}",
+        ]
     list_path = folder / f"{_file_name(project.title)}.m3u8"
     try:
         write_text_atomic(list_path, "\n".join(playlist) + "\n")

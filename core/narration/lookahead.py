@@ -42,8 +42,15 @@ GROUP_ALONE = 4
 
 
 class TokenLookahead:
-    def __init__(self, project: Project, pipeline: Callable[[], Pipeline], todo: list[Segment],
-                 seeds: dict[int, int], voices: dict, cancelled: Callable[[], bool]):  # fmt: skip
+    def __init__(
+        self,
+        project: Project,
+        pipeline: Callable[[], Pipeline],
+        todo: list[Segment],
+        seeds: dict[int, int],
+        voices: dict,
+        cancelled: Callable[[], bool],
+    ):
         """``pipeline()``: the pipeline to use now (asked again for every step)."""
         runtime = pipeline().runtime
         self.active = not runtime.stream and (runtime.lm_batch > 1 or runtime.joined_decoding)

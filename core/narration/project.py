@@ -288,8 +288,10 @@ def _parse(folder: Path, data, file: Path) -> Project:
         for name, rel in voices.items():
             _check(isinstance(name, str) and isinstance(rel, str), f"voices[{name!r}] must name a file")
             _inside(folder, rel, f"voices[{name!r}]", under=VOICES_DIR)
-        chapters = [Chapter(str(_typed(c, "title", str, f"chapters[{i}]"))) for i, c in
-                    enumerate(_typed(data, "chapters", list))]  # fmt: skip
+        chapters = [
+            Chapter(str(_typed(c, "title", str, f"chapters[{i}]")))
+            for i, c in enumerate(_typed(data, "chapters", list))
+        ]
         segments = [_segment(folder, s, i, len(chapters), voices) for i, s in enumerate(_typed(data, "segments", list))]
         ids = [s.id for s in segments]
         _check(len(set(ids)) == len(ids), "two segments have the same id")
@@ -338,9 +340,10 @@ def _segment(folder: Path, data, index: int, chapter_count: int, voices: dict) -
     _check(segment.voice is None or segment.voice in voices, f"{where}.voice {segment.voice!r} is not a project voice")
     _check(0 <= segment.pause_after <= MAX_PAUSE_S, f"{where}.pause_after is out of range")
     _check(
-        segment.speed is None or (isinstance(segment.speed, (int, float)) and SPEED_RANGE[0] <= segment.speed <=
-                                  SPEED_RANGE[1]), f"{where}.speed is out of range",
-    )  # fmt: skip
+        segment.speed is None
+        or (isinstance(segment.speed, (int, float)) and SPEED_RANGE[0] <= segment.speed <= SPEED_RANGE[1]),
+        f"{where}.speed is out of range",
+    )
     _check(segment.error is None or isinstance(segment.error, str), f"{where}.error must be text")
     _check(segment.error_code is None or isinstance(segment.error_code, str), f"{where}.error_code must be text")
     _check(isinstance(segment.error_data, dict), f"{where}.error_data must be an object")
@@ -352,9 +355,16 @@ def _segment(folder: Path, data, index: int, chapter_count: int, voices: dict) -
         tokens = _typed(take, "tokens", list, at)
         _check(all(isinstance(t, int) for t in tokens), f"{at}.tokens must be whole numbers")
         segment.takes.append(
-            Take(rel, _typed(take, "seed", int, at), tokens, float(_typed(take, "seconds", (int, float), at)),
-                 _typed(take, "key", str, at), dict(take.get("timings") or {}), str(take.get("created") or ""))
-        )  # fmt: skip
+            Take(
+                rel,
+                _typed(take, "seed", int, at),
+                tokens,
+                float(_typed(take, "seconds", (int, float), at)),
+                _typed(take, "key", str, at),
+                dict(take.get("timings") or {}),
+                str(take.get("created") or ""),
+            )
+        )
     _check(
         segment.chosen is None or (isinstance(segment.chosen, int) and 0 <= segment.chosen < len(segment.takes)),
         f"{where}.chosen is not one of its takes",

@@ -206,11 +206,21 @@ def _render(
             summary.elapsed_s = time.perf_counter() - started
             failed = kind == "failed"
             progress(
-                RenderProgress(kind, project.number(segment), summary.rendered + summary.failed, len(todo),
-                               summary.audio_seconds, summary.elapsed_s, remaining, chars_done, chunk,
-                               segment.error if failed else None, segment.error_code if failed else None,
-                               dict(segment.error_data) if failed else {})
-            )  # fmt: skip
+                RenderProgress(
+                    kind,
+                    project.number(segment),
+                    summary.rendered + summary.failed,
+                    len(todo),
+                    summary.audio_seconds,
+                    summary.elapsed_s,
+                    remaining,
+                    chars_done,
+                    chunk,
+                    segment.error if failed else None,
+                    segment.error_code if failed else None,
+                    dict(segment.error_data) if failed else {},
+                )
+            )
 
     # A regenerated take has its own seed (or a new one); the others the project's, or a new one each.
     chosen = {s.id: seeds.get(s.id, project.seed) for s in todo}
@@ -223,8 +233,16 @@ def _render(
         try:
             yield from lookahead.prepare(index)
             tokens = lookahead.tokens(index)
-            take = _render_one(project, pipeline(), segment, fixed[segment.id], voices,
-                               lambda c, s=segment: event("chunk", s, c), cancelled, tokens)  # fmt: skip
+            take = _render_one(
+                project,
+                pipeline(),
+                segment,
+                fixed[segment.id],
+                voices,
+                lambda c, s=segment: event("chunk", s, c),
+                cancelled,
+                tokens,
+            )
         except SynthesisCancelled:
             summary.cancelled = True
             break
@@ -235,8 +253,11 @@ def _render(
             summary.failed += 1
         except Exception as exc:
             log.exception("segment %s failed", project.number(segment))
-            segment.fail("render.internal", {"kind": type(exc).__name__, "detail": str(exc)},
-                         f"internal error: {type(exc).__name__}: {exc}")  # fmt: skip
+            segment.fail(
+                "render.internal",
+                {"kind": type(exc).__name__, "detail": str(exc)},
+                f"internal error: {type(exc).__name__}: {exc}",
+            )
             summary.failed += 1
         else:
             summary.rendered += 1

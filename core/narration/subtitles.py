@@ -43,8 +43,9 @@ def webvtt(cues: list[Cue]) -> str:
     def escape(text: str) -> str:
         return _one_line(text).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
-    body = "".join(f"{i}\n{_stamp(c.start, '.')} --> {_stamp(c.end, '.')}\n{escape(c.text)}\n\n"
-                   for i, c in enumerate(cues, 1))  # fmt: skip
+    body = "".join(
+        f"{i}\n{_stamp(c.start, '.')} --> {_stamp(c.end, '.')}\n{escape(c.text)}\n\n" for i, c in enumerate(cues, 1)
+    )
     return "WEBVTT\n\n" + body
 
 

@@ -115,10 +115,13 @@ def build_conditional_decoder(spec: StandinSpec, seed: int) -> GraphBuilder:
     table = rng.standard_normal((6561, spec.decoder_dim), dtype=np.float32)
     frames = rng.standard_normal((spec.decoder_frames, spec.decoder_dim), dtype=np.float32)
     hidden = b.add(
-        b.op("Unsqueeze", b.op("Gather", b.init("decoder.embed", table), b.op("Mod", tokens, b.const(6561, np.int64))),
-             b.const([2], np.int64)),
+        b.op(
+            "Unsqueeze",
+            b.op("Gather", b.init("decoder.embed", table), b.op("Mod", tokens, b.const(6561, np.int64))),
+            b.const([2], np.int64),
+        ),
         b.init("decoder.frames", frames),
-    )  # [B, P + N, F, D]  # fmt: skip
+    )  # [B, P + N, F, D]
     hidden = b.op("Reshape", hidden, b.const([0, -1, spec.decoder_dim], np.int64))
     weights = [
         b.init(
@@ -131,8 +134,13 @@ def build_conditional_decoder(spec: StandinSpec, seed: int) -> GraphBuilder:
     for _ in range(spec.decoder_steps):
         for w in weights:
             hidden = b.op("Tanh", b.matmul(hidden, w))
-    hidden = b.op("Slice", hidden, b.mul(p, b.const([spec.decoder_frames], np.int64)), b.const([2**62], np.int64),
-                  b.const([1], np.int64))  # the new tokens' frames  # fmt: skip
+    hidden = b.op(
+        "Slice",
+        hidden,
+        b.mul(p, b.const([spec.decoder_frames], np.int64)),
+        b.const([2**62], np.int64),
+        b.const([1], np.int64),
+    )  # the new tokens' frames
     for _ in range(spec.vocoder_steps):
         for w in weights:
             hidden = b.op("Tanh", b.matmul(hidden, w))

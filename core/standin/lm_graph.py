@@ -130,8 +130,12 @@ def build_language_model(spec: StandinSpec, precision: str, seed: int) -> GraphB
             v = b.add(b.mul(v, keep), control)
         if kv_type == F16:
             present_k, present_v = b.op("Concat", pasts[i][0], k, axis=2), b.op("Concat", pasts[i][1], v, axis=2)
-            outputs.append((b.op("Cast", present_k, to=F16, out=f"present.{i}.key"),
-                            b.op("Cast", present_v, to=F16, out=f"present.{i}.value")))  # fmt: skip
+            outputs.append(
+                (
+                    b.op("Cast", present_k, to=F16, out=f"present.{i}.key"),
+                    b.op("Cast", present_v, to=F16, out=f"present.{i}.value"),
+                )
+            )
         else:
             present_k = b.op("Concat", pasts[i][0], k, axis=2, out=f"present.{i}.key")
             present_v = b.op("Concat", pasts[i][1], v, axis=2, out=f"present.{i}.value")

@@ -17,14 +17,15 @@ from tokenizers import AddedToken, Tokenizer, decoders, models, normalizers, pre
 
 from core.standin.spec import StandinSpec
 
+# Tables: kept compact (one item a line would fill a screen each).
 TURBO_TAGS = (
     "[angry]", "[fear]", "[surprised]", "[whispering]", "[advertisement]", "[dramatic]", "[narration]", "[crying]",
     "[happy]", "[sarcastic]", "[clear throat]", "[sigh]", "[shush]", "[cough]", "[groan]", "[sniff]", "[gasp]",
     "[chuckle]", "[laugh]",
 )  # fmt: skip
 LANGUAGES = (
-    "ar", "da", "de", "el", "en", "es", "fi", "fr", "he", "hi", "it", "ja", "ko", "ms", "nl", "no", "pl", "pt", "ru",
-    "sv", "sw", "tr", "zh",
+    "ar", "da", "de", "el", "en", "es", "fi", "fr", "he", "hi", "it", "ja", "ko", "ms", "nl", "no", "pl", "pt",
+    "ru", "sv", "sw", "tr", "zh",
 )  # fmt: skip
 EOT_ID = 50256
 _CORPUS = (

@@ -87,8 +87,9 @@ def test_official_openai_client(server):
 
     with OpenAI(base_url=server.url, api_key="anything", max_retries=0) as client:
         text = long_text(20, "openai")
-        audio = client.audio.speech.create(model="tts-1", voice="alloy", input=text, response_format="wav",
-                                           extra_body={"seed": 9})  # fmt: skip
+        audio = client.audio.speech.create(
+            model="tts-1", voice="alloy", input=text, response_format="wav", extra_body={"seed": 9}
+        )
         samples, rate = sf.read(io.BytesIO(audio.content), dtype="float32")
         assert rate == 24000 and samples.size > 24000
         mp3 = client.audio.speech.create(model="chatterbox-original", voice="default", input="Short one.")
@@ -128,8 +129,11 @@ def test_voice_upload_then_speak_with_it(client, server, voice_wav, other_voice_
     assert spoken.status_code == 200 and decoded_samples(spoken.content, "wav") > 0
     # A reference posted with the request itself (multipart variant), not kept in the library.
     with open(other_voice_wav, "rb") as f:
-        r = client.post("/audio/speech", data={"input": "With my own recording.", "response_format": "pcm",
-                                               "speed": "1.0"}, files={"voice_file": ("me.wav", f)})  # fmt: skip
+        r = client.post(
+            "/audio/speech",
+            data={"input": "With my own recording.", "response_format": "pcm", "speed": "1.0"},
+            files={"voice_file": ("me.wav", f)},
+        )
     assert r.status_code == 200, r.text
     assert decoded_samples(r.content, "pcm") == server.jobs.record(int(r.headers["x-request-id"])).samples
     assert len(client.get("/voices").json()["data"]) == 1
@@ -243,8 +247,10 @@ def test_auth(worker, tmp_path):
 
 def test_cors_only_when_asked(worker, tmp_path):
     with serving(worker, tmp_path / "voices", cors=("http://reader.local",)) as server:
-        r = httpx.options(server.url + "/audio/speech", headers={
-            "Origin": "http://reader.local", "Access-Control-Request-Method": "POST"})  # fmt: skip
+        r = httpx.options(
+            server.url + "/audio/speech",
+            headers={"Origin": "http://reader.local", "Access-Control-Request-Method": "POST"},
+        )
         assert r.headers["access-control-allow-origin"] == "http://reader.local"
 
 
@@ -265,9 +271,13 @@ def test_queue_full_is_429_with_retry_after(worker, tmp_path):
     with serving(worker, tmp_path / "voices", max_waiting=1) as server:
         blocker, _sink = occupy(worker)
         results = {}
-        waiting = threading.Thread(target=lambda: results.update(
-            r=httpx.post(server.url + "/audio/speech", json={"input": "I wait.", "response_format": "pcm"},
-                         timeout=60)))  # fmt: skip
+        waiting = threading.Thread(
+            target=lambda: results.update(
+                r=httpx.post(
+                    server.url + "/audio/speech", json={"input": "I wait.", "response_format": "pcm"}, timeout=60
+                )
+            )
+        )
         waiting.start()
         try:
             deadline = time.monotonic() + 10
@@ -288,8 +298,6 @@ def test_failure_before_audio_is_json_and_the_worker_lives_on(client, server, wo
     assert r.status_code == 422
     assert worker.alive
     assert _speech(client, input="Still here.", response_format="pcm").status_code == 200
-
-
 
 
 def test_a_request_with_a_sink_sends_its_events_there_only(worker):

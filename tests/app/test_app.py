@@ -88,12 +88,29 @@ def test_closing_mid_synthesis_exits_cleanly(qtbot, tmp_path, bundles):
 def test_settings_round_trip_and_change_the_next_request(qtbot, window, tmp_path):
     panel = window.settings_panel
     new_values = {
-        Key.PROVIDER: "cpu", Key.THREADS: 2, Key.PRECISION: "q4", Key.KV_CHAINING: False,
-        Key.CONDITIONING_CACHE: False, Key.PREFIX_CACHE: False, Key.STREAM: False, Key.FIRST_CHUNK_TOKENS: 7,
-        Key.CHUNK_TOKENS: 13, Key.TEMPERATURE: 0.55, Key.TOP_P: 0.9, Key.TOP_K: 50, Key.MIN_P: 0.1,
-        Key.REPETITION_PENALTY: 1.5, Key.CFG_WEIGHT: 0.0, Key.EXAGGERATION: 0.7, Key.RANDOM_SEED: False,
-        Key.SEED: 1234, Key.Q4_COMPUTE: "fp32", Key.DECODER_PROMPT: 6, Key.LM_BATCH: 2, Key.JOINED_DECODING: False,
-    }  # fmt: skip
+        Key.PROVIDER: "cpu",
+        Key.THREADS: 2,
+        Key.PRECISION: "q4",
+        Key.KV_CHAINING: False,
+        Key.CONDITIONING_CACHE: False,
+        Key.PREFIX_CACHE: False,
+        Key.STREAM: False,
+        Key.FIRST_CHUNK_TOKENS: 7,
+        Key.CHUNK_TOKENS: 13,
+        Key.TEMPERATURE: 0.55,
+        Key.TOP_P: 0.9,
+        Key.TOP_K: 50,
+        Key.MIN_P: 0.1,
+        Key.REPETITION_PENALTY: 1.5,
+        Key.CFG_WEIGHT: 0.0,
+        Key.EXAGGERATION: 0.7,
+        Key.RANDOM_SEED: False,
+        Key.SEED: 1234,
+        Key.Q4_COMPUTE: "fp32",
+        Key.DECODER_PROMPT: 6,
+        Key.LM_BATCH: 2,
+        Key.JOINED_DECODING: False,
+    }
     for key, value in new_values.items():
         panel._set(key, value)
         panel._on_control_changed(key)
@@ -103,7 +120,11 @@ def test_settings_round_trip_and_change_the_next_request(qtbot, window, tmp_path
         assert reread.get(key) == pytest.approx(value), key
     runtime = reread.runtime_options()
     assert (runtime.kv_chaining, runtime.stream, runtime.prefix_cache, runtime.first_chunk_tokens) == (
-        False, False, False, 7)  # fmt: skip
+        False,
+        False,
+        False,
+        7,
+    )
     assert runtime.q4_compute == "fp32" and runtime.decoder_prompt_seconds == 6.0
     assert runtime.lm_batch == 2 and runtime.joined_decoding is False
     options = reread.synthesis_options("original")
@@ -243,8 +264,9 @@ def test_download_with_progress_and_size_check(tmp_path, bundles):
 @pytest.mark.qt
 def test_self_test_command(tmp_path):
     out = tmp_path / "selftest"
-    proc = subprocess.run([sys.executable, "-m", "app", "--self-test", str(out)], capture_output=True, text=True,
-                          timeout=300)  # fmt: skip
+    proc = subprocess.run(
+        [sys.executable, "-m", "app", "--self-test", str(out)], capture_output=True, text=True, timeout=300
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]
     report = json.loads((out / "report.json").read_text())
     assert report["ok"] and report["chunks"] >= 2 and report["samples_played"] >= report["samples_generated"] > 0

@@ -36,8 +36,9 @@ def answer(monkeypatch, reply) -> list:
 
 def add_entry(window, text: str, seed: int = 1, **fields):
     tone = (0.2 * np.sin(np.arange(12000) / 10)).astype(np.float32)
-    entry = window.history.add(tone, 24000, text=text, voice=fields.pop("voice", "default"), variant="original",
-                               seed=seed, **fields)  # fmt: skip
+    entry = window.history.add(
+        tone, 24000, text=text, voice=fields.pop("voice", "default"), variant="original", seed=seed, **fields
+    )
     window.history_panel.refresh()
     return entry
 
@@ -118,8 +119,9 @@ def test_delete_key_and_clear_all_with_confirmation(qtbot, window, monkeypatch):
 def test_load_text_back_brings_the_text_voice_and_seed(qtbot, window, voice_wav):
     drop(window, voice_wav)
     window.voice_panel.save_voice("Narrator")
-    add_entry(window, "Once upon a time [pause:0.5s] there was a voice.", seed=1234, voice="Narrator",
-              voice_source="Narrator")  # fmt: skip
+    add_entry(
+        window, "Once upon a time [pause:0.5s] there was a voice.", seed=1234, voice="Narrator", voice_source="Narrator"
+    )
     window.voice_panel.use_default_voice()
     window.speak_panel.text.set_text("")
     window.history_panel.list.setCurrentRow(0)
@@ -147,8 +149,9 @@ def test_a_stopped_request_is_kept_in_the_history_as_partial(qtbot, window):
 
 
 # --- 7. voice library ----------------------------------------------------------------------------------------------
-def test_removing_a_voice_asks_first_and_can_be_undone_until_the_app_closes(qtbot, tmp_path, bundles, voice_wav,
-                                                                            monkeypatch):  # fmt: skip
+def test_removing_a_voice_asks_first_and_can_be_undone_until_the_app_closes(
+    qtbot, tmp_path, bundles, voice_wav, monkeypatch
+):
     w = make_window(qtbot, tmp_path, bundles["original"], load=False)
     drop(w, voice_wav)
     w.voice_panel.save_voice("Narrator")
@@ -295,8 +298,9 @@ def test_the_model_dialog_shows_the_offline_message(qtbot, tmp_path, monkeypatch
     from app.widgets.model_dialog import ModelDialog
 
     warnings = []
-    monkeypatch.setattr(QMessageBox, "warning", staticmethod(lambda parent, title, text, *a: warnings.append(
-        (title, text))))  # fmt: skip
+    monkeypatch.setattr(
+        QMessageBox, "warning", staticmethod(lambda parent, title, text, *a: warnings.append((title, text)))
+    )
     dialog = ModelDialog(tmp_path / "models", hub=OfflineHub(socket.gaierror(-2, "Name or service not known")))
     qtbot.addWidget(dialog)
     dialog.show()

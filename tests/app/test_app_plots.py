@@ -68,8 +68,11 @@ def x_ticks(widget) -> list[float]:
 # --- empty state and axes --------------------------------------------------------------------------------------
 def test_empty_plots_say_what_to_do_and_start_at_zero_and_one(latency, waveform):
     chunks, requests = latency.chunk_plot, latency.request_plot
-    for plot, hint in ((chunks, "Speak to see\nlatency per chunk"), (requests, "Each request\nadds a point"),
-                       (waveform, "Speak to see the waveform")):  # fmt: skip
+    for plot, hint in (
+        (chunks, "Speak to see\nlatency per chunk"),
+        (requests, "Each request\nadds a point"),
+        (waveform, "Speak to see the waveform"),
+    ):
         assert plot.empty.isVisible() and plot.empty.toPlainText().startswith(hint)
     for plot in (chunks, requests):
         low, high = y_range(plot)
@@ -95,13 +98,16 @@ def test_one_chunk_keeps_whole_chunk_ticks_and_no_si_scaling(latency):
     assert "x0.001" not in chunks.getPlotItem().getAxis("bottom").labelString()
 
 
-@pytest.mark.parametrize(("low", "high", "size", "expected"), [
-    (0.9999, 1.0001, 300, [1]),  # what pyqtgraph scaled to "chunk (x0.001)"
-    (0.5, 5.5, 300, [1, 2, 3, 4, 5]),
-    (0.5, 40.5, 200, [10, 20, 30, 40]),  # 200 px: room for 5 labels
-    (0.5, 40.5, 400, [5, 10, 15, 20, 25, 30, 35, 40]),
-    (0.2, 0.8, 300, []),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("low", "high", "size", "expected"),
+    [
+        (0.9999, 1.0001, 300, [1]),  # what pyqtgraph scaled to "chunk (x0.001)"
+        (0.5, 5.5, 300, [1, 2, 3, 4, 5]),
+        (0.5, 40.5, 200, [10, 20, 30, 40]),  # 200 px: room for 5 labels
+        (0.5, 40.5, 400, [5, 10, 15, 20, 25, 30, 35, 40]),
+        (0.2, 0.8, 300, []),
+    ],
+)
 def test_integer_axis_ticks_are_whole_numbers(qtbot, low, high, size, expected):
     ticks = [v for _s, values in IntegerAxis("bottom").tickValues(low, high, size) for v in values]
     assert ticks == expected and all(float(v).is_integer() for v in ticks)

@@ -86,8 +86,9 @@ def test_gpu_detection_is_asked_once_and_survives_os_errors(monkeypatch):
         ("cuda", True, "CUDA was requested but is not usable"),
     ],
 )
-def test_the_cuda_notice_is_given_only_where_a_gpu_exists_or_cuda_was_asked_for(monkeypatch, provider, has_gpu,
-                                                                                 expected):  # fmt: skip
+def test_the_cuda_notice_is_given_only_where_a_gpu_exists_or_cuda_was_asked_for(
+    monkeypatch, provider, has_gpu, expected
+):
     monkeypatch.setattr(gpu, "nvidia_gpu_present", lambda: has_gpu)
     factory = SessionFactory(RuntimeOptions(provider=provider))
     factory._give_up_cuda("libcublasLt.so.13 missing")
@@ -142,8 +143,10 @@ def test_the_cuda_notice_is_dismissable_shown_once_and_does_not_push_the_editor_
         assert again.message.isVisible()
         again.message.dismiss()
         assert not again.message.isVisible()
-        assert Settings(QSettings(str(tmp_path / "settings.ini"), QSettings.Format.IniFormat)).get(
-            Key.DISMISSED_NOTICE) == CUDA_NOTICE_TEXT  # fmt: skip
+        assert (
+            Settings(QSettings(str(tmp_path / "settings.ini"), QSettings.Format.IniFormat)).get(Key.DISMISSED_NOTICE)
+            == CUDA_NOTICE_TEXT
+        )
     finally:
         again.close()
 
@@ -165,11 +168,30 @@ def test_every_setting_explains_what_it_does_and_costs(qtbot, tmp_path, bundles)
     window = make_window(qtbot, tmp_path, bundles["original"])  # loaded: variant-specific tips are in place
     try:
         controls = window.settings_panel.controls
-        required = (Key.KV_CHAINING, Key.CONDITIONING_CACHE, Key.PREFIX_CACHE, Key.STREAM, Key.STREAM_PLAN,
-                    Key.DECODER_THREAD, Key.DECODER_PROMPT, Key.Q4_COMPUTE, Key.PRECISION, Key.PROVIDER,
-                    Key.THREADS, Key.TEMPERATURE, Key.TOP_K, Key.TOP_P, Key.MIN_P, Key.REPETITION_PENALTY,
-                    Key.CFG_WEIGHT, Key.EXAGGERATION, Key.SEED, Key.LANGUAGE, Key.LM_BATCH,
-                    Key.JOINED_DECODING)  # fmt: skip
+        required = (
+            Key.KV_CHAINING,
+            Key.CONDITIONING_CACHE,
+            Key.PREFIX_CACHE,
+            Key.STREAM,
+            Key.STREAM_PLAN,
+            Key.DECODER_THREAD,
+            Key.DECODER_PROMPT,
+            Key.Q4_COMPUTE,
+            Key.PRECISION,
+            Key.PROVIDER,
+            Key.THREADS,
+            Key.TEMPERATURE,
+            Key.TOP_K,
+            Key.TOP_P,
+            Key.MIN_P,
+            Key.REPETITION_PENALTY,
+            Key.CFG_WEIGHT,
+            Key.EXAGGERATION,
+            Key.SEED,
+            Key.LANGUAGE,
+            Key.LM_BATCH,
+            Key.JOINED_DECODING,
+        )
         for key in required:
             assert len(controls[key].toolTip()) > 60, key
         tip = {key: controls[key].toolTip().lower() for key in controls}
@@ -244,8 +266,15 @@ def test_buttons_menus_and_tabs_have_mnemonics(qtbot, window):
     speak = window.speak_panel
     for text in (speak.speak_button.text(), speak.stop_button.text(), speak.export_button.text()):
         assert "&" in text
-    assert len({t.split("&")[1][0].lower() for t in (speak.speak_button.text(), speak.stop_button.text(),
-                                                      speak.export_button.text())}) == 3  # fmt: skip
+    assert (
+        len(
+            {
+                t.split("&")[1][0].lower()
+                for t in (speak.speak_button.text(), speak.stop_button.text(), speak.export_button.text())
+            }
+        )
+        == 3
+    )
     menus = [a.text() for a in window.menuBar().actions()]
     assert {"&File", "&Models", "&Help"} <= set(menus)
     assert all("&" in window.tabs.tabText(i) for i in range(window.tabs.count()))
@@ -396,8 +425,11 @@ def test_models_without_tags_disable_the_inserter_and_flag_every_tag(qtbot, wind
     assert not entry.tag_button.isEnabled() and "[pause" in entry.tag_button.toolTip()
     entry.set_text("Hello [laugh] there [pause:0.8s] friend.")
     entry.check_tags()
-    assert entry.tag_note.isVisible() and "[laugh]" in entry.tag_note.text() and "[pause" not in entry.tag_note.text(
-        ).split("only")[0]  # fmt: skip
+    assert (
+        entry.tag_note.isVisible()
+        and "[laugh]" in entry.tag_note.text()
+        and "[pause" not in entry.tag_note.text().split("only")[0]
+    )
     assert WARNING_COLORS[0] in entry.tag_note.styleSheet()
 
 

@@ -215,8 +215,9 @@ def test_export_last_result_starts_in_a_sensible_folder_named_after_the_text_and
     asked = []
     target = tmp_path / "out" / "x.mp3"
     target.parent.mkdir()
-    monkeypatch.setattr(QFileDialog, "getSaveFileName",
-                        lambda *a, **k: asked.append(a[2]) or (str(target), "WAV (*.wav)"))  # fmt: skip
+    monkeypatch.setattr(
+        QFileDialog, "getSaveFileName", lambda *a, **k: asked.append(a[2]) or (str(target), "WAV (*.wav)")
+    )
     window.speak_panel.export_button.click()
     start = Path(asked[0])
     assert start.name == "Hello there this is the text.wav" and start.parent != Path.cwd()
@@ -260,8 +261,9 @@ def test_rendering_without_listening_decodes_each_segment_in_one_call(qtbot, stu
     assert _runtime(args).stream is False  # the command line has no listener either
 
 
-def test_a_turbo_render_without_listening_generates_segments_in_batches(qtbot, tmp_path, bundles, voice_wav,
-                                                                        monkeypatch):  # fmt: skip
+def test_a_turbo_render_without_listening_generates_segments_in_batches(
+    qtbot, tmp_path, bundles, voice_wav, monkeypatch
+):
     from core.engine import Pipeline
 
     batches = []
@@ -296,8 +298,10 @@ def test_a_long_project_plays_a_window_at_a_time_and_goes_on_without_a_stop(qtbo
     heard, windows = [], []
     studio.segments.highlight = lambda number, real=studio.segments.highlight: (heard.append(number), real(number))
     show = studio._show_window
-    studio._show_window = lambda audio, placements: (windows.append([p.number for p in placements]),
-                                                     show(audio, placements))  # fmt: skip
+    studio._show_window = lambda audio, placements: (
+        windows.append([p.number for p in placements]),
+        show(audio, placements),
+    )
     studio.play_from(1)
     qtbot.waitUntil(lambda: studio.status.text() == "Finished playing", timeout=30000)
     assert windows == [[1], [2], [3], [4]]
@@ -306,8 +310,9 @@ def test_a_long_project_plays_a_window_at_a_time_and_goes_on_without_a_stop(qtbo
     window.close()
 
 
-def test_a_render_that_fails_is_reported_once_and_is_not_a_failed_speak_request(qtbot, studio_window, tmp_path,
-                                                                                 monkeypatch):  # fmt: skip
+def test_a_render_that_fails_is_reported_once_and_is_not_a_failed_speak_request(
+    qtbot, studio_window, tmp_path, monkeypatch
+):
     """The Speak panel used to take every failure on the bridge for its own: a failed render showed its message
     twice (studio and Speak), ended a Speak request that never started and said "failed" in the playback status."""
     from core.narration import Project, ProjectError

@@ -62,8 +62,9 @@ def test_recording_from_the_microphone_counts_down_meters_trims_and_selects_the_
     def run(dialog):
         assert dialog.start_recording()
         assert not dialog.record.isEnabled() and dialog.stop.isEnabled()
-        dialog._timer.timeout.connect(lambda: (seen["levels"].add(dialog.meter.value()),
-                                               seen["countdown"].add(dialog.countdown.text())))  # fmt: skip
+        dialog._timer.timeout.connect(
+            lambda: (seen["levels"].add(dialog.meter.value()), seen["countdown"].add(dialog.countdown.text()))
+        )
         qtbot.waitUntil(lambda: not dialog.stop.isEnabled(), timeout=10000)  # stops by itself after 10 s
         assert dialog.recorder.seconds >= RecordDialog.SECONDS
         assert dialog.trim.start.value() == pytest.approx(0.9, abs=0.1)  # the leading second of silence is cut

@@ -43,14 +43,29 @@ def test_bench_reports_every_comparison(bundles, tmp_path, capsys):
 def test_bench_reports_the_pipeline_figures_under_stable_keys(bundles, tmp_path, capsys):
     """decoder.fixed_ms/per_token_ms, streaming.ttfa_ms/total_ratio, book.throughput_ratio, cold_start, bundle."""
     out = tmp_path / "bench.json"
-    code = main(["bench", "--bundle", str(bundles["turbo"]), "--quick", "--provider", "cpu", "--json", str(out),
-                 "--only", "decoder,plan,book,cold,q4"])  # fmt: skip
+    code = main(
+        [
+            "bench",
+            "--bundle",
+            str(bundles["turbo"]),
+            "--quick",
+            "--provider",
+            "cpu",
+            "--json",
+            str(out),
+            "--only",
+            "decoder,plan,book,cold,q4",
+        ]
+    )
     assert code == 0, capsys.readouterr()
     report = json.loads(out.read_text())
     assert report["bundle"] == {"path": str(bundles["turbo"]), "faithful": False, "standin": True}
     assert report["decoder"]["fixed_ms"] == report["decoder"]["fixed_ms"]  # a number, not NaN
     assert report["decoder"]["per_token_ms"] > 0 and set(report["decoder"]["call_100_tokens_by_prompt_ms"]) == {
-        "10s", "6s", "3s"}  # fmt: skip
+        "10s",
+        "6s",
+        "3s",
+    }
     assert report["streaming"]["ttfa_ms"] > 0 and report["streaming"]["total_ratio"] > 0
     assert report["streaming"]["decoder_calls"] >= 5 and report["streaming"]["underruns_after_first"] >= 0
     assert report["book"]["throughput_ratio"] > 0 and report["cold_start"]["first_audio_ms"] > 0
@@ -62,8 +77,22 @@ def test_bench_compares_int8_and_fp32_compute_on_a_q4_model(tmp_path, capsys):
 
     bundle = make_standin(tmp_path / "q4", "original", precision="q4", seed=7)
     out = tmp_path / "bench.json"
-    code = main(["bench", "--bundle", str(bundle), "--precision", "q4", "--quick", "--provider", "cpu", "--json",
-                 str(out), "--only", "q4"])  # fmt: skip
+    code = main(
+        [
+            "bench",
+            "--bundle",
+            str(bundle),
+            "--precision",
+            "q4",
+            "--quick",
+            "--provider",
+            "cpu",
+            "--json",
+            str(out),
+            "--only",
+            "q4",
+        ]
+    )
     assert code == 0, capsys.readouterr()
     q4 = json.loads(out.read_text())["q4_int8"]
     assert q4["step_ratio"] > 0 and q4["cfg_step_ratio"] > 0 and 0 <= q4["token_agreement"] <= 1

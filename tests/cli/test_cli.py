@@ -223,8 +223,9 @@ def test_a_100000_character_text_is_spoken_sentence_by_sentence(capsys, bundles,
     text = " ".join(f"This is sentence number {i} of a very long chapter, read aloud." for i in range(1700))[:100_000]
     path = tmp_path / "chapter.txt"
     path.write_text(text, encoding="utf-8")
-    data = synth_json(capsys, bundles["original"], tmp_path, "--text-file", path, "--max-new-tokens", 2,
-                      "--no-stream", "--seed", 1)  # fmt: skip
+    data = synth_json(
+        capsys, bundles["original"], tmp_path, "--text-file", path, "--max-new-tokens", 2, "--no-stream", "--seed", 1
+    )
     assert len(data["chunks"]) > 1500 and data["audio_seconds"] > 200
     assert sf.info(tmp_path / "o.wav").frames == round(data["audio_seconds"] * 24000)
 
@@ -247,6 +248,7 @@ def test_unusual_references_are_used_with_a_warning(capsys, bundles, tmp_path, n
 def test_an_unreadable_reference_exits_2(capsys, bundles, tmp_path, monkeypatch):
     voice = _voice(tmp_path, "locked.wav", tone(3))
     deny_reading(monkeypatch, voice)
-    code, _, err = run_cli(capsys, "synth", "--bundle", bundles["turbo"], "--text", "Hi.", "--voice", voice,
-                           "--out", tmp_path / "o.wav")  # fmt: skip
+    code, _, err = run_cli(
+        capsys, "synth", "--bundle", bundles["turbo"], "--text", "Hi.", "--voice", voice, "--out", tmp_path / "o.wav"
+    )
     assert code == 2 and "locked.wav: permission denied" in err and not (tmp_path / "o.wav").exists()

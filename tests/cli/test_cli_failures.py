@@ -62,8 +62,19 @@ def test_a_failure_line_stays_on_a_terminal():
 
     stream = Terminal()
     bar = _ProgressBar(stream)
-    failed = RenderProgress("failed", 2, 2, 3, 1.0, 1.0, 10, 10, error="voice.silent: name='x.wav'",
-                            error_code="voice.silent", error_data={"name": "x.wav"})  # fmt: skip
+    failed = RenderProgress(
+        "failed",
+        2,
+        2,
+        3,
+        1.0,
+        1.0,
+        10,
+        10,
+        error="voice.silent: name='x.wav'",
+        error_code="voice.silent",
+        error_data={"name": "x.wav"},
+    )
     bar.update(failed)
     bar.update(RenderProgress("segment", 3, 3, 3, 2.0, 2.0, 0, 20))
     failure_line, rest = stream.getvalue().split("\n", 1)

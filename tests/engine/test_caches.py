@@ -59,9 +59,7 @@ def test_a_corrupt_cache_file_is_discarded_and_rebuilt(bundles, voice_wav, tmp_p
     result = restarted.synthesize(TEXT, voice_wav, SynthesisOptions(greedy=True))
     assert restarted.encoder_runs == 1 and result.report.cache["conditioning"] == "miss"
     assert result.speech_tokens == reference.speech_tokens
-    assert (
-        _pipe(bundles["original"], tmp_path).condition(voice_wav).source == "disk"
-    )  # rebuilt on disk
+    assert _pipe(bundles["original"], tmp_path).condition(voice_wav).source == "disk"  # rebuilt on disk
 
 
 @pytest.mark.skipif(os.geteuid() == 0, reason="root can write a read-only folder")

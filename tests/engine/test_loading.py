@@ -33,8 +33,12 @@ def test_progress_is_reported_for_every_graph_and_the_tokens_do_not_change(bundl
     assert all(isinstance(pipe._parts.sessions[g], LoadingSession) for g in BACKGROUND)
     options = SynthesisOptions(greedy=True)
     tokens = pipe.synthesize("Hello there.", voice_wav, options).speech_tokens
-    assert tokens == Pipeline.from_bundle(bundles["original"], runtime).synthesize("Hello there.", voice_wav,
-                                                                                     options).speech_tokens  # fmt: skip
+    assert (
+        tokens
+        == Pipeline.from_bundle(bundles["original"], runtime)
+        .synthesize("Hello there.", voice_wav, options)
+        .speech_tokens
+    )
     started = {g for g, s in events if s is None}
     finished = {g for g, s in events if s is not None}
     assert started == finished == GRAPHS
@@ -65,8 +69,9 @@ def test_the_model_is_usable_before_a_slow_decoder_has_loaded(bundles, voice_wav
 
 
 @pytest.mark.parametrize("graph", BACKGROUND)
-def test_a_broken_graph_loading_in_the_background_fails_the_request_with_its_message(bundles, tmp_path, voice_wav,
-                                                                                      graph):  # fmt: skip
+def test_a_broken_graph_loading_in_the_background_fails_the_request_with_its_message(
+    bundles, tmp_path, voice_wav, graph
+):
     bundle = shutil.copytree(bundles["turbo"], tmp_path / "broken")
     data = bundle / "onnx" / f"{graph}.onnx_data"
     data.write_bytes(data.read_bytes()[: data.stat().st_size // 2])  # truncated weights
@@ -92,20 +97,21 @@ def test_the_worker_reports_load_progress_before_the_model_is_loaded(bundles, vo
         worker.speak(SynthesisRequest("Hello there.", None, SynthesisOptions(seed=1), rid))
         more: list = []
         assert isinstance(next_event(worker, (w.Finished, w.Failed), seen=more), w.Finished)
-        finished = {e.graph for e in progress + [e for e in more if isinstance(e, w.LoadProgress)]
-                    if e.seconds is not None}  # fmt: skip
+        finished = {
+            e.graph for e in progress + [e for e in more if isinstance(e, w.LoadProgress)] if e.seconds is not None
+        }
         assert finished == GRAPHS
     finally:
         assert worker.shutdown()
-
-
 
 
 def test_the_decoder_and_encoder_skip_the_quadratic_memory_reuse_plan(bundles):
     """onnxruntime's reuse planner took 74 of the Original decoder's 78 s of load; the language model keeps it."""
     pipe = Pipeline.from_bundle(bundles["turbo"], RuntimeOptions(provider="cpu"))
     reuse = {name: s.get_session_options().enable_mem_reuse for name, s in pipe._parts.sessions.items()}
-    assert reuse == {"speech_encoder": False, "embed_tokens": True, "language_model": True,
-                     "conditional_decoder": False}  # fmt: skip
-
-
+    assert reuse == {
+        "speech_encoder": False,
+        "embed_tokens": True,
+        "language_model": True,
+        "conditional_decoder": False,
+    }

@@ -25,8 +25,6 @@ TEXT = "Hello there. How are you today?"
 SEED = 7  # the conftest bundles' seed: same weights
 
 
-
-
 def _synth(bundle, voice, precision="fp32", **runtime):
     pipe = Pipeline.from_bundle(bundle, RuntimeOptions(provider="cpu", precision=precision, **runtime))
     return pipe, pipe.synthesize(TEXT, voice, SynthesisOptions(greedy=True))
@@ -61,8 +59,11 @@ def test_a_float16_kv_cache_synthesizes_chained_and_plain(bundles, renamed, voic
 
 
 def test_info_reports_the_mapping_it_used(capsys, renamed, bundles):
-    for bundle, how in ((bundles["turbo"], "names"), (renamed["turbo", "cond-emb"], "aliases"),
-                        (renamed["original", "positional"], "order")):  # fmt: skip
+    for bundle, how in (
+        (bundles["turbo"], "names"),
+        (renamed["turbo", "cond-emb"], "aliases"),
+        (renamed["original", "positional"], "order"),
+    ):
         assert main(["info", str(bundle), "--provider", "cpu"]) == 0
         report = json.loads(capsys.readouterr().out)["tensor_names"]
         assert report["speech_encoder"]["matched_by"] == how
@@ -75,13 +76,27 @@ def test_info_reports_the_mapping_it_used(capsys, renamed, bundles):
 def test_renamed_and_fp16_bundles_synthesize_through_the_cli(capsys, renamed, voice_wav, tmp_path, names):
     for bundle, precision in ((renamed["original", names], "fp32"), (renamed["turbo", "fp16"], "fp16")):
         out = tmp_path / f"{bundle.name}.wav"
-        code = main(["synth", "--bundle", str(bundle), "--text", TEXT, "--voice", str(voice_wav), "--out", str(out),
-                     "--precision", precision, "--provider", "cpu", "--json"])  # fmt: skip
+        code = main(
+            [
+                "synth",
+                "--bundle",
+                str(bundle),
+                "--text",
+                TEXT,
+                "--voice",
+                str(voice_wav),
+                "--out",
+                str(out),
+                "--precision",
+                precision,
+                "--provider",
+                "cpu",
+                "--json",
+            ]
+        )
         captured = capsys.readouterr()
         assert code == 0, captured.err
         assert json.loads(captured.out)["audio_seconds"] > 1 and out.is_file()
-
-
 
 
 def _swap(source, target, graph, replacement_graph, tmp_path):
@@ -93,17 +108,20 @@ def _swap(source, target, graph, replacement_graph, tmp_path):
 
 def test_a_graph_that_fits_neither_names_nor_order_names_the_file(renamed, tmp_path):
     # The decoder in the place of the speech encoder: no known output names, and its one output is no conditioning.
-    bundle = _swap(renamed["original", "positional"], "decoder-as-encoder", "speech_encoder", "conditional_decoder",
-                   tmp_path)  # fmt: skip
+    bundle = _swap(
+        renamed["original", "positional"], "decoder-as-encoder", "speech_encoder", "conditional_decoder", tmp_path
+    )
     with pytest.raises(ModelSignatureError) as caught:
         Pipeline.from_bundle(bundle, RuntimeOptions(provider="cpu"))
     assert caught.value.code == "bundle.signature_mismatch" and caught.value.data["file"] == "speech_encoder.onnx"
     assert re.search(r"input.0. in its place is int64", caught.value.data["problem"])
-    assert re.search(r"speech_encoder\.onnx does not match .*input.0. in its place is int64",
-                     describe_error(caught.value, "cli"))  # fmt: skip
+    assert re.search(
+        r"speech_encoder\.onnx does not match .*input.0. in its place is int64", describe_error(caught.value, "cli")
+    )
     # The encoder in the place of the decoder: its input is audio, not speech tokens.
-    bundle = _swap(renamed["turbo", "cond-emb"], "encoder-as-decoder", "conditional_decoder", "speech_encoder",
-                   tmp_path)  # fmt: skip
+    bundle = _swap(
+        renamed["turbo", "cond-emb"], "encoder-as-decoder", "conditional_decoder", "speech_encoder", tmp_path
+    )
     with pytest.raises(ModelSignatureError) as caught:
         Pipeline.from_bundle(bundle, RuntimeOptions(provider="cpu"))
     assert caught.value.code == "bundle.signature_mismatch"
@@ -143,5 +161,3 @@ def test_outputs_in_the_wrong_order_without_names_are_refused(renamed):
     assert re.search(r"'output\.1' in its place is int64", caught.value.data["problem"])
     sessions["speech_encoder"] = encoder
     assert read_model_info(sessions, files.graphs, is_multilingual=False).encoder.matched_by == "order"
-
-

@@ -62,9 +62,26 @@ def test_a_model_without_4bit_weights_reports_no_q4_compute(bundles):
 
 def test_the_cli_takes_and_reports_q4_compute(capsys, q4_bundle, voice_wav, tmp_path):
     for mode in ("int8", "fp32"):
-        code = main(["synth", "--bundle", str(q4_bundle), "--precision", "q4", "--q4-compute", mode, "--provider",
-                     "cpu", "--text", "Hi there.", "--voice", str(voice_wav), "--out", str(tmp_path / "o.wav"),
-                     "--json"])  # fmt: skip
+        code = main(
+            [
+                "synth",
+                "--bundle",
+                str(q4_bundle),
+                "--precision",
+                "q4",
+                "--q4-compute",
+                mode,
+                "--provider",
+                "cpu",
+                "--text",
+                "Hi there.",
+                "--voice",
+                str(voice_wav),
+                "--out",
+                str(tmp_path / "o.wav"),
+                "--json",
+            ]
+        )
         out = capsys.readouterr().out
         assert code == 0 and json.loads(out)["q4_compute"] == mode
     assert main(["info", str(q4_bundle), "--precision", "q4", "--provider", "cpu"]) == 0

@@ -138,8 +138,9 @@ def test_joined_decoding_cuts_each_sentence_where_it_ends(bundles, voice_wav):
 
 
 @pytest.mark.parametrize("variant, batch", [("original", 4), ("multilingual", 4), ("turbo", 1)])
-def test_without_a_batch_sentences_are_generated_ahead_and_joined_in_the_decoder(tmp_path, bundles, voice_wav, spy,
-                                                                                 variant, batch):  # fmt: skip
+def test_without_a_batch_sentences_are_generated_ahead_and_joined_in_the_decoder(
+    tmp_path, bundles, voice_wav, spy, variant, batch
+):
     """Original/Multilingual (no position_ids; guidance on by default) cannot pad rows, and lm_batch 1 asks for
     none: the sentences are generated one at a time ahead, and neighbours still share decoder calls."""
     serial = pipeline(bundles[variant], lm_batch=1, joined_decoding=False)
@@ -173,8 +174,9 @@ def test_cancel_during_a_batch_keeps_the_project_consistent(tmp_path, bundles, v
         calls.append(1)
         return len(calls) > 3  # while the first batch is generating
 
-    summary, takes = render(tmp_path, "c.cbproj", pipeline(bundles["turbo"], lm_batch=4), voice_wav,
-                            cancelled=cancel_soon)  # fmt: skip
+    summary, takes = render(
+        tmp_path, "c.cbproj", pipeline(bundles["turbo"], lm_batch=4), voice_wav, cancelled=cancel_soon
+    )
     assert summary.cancelled and summary.rendered == 0 and takes == [None] * 7
 
 
@@ -196,8 +198,19 @@ def test_the_batch_is_a_runtime_option_and_a_cli_flag(tmp_path, bundles, voice_w
         RuntimeOptions(lm_batch=0)
     text = tmp_path / "book.txt"
     text.write_text(TEXT, encoding="utf-8")
-    args = ["narrate", str(text), "--project", str(tmp_path / "p.cbproj"), "--bundle", str(bundles["turbo"]),
-            "--voice", str(voice_wav), "--seed", "5", "--json"]  # fmt: skip
+    args = [
+        "narrate",
+        str(text),
+        "--project",
+        str(tmp_path / "p.cbproj"),
+        "--bundle",
+        str(bundles["turbo"]),
+        "--voice",
+        str(voice_wav),
+        "--seed",
+        "5",
+        "--json",
+    ]
     assert main([*args, "--lm-batch", "0"]) == 2
     assert "lm_batch must be between 1 and 16" in capsys.readouterr().err
     assert main([*args, "--lm-batch", "3", "--no-joined-decoding"]) == 0

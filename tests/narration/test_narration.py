@@ -148,8 +148,9 @@ def test_settings_and_voice_changes_make_only_the_affected_segments_pending(tmp_
 def test_cancel_keeps_what_is_done_and_rendering_again_continues(tmp_path, pipe):
     project = new_project(tmp_path)
     done = []
-    summary = render_pending(project, pipe, lambda e: done.append(e) if e.kind == "segment" else None,
-                             cancelled=lambda: len(done) >= 3)  # fmt: skip
+    summary = render_pending(
+        project, pipe, lambda e: done.append(e) if e.kind == "segment" else None, cancelled=lambda: len(done) >= 3
+    )
     assert summary.cancelled and summary.rendered == 3
     assert open_project(project.folder).counts()["rendered"] == 3
     assert render_pending(project, pipe).rendered == 7
@@ -174,8 +175,11 @@ def test_a_full_disk_during_render_stops_with_the_project_consistent(tmp_path, p
     assert caught.value.code == "audio.write_failed" and "No space" in describe_error(caught.value)
     reopened = open_project(project.folder)
     assert reopened.counts()["rendered"] == 3
-    assert sorted(p.name for p in (project.folder / "takes").iterdir()) == ["00001-1.flac", "00002-1.flac",
-                                                                             "00003-1.flac"]  # fmt: skip
+    assert sorted(p.name for p in (project.folder / "takes").iterdir()) == [
+        "00001-1.flac",
+        "00002-1.flac",
+        "00003-1.flac",
+    ]
     monkeypatch.setattr(render_module, "write_audio", real)
     assert render_pending(reopened, pipe).rendered == 7
 
@@ -285,10 +289,22 @@ def test_an_epub_with_three_chapters_exports_three_files_and_a_chapter_list(tmp_
     book = make_epub(tmp_path / "book.epub", ["Arrival", "The Middle", "Departure"])
     out = tmp_path / "chapters"
     code, report = run_cli(
-        "narrate", str(book), "--project", str(tmp_path / "B.cbproj"), "--bundle", str(bundle("original")),
-        "--voice", str(voice_wav), "--per-chapter", str(out), "--format", "mp3", "--chapter-subtitles", "srt",
+        "narrate",
+        str(book),
+        "--project",
+        str(tmp_path / "B.cbproj"),
+        "--bundle",
+        str(bundle("original")),
+        "--voice",
+        str(voice_wav),
+        "--per-chapter",
+        str(out),
+        "--format",
+        "mp3",
+        "--chapter-subtitles",
+        "srt",
         "--json",
-    )  # fmt: skip
+    )
     assert code == 0, report
     audio = sorted(p.name for p in out.glob("*.mp3"))
     assert audio == ["01 - Arrival.mp3", "02 - The Middle.mp3", "03 - Departure.mp3"]
@@ -332,8 +348,17 @@ def test_narrate_continues_a_changed_book_rendering_only_the_changed_sentence(tm
     book = tmp_path / "book.txt"
     book.write_text(BOOK, encoding="utf-8")
     project = tmp_path / "Book.cbproj"
-    args = ("narrate", str(book), "--project", str(project), "--bundle", str(bundle("original")), "--voice",
-            str(voice_wav), "--json")  # fmt: skip
+    args = (
+        "narrate",
+        str(book),
+        "--project",
+        str(project),
+        "--bundle",
+        str(bundle("original")),
+        "--voice",
+        str(voice_wav),
+        "--json",
+    )
     code, first = run_cli(*args, "--out", str(tmp_path / "a.flac"))
     assert code == 0, first
     assert first["render"]["rendered"] == 10 and first["counts"]["rendered"] == 10
@@ -354,14 +379,26 @@ def test_project_commands_list_edit_regenerate_choose_and_export(tmp_path, voice
     project = tmp_path / "P.cbproj"
     book = tmp_path / "b.md"
     book.write_text("# Title\n\nOne sentence here. Two sentences here.\n", encoding="utf-8")
-    code, out = run_cli("narrate", str(book), "--project", str(project), "--bundle", str(bundle("turbo")),
-                        "--voice", str(voice_wav), "--seed", "42", "--json")  # fmt: skip
+    code, out = run_cli(
+        "narrate",
+        str(book),
+        "--project",
+        str(project),
+        "--bundle",
+        str(bundle("turbo")),
+        "--voice",
+        str(voice_wav),
+        "--seed",
+        "42",
+        "--json",
+    )
     assert code == 0, out
     assert [s["seed"] for s in out["segments"]] == [42, 42, 42]
     code, out = run_cli("project", str(project), "--edit", "2", "--text", "A new first sentence.", "--json")
     assert code == 0 and out["segments"][1]["status"] == "pending" and out["counts"]["pending"] == 1
-    code, out = run_cli("project", str(project), "--regenerate", "3", "--seed", "42", "--bundle",
-                        str(bundle("turbo")), "--json")  # fmt: skip
+    code, out = run_cli(
+        "project", str(project), "--regenerate", "3", "--seed", "42", "--bundle", str(bundle("turbo")), "--json"
+    )
     assert code == 0 and out["segments"][2]["takes"] == 2 and out["segments"][2]["chosen"] == 2
     code, out = run_cli("project", str(project), "--choose", "3", "1", "--json")
     assert code == 0 and out["segments"][2]["chosen"] == 1
@@ -369,8 +406,20 @@ def test_project_commands_list_edit_regenerate_choose_and_export(tmp_path, voice
     assert code == 2 and "not rendered yet (2)" in message
     code, out = run_cli("project", str(project), "--render", "--bundle", str(bundle("turbo")), "--json")
     assert code == 0 and out["counts"]["rendered"] == 3
-    code, out = run_cli("project", str(project), "--export", "--out", str(tmp_path / "x.ogg"), "--speed", "0.8",
-                        "--loudness", "audiobook", "--subtitles", str(tmp_path / "x.vtt"), "--json")  # fmt: skip
+    code, out = run_cli(
+        "project",
+        str(project),
+        "--export",
+        "--out",
+        str(tmp_path / "x.ogg"),
+        "--speed",
+        "0.8",
+        "--loudness",
+        "audiobook",
+        "--subtitles",
+        str(tmp_path / "x.vtt"),
+        "--json",
+    )
     assert code == 0 and out["export"]["loudness"][0]["target_lufs"] == -19.0
     assert out["segments"][-1]["end"] == pytest.approx(out["export"]["seconds"], abs=0.01)
     code, text = run_cli("project", str(project), "--list")
@@ -407,8 +456,18 @@ def test_unknown_voice_tags_fail_before_any_rendering_listing_the_known_voices(t
     VoiceLibrary(library).add("Narrator", voice_wav)
     book = tmp_path / "b.txt"
     book.write_text("Hello. [voice:Ghost] Boo!", encoding="utf-8")
-    code, text = run_cli("narrate", str(book), "--project", str(tmp_path / "P"), "--bundle", str(bundle("turbo")),
-                         "--voice", "Narrator", "--library", str(library))  # fmt: skip
+    code, text = run_cli(
+        "narrate",
+        str(book),
+        "--project",
+        str(tmp_path / "P"),
+        "--bundle",
+        str(bundle("turbo")),
+        "--voice",
+        "Narrator",
+        "--library",
+        str(library),
+    )
     assert code == 2 and "Unknown voice 'Ghost'" in text and "Known voices: Narrator" in text
     assert not (tmp_path / "P" / PROJECT_FILE).exists()
 
@@ -466,8 +525,21 @@ def test_kill_9_during_render_loses_at_most_the_segment_in_flight_and_resume_fin
     book = tmp_path / "long.txt"
     book.write_text("\n\n".join(f"This is sentence number {i} of a long book." for i in range(1, 121)), "utf-8")
     project = tmp_path / "Long.cbproj"
-    argv = [sys.executable, "-m", "core", "narrate", str(book), "--project", str(project), "--bundle",
-            str(bundle("original")), "--voice", str(voice_wav), "--provider", "cpu"]  # fmt: skip
+    argv = [
+        sys.executable,
+        "-m",
+        "core",
+        "narrate",
+        str(book),
+        "--project",
+        str(project),
+        "--bundle",
+        str(bundle("original")),
+        "--voice",
+        str(voice_wav),
+        "--provider",
+        "cpu",
+    ]
     child = subprocess.Popen(argv, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     deadline = time.monotonic() + 60
     rendered = 0

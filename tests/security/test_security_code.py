@@ -16,8 +16,22 @@ from core.engine.pipeline import Pipeline
 from tests.security_support import ROOT, Evil
 
 # --- 2. no pickle, no code -------------------------------------------------------------------------------------------
-FORBIDDEN_MODULES = {"pickle", "_pickle", "cPickle", "cloudpickle", "dill", "joblib", "marshal", "shelve", "torch",
-                     "importlib", "imp", "runpy", "code", "pydoc"}  # fmt: skip
+FORBIDDEN_MODULES = {
+    "pickle",
+    "_pickle",
+    "cPickle",
+    "cloudpickle",
+    "dill",
+    "joblib",
+    "marshal",
+    "shelve",
+    "torch",
+    "importlib",
+    "imp",
+    "runpy",
+    "code",
+    "pydoc",
+}
 FORBIDDEN_OWNERS = FORBIDDEN_MODULES - {"code", "imp", "pydoc"}
 """Modules whose every function is suspect (``code``, ``imp`` and ``pydoc`` are also common variable names)."""
 FORBIDDEN_BUILTINS = {"eval", "exec", "execfile", "compile", "__import__"}
@@ -66,26 +80,57 @@ def scan_source(source: str, name: str = "<source>") -> list[str]:
 
 @pytest.mark.parametrize(
     "snippet",
-    ["import pickle", "from pickle import loads", "import marshal", "import shelve", "import dill", "import joblib",
-     "import torch\ntorch.load('m.pt')", "model.load_state_dict(torch.load(p))", "import importlib",
-     "importlib.import_module(name)", "from importlib import util", "from importlib.util import find_spec",
-     "import runpy", "eval(text)", "exec(code)", "compile(src, 'f', 'exec')", "__import__(name)",
-     "import builtins\nbuiltins.exec(s)", "from builtins import eval", "np.load(path)",
-     "np.load(path, allow_pickle=True)",
-     "numpy.load(f, allow_pickle=flag)", "data = load(f, allow_pickle=True)", "yaml.load(text)",
-     "yaml.unsafe_load(text)", "yaml.full_load(text)", "from yaml import load", "pd.read_pickle(p)",
-     "options.register_custom_ops_library(path)"],
-)  # fmt: skip
+    [
+        "import pickle",
+        "from pickle import loads",
+        "import marshal",
+        "import shelve",
+        "import dill",
+        "import joblib",
+        "import torch\ntorch.load('m.pt')",
+        "model.load_state_dict(torch.load(p))",
+        "import importlib",
+        "importlib.import_module(name)",
+        "from importlib import util",
+        "from importlib.util import find_spec",
+        "import runpy",
+        "eval(text)",
+        "exec(code)",
+        "compile(src, 'f', 'exec')",
+        "__import__(name)",
+        "import builtins\nbuiltins.exec(s)",
+        "from builtins import eval",
+        "np.load(path)",
+        "np.load(path, allow_pickle=True)",
+        "numpy.load(f, allow_pickle=flag)",
+        "data = load(f, allow_pickle=True)",
+        "yaml.load(text)",
+        "yaml.unsafe_load(text)",
+        "yaml.full_load(text)",
+        "from yaml import load",
+        "pd.read_pickle(p)",
+        "options.register_custom_ops_library(path)",
+    ],
+)
 def test_the_scanner_finds_each_forbidden_construct(snippet):
     assert scan_source(snippet), snippet
 
 
 @pytest.mark.parametrize(
     "snippet",
-    ["dialog.exec()", "app.exec()", "re.compile('x')", "np.load(fh, allow_pickle=False)", "yaml.safe_load(text)",
-     "json.loads(s)", "sf.read(path)", "'no pickle, no eval(), no exec()'", "Tokenizer.from_file(path)",
-     "code.strip()"],
-)  # fmt: skip
+    [
+        "dialog.exec()",
+        "app.exec()",
+        "re.compile('x')",
+        "np.load(fh, allow_pickle=False)",
+        "yaml.safe_load(text)",
+        "json.loads(s)",
+        "sf.read(path)",
+        "'no pickle, no eval(), no exec()'",
+        "Tokenizer.from_file(path)",
+        "code.strip()",
+    ],
+)
 def test_the_scanner_allows_ordinary_code(snippet):
     assert scan_source(snippet) == []
 

@@ -25,8 +25,13 @@ class FakeHub:
     """Stands in for ``huggingface_hub``: answers ``HfApi().model_info(..., files_metadata=True)`` with the real
     ``RepoSibling``/``BlobLfsInfo`` types and serves files from memory, recording every call."""
 
-    def __init__(self, files: dict[str, bytes], sha: str | None = None, deliver: dict[str, bytes] | None = None,
-                 report: dict[str, dict] | None = None):  # fmt: skip
+    def __init__(
+        self,
+        files: dict[str, bytes],
+        sha: str | None = None,
+        deliver: dict[str, bytes] | None = None,
+        report: dict[str, dict] | None = None,
+    ):
         self.files, self.sha, self.deliver, self.report = files, sha, deliver or {}, report or {}
         self.calls: list[tuple] = []
         self.lock = threading.Lock()
@@ -98,8 +103,10 @@ def test_a_download_is_verified_and_comes_from_the_pinned_commit(tmp_path, hub_f
     fetched = [name for _kind, name, _rev in hub.downloads()]
     assert {rev for _k, _n, rev in hub.downloads()} == {MODEL.revision}
     assert set(fetched) == {"tokenizer.json", "default_voice.wav"} | {
-        f"onnx/{g}.onnx{x}" for g in ("speech_encoder", "embed_tokens", "language_model", "conditional_decoder")
-        for x in ("", "_data")}  # fmt: skip
+        f"onnx/{g}.onnx{x}"
+        for g in ("speech_encoder", "embed_tokens", "language_model", "conditional_decoder")
+        for x in ("", "_data")
+    }
     for name in fetched:
         assert (d.target / name).read_bytes() == hub_files[name]
     assert not d.staging.exists() and d.progress() == d.total_bytes == sum(len(hub_files[n]) for n in fetched)

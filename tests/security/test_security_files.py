@@ -197,10 +197,13 @@ def syscall_opens(trace: Path) -> list[tuple[Path, bool]]:
 def network_syscalls(trace: Path) -> list[str]:
     """connect/sendto/sendmsg towards an IP address other than loopback (the self-test calls its own local speech
     API on 127.0.0.1), or to the name-service cache (a DNS lookup)."""
-    return [line for line in trace.read_text(errors="replace").splitlines()
-            if re.search(r"\b(connect|sendto|sendmsg)\(", line)
-            and ("sa_family=AF_INET" in line or "nscd/socket" in line)
-            and not re.search(r'inet_addr\("127\.|inet_pton\(AF_INET6, "::1"', line)]  # fmt: skip
+    return [
+        line
+        for line in trace.read_text(errors="replace").splitlines()
+        if re.search(r"\b(connect|sendto|sendmsg)\(", line)
+        and ("sa_family=AF_INET" in line or "nscd/socket" in line)
+        and not re.search(r'inet_addr\("127\.|inet_pton\(AF_INET6, "::1"', line)
+    ]
 
 
 def _child_main(config: str) -> None:
@@ -221,8 +224,11 @@ def test_every_file_opened_by_core_and_app_is_onnx_json_or_audio_and_nothing_con
     libsndfile and Qt included). ONNX Runtime's own telemetry is switched off here: it has its own test below."""
     config = watched.root / "child.json"
     out = watched.root / "selftest"
-    config.write_text(json.dumps({"folders": {k: str(v) for k, v in watched.folders.items()},
-                                  "voice": str(watched.voice), "out": str(out)}))  # fmt: skip
+    config.write_text(
+        json.dumps(
+            {"folders": {k: str(v) for k, v in watched.folders.items()}, "voice": str(watched.voice), "out": str(out)}
+        )
+    )
     trace = watched.root / "trace.txt"
     code = "import sys; from tests.security.test_security_files import _child_main; _child_main(sys.argv[1])"
     env = child_env(watched.root / "home", ORT_DISABLE_TELEMETRY="1")
@@ -236,8 +242,12 @@ def test_every_file_opened_by_core_and_app_is_onnx_json_or_audio_and_nothing_con
     # The trace saw what only native code opens: the tokenizer, the recordings, the weights.
     seen = {p.resolve() for p, _w in opened}
     bundle, voices = watched.folders["bundle"], watched.folders["voices"]
-    for expected in (bundle / "tokenizer.json", bundle / "default_voice.wav", voices / "reference.wav",
-                     bundle / "onnx" / "language_model.onnx_data"):  # fmt: skip
+    for expected in (
+        bundle / "tokenizer.json",
+        bundle / "default_voice.wav",
+        voices / "reference.wav",
+        bundle / "onnx" / "language_model.onnx_data",
+    ):
         assert expected.resolve() in seen, expected
     assert (out / "report.json").is_file()
 

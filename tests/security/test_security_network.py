@@ -66,16 +66,26 @@ def test_the_app_loads_and_speaks_without_the_network(qtbot, monkeypatch, tmp_pa
 
 @pytest.mark.qt
 def test_importing_the_app_and_core_loads_no_network_client(tmp_path):
-    clients = ["huggingface_hub", "requests", "httpx", "urllib3", "aiohttp", "hf_xet", "httpcore", "http.client",
-               "urllib.request"]  # fmt: skip
+    clients = [
+        "huggingface_hub",
+        "requests",
+        "httpx",
+        "urllib3",
+        "aiohttp",
+        "hf_xet",
+        "httpcore",
+        "http.client",
+        "urllib.request",
+    ]
     code = (
         "import sys, json\n"
         "import app.main_window, app.application, app.self_test, app.model_download, app.widgets.model_dialog\n"
         "import core.engine.pipeline, core.cli.main, core.engine.worker.inference_worker\n"
         f"print(json.dumps(sorted(m for m in {clients!r} if m in sys.modules)))\n"
     )
-    proc = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120,
-                          env=child_env(tmp_path))  # fmt: skip
+    proc = subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120, env=child_env(tmp_path)
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert json.loads(proc.stdout.strip().splitlines()[-1]) == []
 
@@ -86,8 +96,14 @@ def test_onnxruntime_telemetry_stays_off(tmp_path, bundles):
         "import sys\nfrom core.engine.pipeline import Pipeline\nfrom core.engine.options import RuntimeOptions\n"
         "Pipeline.from_bundle(sys.argv[1], RuntimeOptions(provider='cpu')).synthesize('Hi.')\n"
     )
-    proc = subprocess.run([sys.executable, "-c", code, str(bundles["original"])], cwd=ROOT, capture_output=True,
-                          text=True, timeout=120, env=child_env(home))  # fmt: skip
+    proc = subprocess.run(
+        [sys.executable, "-c", code, str(bundles["original"])],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=child_env(home),
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]
     store = [str(p.relative_to(home)) for p in home.rglob("*") if ".onnxruntime" in p.parts]
     assert store == []

@@ -77,8 +77,12 @@ class SpeechDecoder:
         finally:
             self._running = None
         alone = alone and (lm_waits or not self.costs.lm_running)  # and still so at the end
-        self.costs.add_call(cond.prompt_tokens, feeds[names.speech_tokens].shape[1] - cond.prompt_tokens,
-                            time.perf_counter() - started, alone)  # fmt: skip
+        self.costs.add_call(
+            cond.prompt_tokens,
+            feeds[names.speech_tokens].shape[1] - cond.prompt_tokens,
+            time.perf_counter() - started,
+            alone,
+        )
         return np.ascontiguousarray(wav.reshape(-1), dtype=np.float32)
 
     def decode_joined(self, cond: Conditioning, sentences: Sequence[Sequence[int]]) -> list[np.ndarray]:

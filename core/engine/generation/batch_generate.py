@@ -87,7 +87,11 @@ def request_rows(parts: ModelParts, text: str, options: SynthesisOptions) -> dic
 
 
 def generate_rows(
-    parts: ModelParts, conditioning: Conditioning, voice_key: str, rows: list[Row], cancelled: Callable[[], bool] = lambda: False
+    parts: ModelParts,
+    conditioning: Conditioning,
+    voice_key: str,
+    rows: list[Row],
+    cancelled: Callable[[], bool] = lambda: False,
 ) -> list[Generated]:
     """Generate every row's tokens in one batch (``SynthesisCancelled`` when ``cancelled`` says so)."""
     batch = len(rows)
@@ -138,7 +142,11 @@ def generate_rows(
 
 
 def generate_alone(
-    parts: ModelParts, conditioning: Conditioning, voice_key: str, row: Row, cancelled: Callable[[], bool] = lambda: False
+    parts: ModelParts,
+    conditioning: Conditioning,
+    voice_key: str,
+    row: Row,
+    cancelled: Callable[[], bool] = lambda: False,
 ) -> Generated:
     """One sentence through the ordinary decode loop (any model, guidance included), as the synthesis stream runs
     it, before anything is decoded."""

@@ -331,13 +331,16 @@ def read_model_info(sessions: dict[str, Any], paths: dict[str, Path], is_multili
 
     enc_in, enc_out = io("speech_encoder")
     f = failer("speech_encoder")
-    encoder = _merge(_match("speech_encoder", "input", _ENCODER_IN, enc_in, f),
-                     _match("speech_encoder", "output", _ENCODER_OUT, enc_out, f))  # fmt: skip
+    encoder = _merge(
+        _match("speech_encoder", "input", _ENCODER_IN, enc_in, f),
+        _match("speech_encoder", "output", _ENCODER_OUT, enc_out, f),
+    )
 
     emb_in, emb_out = io("embed_tokens")
     f = failer("embed_tokens")
-    embed = _merge(_match("embed_tokens", "input", _EMBED_IN, emb_in, f),
-                   _match("embed_tokens", "output", _EMBED_OUT, emb_out, f))  # fmt: skip
+    embed = _merge(
+        _match("embed_tokens", "input", _EMBED_IN, emb_in, f), _match("embed_tokens", "output", _EMBED_OUT, emb_out, f)
+    )
 
     lm_in, lm_out = io("language_model")
     f = failer("language_model")
@@ -381,8 +384,10 @@ def read_model_info(sessions: dict[str, Any], paths: dict[str, Path], is_multili
 
     dec_in, dec_out = io("conditional_decoder")
     f = failer("conditional_decoder")
-    decoder = _merge(_match("conditional_decoder", "input", _DECODER_IN, dec_in, f),
-                     _match("conditional_decoder", "output", _DECODER_OUT, dec_out[:1], f))  # fmt: skip
+    decoder = _merge(
+        _match("conditional_decoder", "input", _DECODER_IN, dec_in, f),
+        _match("conditional_decoder", "output", _DECODER_OUT, dec_out[:1], f),
+    )
 
     logits = lm.specs["logits"]
     return ModelInfo(

@@ -112,9 +112,11 @@ class ModelParts:
         self.cost_file.load_into(self.costs)
         self.decoder = SpeechDecoder(sessions["conditional_decoder"], info, self.costs)
         self.voices = VoiceConditioner(
-            sessions["speech_encoder"], info.encoder, bundle_identity(files.graphs["speech_encoder"], info.variant),
+            sessions["speech_encoder"],
+            info.encoder,
+            bundle_identity(files.graphs["speech_encoder"], info.variant),
             info.hidden,
-        )  # fmt: skip
+        )
         self.prefixes = PrefixCache()
         self.runtime = runtime
         self.voices.configure(runtime.conditioning_cache, runtime.cache_dir or conditioning_cache_dir())
@@ -136,8 +138,9 @@ class ModelParts:
     def runner(self, batch: int, exaggeration: float) -> KVRunner:
         """A fresh language-model runner: KV chained through IOBinding, or the plain copying loop."""
         kind = ChainedKV if self.runtime.kv_chaining else CopiedKV
-        return kind(self.sessions["language_model"], self.sessions["embed_tokens"], self.info, batch, exaggeration,
-                    self.device)  # fmt: skip
+        return kind(
+            self.sessions["language_model"], self.sessions["embed_tokens"], self.info, batch, exaggeration, self.device
+        )
 
     def reference(self, voice: VoiceReference | Path | str | None) -> VoiceReference:
         """A loaded reference recording: the one given, a file, or the bundle's default voice for ``None``."""
@@ -183,8 +186,12 @@ def load_parts(
         if progress is not None:
             progress(name, None)
         started = time.perf_counter()
-        session = factory.create(name, graph, dynamic_shapes=name == "language_model",
-                                 model_bytes=lm_bytes if name == "language_model" else None)  # fmt: skip
+        session = factory.create(
+            name,
+            graph,
+            dynamic_shapes=name == "language_model",
+            model_bytes=lm_bytes if name == "language_model" else None,
+        )
         if progress is not None:
             progress(name, time.perf_counter() - started)
         return session

@@ -85,8 +85,9 @@ class CostModel:
         was idle, where there are such); ``None`` before any call. With calls of one size only, the cost is taken as
         all per-token (a safe over-estimate for larger windows)."""
         with self._lock:
-            calls = list((self._alone if alone and self._alone.get(prompt_tokens) else self._calls)
-                         .get(prompt_tokens, ()))  # fmt: skip
+            calls = list(
+                (self._alone if alone and self._alone.get(prompt_tokens) else self._calls).get(prompt_tokens, ())
+            )
         if not calls:
             return None
         xs = [n for n, _ in calls]

@@ -231,7 +231,9 @@ class SynthesisStream:
             return DecodeStats(stop_reason=ahead.stop_reason, started_at=time.perf_counter()), iter(ahead.tokens)
         parts, params = self.parts, ctx.params
         ids = parts.tokenizer.encode(sentence, self.request.options.language)
-        start = start_sentence(parts, ctx.conditioning, ctx.voice_key, ids, params.exaggeration, ctx.cfg, self.report.cache)
+        start = start_sentence(
+            parts, ctx.conditioning, ctx.voice_key, ids, params.exaggeration, ctx.cfg, self.report.cache
+        )
         stats = DecodeStats(prefix_build_ms=start.prefix_build_ms)
         tokens = generate(
             start.runner,
@@ -281,7 +283,9 @@ class SynthesisStream:
             samples, decode_ms = result
             self._decoder_ms += decode_ms
             span = (piece.start, piece.end)
-            return self._chunk(samples, index, number, span, len(tokens), "speech", ctx.started, lm_ms, decode_ms, final)
+            return self._chunk(
+                samples, index, number, span, len(tokens), "speech", ctx.started, lm_ms, decode_ms, final
+            )
 
         ctx.out.put(job, chunk)
         pending.tokens, pending.lm_started = pending.tokens[count:], time.perf_counter()

@@ -280,9 +280,7 @@ class InferenceWorker:
     def _fall_back_to_cpu(self, rid: int, pipe: Pipeline, exc: Exception, sink: EventSink) -> None:
         """The GPU failed mid-request: report it, and reload on the CPU so the next request works."""
         self._gpu_failed = first_line(str(exc), 200) or type(exc).__name__
-        sink.put(
-            Failed(rid, "worker.gpu_failed", {"reason": self._gpu_failed})
-        )
+        sink.put(Failed(rid, "worker.gpu_failed", {"reason": self._gpu_failed}))
         self.pipeline = None  # release the GPU sessions before building the CPU ones
         self._load(LoadModel(pipe.files.root, replace(pipe.runtime, provider="cpu")))
 
