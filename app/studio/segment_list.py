@@ -15,12 +15,13 @@ from core.narration import Project
 from core.wording import describe_failure
 
 NUMBER_ROLE = Qt.ItemDataRole.UserRole
-STATUS_MARK = {"pending": "○ pending", "rendered": "● rendered", "failed": "✕ failed"}
+STATUS_MARK = {"pending": "○ pending", "rendered": "● rendered", "failed": "✕ failed", "skipped": "– skipped"}
 TEXT, STATUS, TAKES = 0, 1, 2
 STATUS_TIP = {
     "pending": "Pending: not rendered with its current text, voice and settings",
     "rendered": "Rendered",
     "failed": "Failed",
+    "skipped": "Skipped: its chapter is not narrated (a cover or table of contents)",
 }
 
 

@@ -1,6 +1,6 @@
 """Narration: books imported into projects of chapters and segments, rendered through the engine, exported."""
 
-from core.narration.book_import import Document, DocumentError, parse_text, read_document
+from core.narration.book_import import Block, Document, DocumentError, parse_text, read_document
 from core.narration.build import import_document, needs_import, source_identity
 from core.narration.export import ExportRequest, Placement, check_request, export_project, preview
 from core.narration.project import SPEED_RANGE, Project, ProjectError, create_project, is_project, open_project
@@ -17,6 +17,7 @@ from core.narration.render_job import RenderDone, RenderJob, RenderStep
 from core.narration.voices import resolve_voices
 
 __all__ = [
+    "Block",
     "Document",
     "DocumentError",
     "ExportRequest",

@@ -31,7 +31,8 @@ SPEED_RANGE = (0.5, 2.0)
 MAX_PAUSE_S = 30.0
 AUDIO_SETTINGS = tuple(f.name for f in fields(SynthesisOptions) if f.name != "seed")
 """Settings that change a segment's audio (with the model's variant and precision); the seed is kept per take."""
-STATUSES = ("pending", "rendered", "failed")
+STATUSES = ("pending", "rendered", "failed", "skipped")
+"""``skipped``: the segment's chapter is skipped (it is neither rendered nor exported, whatever its takes)."""
 STALE_PARTIAL_S = 600.0
 
 
@@ -87,6 +88,9 @@ class Segment:
 @dataclass
 class Chapter:
     title: str
+    skipped: bool = False
+    """Kept in the project but not narrated (a book's cover or table of contents): its segments are neither rendered
+    nor exported."""
 
 
 @dataclass
@@ -135,10 +139,19 @@ class Project:
         return hashlib.sha256(json.dumps(identity, sort_keys=True).encode()).hexdigest()[:32]
 
     def status(self, segment: Segment) -> str:
+        if self.chapter_skipped(segment):
+            return "skipped"
         take = self.chosen_take(segment)
         if take is not None and take.key == self.render_key(segment):
             return "rendered"
         return "failed" if segment.error else "pending"
+
+    def chapter_skipped(self, segment: Segment) -> bool:
+        return 0 <= segment.chapter < len(self.chapters) and self.chapters[segment.chapter].skipped
+
+    def spoken(self) -> list[Segment]:
+        """The segments that are narrated (not in a skipped chapter): what is rendered and exported."""
+        return [s for s in self.segments if not self.chapter_skipped(s)]
 
     def chosen_take(self, segment: Segment) -> Take | None:
         return segment.takes[segment.chosen] if segment.chosen is not None else None
@@ -151,7 +164,7 @@ class Project:
         return take
 
     def pending(self) -> list[Segment]:
-        return [s for s in self.segments if self.status(s) != "rendered"]
+        return [s for s in self.segments if self.status(s) not in ("rendered", "skipped")]
 
     def counts(self) -> dict[str, int]:
         out = dict.fromkeys(STATUSES, 0)
@@ -288,10 +301,7 @@ def _parse(folder: Path, data, file: Path) -> Project:
         for name, rel in voices.items():
             _check(isinstance(name, str) and isinstance(rel, str), f"voices[{name!r}] must name a file")
             _inside(folder, rel, f"voices[{name!r}]", under=VOICES_DIR)
-        chapters = [
-            Chapter(str(_typed(c, "title", str, f"chapters[{i}]")))
-            for i, c in enumerate(_typed(data, "chapters", list))
-        ]
+        chapters = [_chapter(c, i) for i, c in enumerate(_typed(data, "chapters", list))]
         segments = [_segment(folder, s, i, len(chapters), voices) for i, s in enumerate(_typed(data, "segments", list))]
         ids = [s.id for s in segments]
         _check(len(set(ids)) == len(ids), "two segments have the same id")
@@ -316,6 +326,13 @@ def _parse(folder: Path, data, file: Path) -> Project:
         )
     except (_Invalid, KeyError, TypeError, ValueError) as exc:
         raise ProjectError("project.invalid", path=str(file), problem=str(exc)) from exc
+
+
+def _chapter(data, index: int) -> Chapter:
+    title = str(_typed(data, "title", str, f"chapters[{index}]"))
+    skipped = data.get("skipped", False)  # projects saved before chapters could be skipped have no such key
+    _check(isinstance(skipped, bool), f"chapters[{index}].skipped must be true or false")
+    return Chapter(title, skipped)
 
 
 def _segment(folder: Path, data, index: int, chapter_count: int, voices: dict) -> Segment:

@@ -209,7 +209,13 @@ WORKER = {
 }
 
 # --- narration ------------------------------------------------------------------------------------------------------
-_DRM = {"adept": "Adobe ADEPT", "encrypted": "its text is encrypted"}
+_DRM = {"adept": "Adobe ADEPT", "fairplay": "Apple FairPlay", "encrypted": "its text is encrypted"}
+
+
+def _mib(limit: Any) -> str:
+    size = float(limit) / (1 << 20)
+    return f"{size / 1024:g} GB" if size >= 1024 else f"{size:g} MB"
+
 
 DOCUMENT = {
     "document.bad_suffix": Words(lambda d: f"Cannot import {d['name']}: use a {_join(d['suffixes'])} file."),
@@ -228,6 +234,19 @@ DOCUMENT = {
         )
     ),
     "document.not_zip": Words("{name} is not an EPUB (it is not a valid ZIP archive)."),
+    "document.damaged_zip": Words("{name} is damaged or incomplete (its ZIP archive is cut short or corrupt)."),
+    "document.not_epub": Words("{name} is a ZIP archive but not an EPUB: it has no {missing}."),
+    "document.too_large": Words(
+        lambda d: f"{d['name']} is too large to import: more than {_mib(d['limit'])} (a book is at most that)."
+    ),
+    "document.member_too_large": Words(
+        lambda d: f"{d['name']} holds {d['member']}, which is larger than {_mib(d['limit'])}; it cannot be imported."
+    ),
+    "document.zip_bomb": Words(
+        "{name} is refused: {member} inflates more than {ratio} times its stored size (a damaged or malicious file)."
+    ),
+    "document.item_missing": Words("{item} is missing from {name}; the rest of the book was imported without it."),
+    "document.item_damaged": Words("{item} in {name} is damaged; the rest of the book was imported without it."),
     "document.nothing_to_say": Words("There is nothing to say in this text: it has no words to read."),
 }
 
