@@ -91,12 +91,7 @@ class _Archive:
     def read(self, member: str) -> bytes:
         """The member's bytes; ``KeyError`` when it is missing, :class:`DocumentError` past a limit."""
         info = self.zip.getinfo(member)
-        if info.flag_bits & 0x1:
-            raise DocumentError("document.drm", name=self.name, scheme="encrypted")
-        if info.file_size > RATIO_FLOOR and info.file_size > MAX_RATIO * max(info.compress_size, 1):
-            raise DocumentError("document.zip_bomb", name=self.name, member=member, ratio=MAX_RATIO)
-        if info.file_size > MAX_MEMBER_BYTES:
-            raise DocumentError("document.member_too_large", name=self.name, member=member, limit=MAX_MEMBER_BYTES)
+        self.check_header(member, info)
         chunks, size = [], 0
         with self.zip.open(info) as stream:
             while chunk := stream.read(_CHUNK):
@@ -112,6 +107,16 @@ class _Archive:
                     raise DocumentError("document.too_large", name=self.name, limit=MAX_INFLATED_BYTES)
                 chunks.append(chunk)
         return b"".join(chunks)
+
+    def check_header(self, member: str, info: zipfile.ZipInfo) -> None:
+        """Refuse from the sizes the archive declares, before inflating anything (:meth:`read` counts again while
+        inflating, so a header that understates is caught as soon as the real bytes pass a limit)."""
+        if info.flag_bits & 0x1:
+            raise DocumentError("document.drm", name=self.name, scheme="encrypted")
+        if info.file_size > RATIO_FLOOR and info.file_size > MAX_RATIO * max(info.compress_size, 1):
+            raise DocumentError("document.zip_bomb", name=self.name, member=member, ratio=MAX_RATIO)
+        if info.file_size > MAX_MEMBER_BYTES:
+            raise DocumentError("document.member_too_large", name=self.name, member=member, limit=MAX_MEMBER_BYTES)
 
     def xml(self, member: str) -> etree._Element:
         return etree.fromstring(self.read(member), _PARSER)
@@ -165,11 +170,19 @@ def _read(archive: _Archive, path: Path) -> Document:
         raise DocumentError("document.no_text", name=archive.name)
     for number, chapter in enumerate(chapters, 1):
         heading = next((b.text for b in chapter.blocks if b.kind == "heading"), "")
-        fallback = posixpath.splitext(posixpath.basename(chapter.file))[0] if chapter.skip else f"Chapter {number}"
-        title = chapter.title or heading or fallback
+        title = chapter.title or heading or _first_words(chapter) or f"Chapter {number}"
         doc.blocks.append(Block("chapter", "", title=title, skipped=chapter.skip))
         doc.blocks += chapter.blocks
     return doc
+
+
+def _first_words(chapter: _Chapter, count: int = 6) -> str:
+    """A title for a chapter the navigation does not name and that has no heading: its first words (a skipped page
+    without text: its file's name)."""
+    if not chapter.blocks:
+        return posixpath.splitext(posixpath.basename(chapter.file))[0]
+    words = chapter.blocks[0].text.split()
+    return " ".join(words[:count]) + ("…" if len(words) > count else "")
 
 
 # --- the package ------------------------------------------------------------------------------------------------------
