@@ -38,8 +38,14 @@ from core.narration.html_text import Anchor, epub_types, html_blocks, local_name
 
 MAX_EPUB_BYTES = 1 << 30
 """An EPUB file larger than 1 GiB is refused before it is opened."""
-MAX_MEMBER_BYTES = 64 << 20
-"""One member (a content document, the package, the navigation) may inflate to 64 MiB."""
+MAX_MEMBER_BYTES = 32 << 20
+"""One member (a content document, the package, the navigation) may inflate to 32 MiB (parsed, about 7 times that in
+memory; published books split their text into files of well under 1 MiB)."""
+MAX_MEMBERS = 100_000
+"""Entries in the archive's directory (each costs memory before anything is read)."""
+MAX_SPINE = 20_000
+"""Content documents in the reading order."""
+MAX_NAV_DEPTH = 16
 MAX_INFLATED_BYTES = 512 << 20
 """All members read for one import together."""
 MAX_RATIO = 100
@@ -130,6 +136,9 @@ def read_epub(path: Path) -> Document:
             raise DocumentError("document.too_large", name=path.name, limit=MAX_EPUB_BYTES)
         with path.open("rb") as file:
             head = file.read(4)
+            entries = _directory_entries(file)
+        if entries > MAX_MEMBERS:
+            raise DocumentError("document.too_many_files", name=path.name, files=entries, limit=MAX_MEMBERS)
         archive = zipfile.ZipFile(path)
     except FileNotFoundError as exc:
         raise DocumentError("document.missing", path=str(path)) from exc
@@ -163,6 +172,8 @@ def _read(archive: _Archive, path: Path) -> Document:
         _meta(opf, "title") or path.stem, author=_meta(opf, "creator"), language=_meta(opf, "language").lower()
     )
     spine = [items[i] for i in _spine_ids(opf) if i in items and items[i].media_type in _XHTML_TYPES]
+    if len(spine) > MAX_SPINE:
+        raise DocumentError("document.too_many_files", name=archive.name, files=len(spine), limit=MAX_SPINE)
     nav_item = next((i for i in items.values() if "nav" in i.properties), None)
     entries, skip_files = _navigation(archive, opf, base, items, nav_item, doc)
     chapters = _chapters(archive, spine, entries, skip_files, nav_item, doc)
@@ -186,6 +197,15 @@ def _first_words(chapter: _Chapter, count: int = 6) -> str:
 
 
 # --- the package ------------------------------------------------------------------------------------------------------
+def _directory_entries(file) -> int:
+    """The number of entries the archive's end record declares (0 when there is none: ``ZipFile`` says so)."""
+    try:
+        record = zipfile._EndRecData(file)  # type: ignore[attr-defined]  # stable since Python 2; handles ZIP64
+    except (OSError, ValueError, AttributeError):
+        return 0
+    return int(record[4]) if record else 0
+
+
 def _refuse_drm(archive: _Archive) -> None:
     if "META-INF/rights.xml" in archive.names:
         raise DocumentError("document.drm", name=archive.name, scheme="adept")
@@ -306,14 +326,16 @@ def _parse_nav(archive, name: str, doc: Document):
     return None
 
 
-def _nav_list(ol, base: str) -> list[_NavEntry]:
-    out = []
+def _nav_list(ol, base: str, depth: int = 0) -> list[_NavEntry]:
+    out: list[_NavEntry] = []
+    if depth > MAX_NAV_DEPTH:
+        return out
     for li in ol:
         if local_name(li) != "li":
             continue
         label = next((c for c in li if local_name(c) in ("a", "span")), None)
         sub = next((c for c in li if local_name(c) == "ol"), None)
-        children = _nav_list(sub, base) if sub is not None else []
+        children = _nav_list(sub, base, depth + 1) if sub is not None else []
         href = label.get("href", "") if label is not None else ""
         title = " ".join(visible_text(label).split()) if label is not None else ""
         name = _resolve(base, href) if href else None
@@ -325,8 +347,10 @@ def _nav_list(ol, base: str) -> list[_NavEntry]:
     return out
 
 
-def _ncx_points(parent, base: str) -> list[_NavEntry]:
-    out = []
+def _ncx_points(parent, base: str, depth: int = 0) -> list[_NavEntry]:
+    out: list[_NavEntry] = []
+    if depth > MAX_NAV_DEPTH:
+        return out
     for point in parent:
         if local_name(point) != "navpoint":
             continue
@@ -335,7 +359,7 @@ def _ncx_points(parent, base: str) -> list[_NavEntry]:
         title = " ".join("".join(label.itertext()).split()) if label is not None else ""
         src = content.get("src", "") if content is not None else ""
         name = _resolve(base, src)
-        children = _ncx_points(point, base)
+        children = _ncx_points(point, base, depth + 1)
         if name is not None:
             out.append(_NavEntry(title, name, _fragment(src), children))
         elif children:
@@ -385,6 +409,8 @@ def _chapters(archive, spine, entries, skip_files, nav_item, doc) -> list[_Chapt
         kinds = page_types(root)
         skip = item.name in skip_files or bool(kinds & {"toc", "cover"}) or item is nav_item
         items = html_blocks(root, anchors)
+        if anchors and "" not in here and not any(isinstance(p, Anchor) for p in items):
+            here = {"": next(iter(here.values()))}  # the navigation names ids the file lacks: it starts at the top
         if "" in here or not seen_start or skip:
             title = here.get("", "")
             chapters.append(_Chapter(title, item.name, skip=skip))

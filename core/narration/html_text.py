@@ -27,6 +27,9 @@ BLOCK_TAGS = frozenset(
 HEADING_TAGS = frozenset({"h1", "h2", "h3", "h4", "h5", "h6"})
 HIDDEN_TAGS = frozenset({"head", "script", "style", "template", "rt", "rp"})
 """Elements whose text is never read (``rt``/``rp``: ruby readings, the base text is read instead)."""
+UNSPOKEN_TYPES = frozenset({"noteref", "pagebreak", "doc-noteref", "doc-pagebreak"})
+"""``epub:type`` or ``role`` of marks that are seen but not read aloud: footnote reference marks ("¹", "[12]") and
+page numbers of the printed edition. The notes themselves are read where they stand."""
 EPUB_NS = "http://www.idpf.org/2007/ops"
 _XML_PARSER = etree.XMLParser(
     resolve_entities=False, no_network=True, load_dtd=False, huge_tree=False, remove_comments=True, remove_pis=True
@@ -111,7 +114,7 @@ def html_blocks(root, anchors: Iterable[str] = ()) -> list[Block | Anchor]:
             if node.tail:
                 run.append(node.tail)
             continue
-        if tag is None or tag in HIDDEN_TAGS:
+        if tag is None or tag in HIDDEN_TAGS or _unspoken(node):
             if node.tail:
                 run.append(node.tail)
             continue
@@ -171,6 +174,14 @@ def visible_text(node) -> str:
         stack.append((current, True))
         stack.extend((child, False) for child in reversed(current))
     return "".join(parts)
+
+
+def _unspoken(node) -> bool:
+    marks = epub_types(node)
+    role = node.get("role")
+    if role:
+        marks.add(role)
+    return bool(marks & UNSPOKEN_TYPES)
 
 
 def _anchor_id(node, tag: str | None) -> str | None:

@@ -245,6 +245,10 @@ DOCUMENT = {
     "document.zip_bomb": Words(
         "{name} is refused: {member} inflates more than {ratio} times its stored size (a damaged or malicious file)."
     ),
+    "document.too_many_files": Words(
+        "{name} is refused: it holds {files} files, more than the {limit:,} a book may have (a damaged or "
+        "malicious file)."
+    ),
     "document.item_missing": Words("{item} is missing from {name}; the rest of the book was imported without it."),
     "document.item_damaged": Words("{item} in {name} is damaged; the rest of the book was imported without it."),
     "document.nothing_to_say": Words("There is nothing to say in this text: it has no words to read."),

@@ -461,3 +461,39 @@ def _opf(files: list[str]) -> str:
         '<package xmlns="http://www.idpf.org/2007/opf" version="3.0"><metadata/>'
         f"<manifest>{items}</manifest><spine>{refs}</spine></package>"
     )
+
+
+def test_footnote_marks_and_page_numbers_are_not_read_but_the_notes_are(tmp_path):
+    body = (
+        '<p>A claim.<a epub:type="noteref" href="#n1">1</a> More<span epub:type="pagebreak" id="p12">12</span> text.'
+        '<sup><a role="doc-noteref" href="#n2">[2]</a></sup></p>'
+        '<aside epub:type="footnote" id="n1"><p>1. The note itself.</p></aside>'
+    )
+    doc = read_document(write_epub(tmp_path / "notes.epub", [("c1.xhtml", xhtml(body))]))
+    assert chapters_of(doc)[1][2] == ["A claim. More text.", "1. The note itself."]
+
+
+def test_an_archive_with_too_many_files_or_a_deep_navigation_is_handled(tmp_path, monkeypatch):
+    monkeypatch.setattr(epub_module, "MAX_MEMBERS", 10)
+    many = write_epub(tmp_path / "many.epub", [(f"c{i}.xhtml", _chapter(i)) for i in range(12)])
+    assert _refused(many, "document.too_many_files").data["limit"] == 10
+    monkeypatch.setattr(epub_module, "MAX_MEMBERS", 100_000)
+    deep = Nav("Leaf", "c1.xhtml")
+    for level in range(40):
+        deep = Nav(f"Level {level}", "c1.xhtml", [deep])
+    doc = read_document(write_epub(tmp_path / "deep.epub", [("c1.xhtml", _chapter(1))], [deep]))
+    assert [t for t, s, _ in chapters_of(doc) if not s] == ["Level 39"]
+
+
+def test_xhtml_that_is_not_well_formed_xml_is_read_as_html(tmp_path):
+    body = "<p>Caf&eacute;&nbsp;au lait — 日本語<br>next line<p>Unclosed para <a id='x'/>after anchor."
+    raw = f'<?xml version="1.0" encoding="utf-8"?>\n<html><head><title>t</title></head><body>{body}</body></html>'
+    doc = read_document(write_epub(tmp_path / "html.epub", [("c1.xhtml", raw)]))
+    assert chapters_of(doc)[1][2] == ["Café au lait — 日本語 next line", "Unclosed para after anchor."]
+
+
+def test_a_nav_anchor_the_file_lacks_starts_the_chapter_at_the_top_of_the_file(tmp_path):
+    documents = [("c1.xhtml", _chapter(1)), ("c2.xhtml", _chapter(2))]
+    toc = [Nav("One", "c1.xhtml"), Nav("Two", "c2.xhtml#no-such-id")]
+    doc = read_document(write_epub(tmp_path / "lost.epub", documents, toc))
+    assert [(t, texts[0]) for t, s, texts in chapters_of(doc) if not s] == [("One", "Chapter 1"), ("Two", "Chapter 2")]
