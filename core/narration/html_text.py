@@ -9,6 +9,7 @@ anchors) come out as :class:`Anchor` marks between the blocks, so a file holding
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
@@ -99,7 +100,7 @@ def html_blocks(root, anchors: Iterable[str] = ()) -> list[Block | Anchor]:
     run: list[str] = []
 
     def flush() -> None:
-        words = " ".join("".join(run).split())
+        words = _words("".join(run))
         run.clear()
         if words:
             out.append(Block("paragraph", words))
@@ -126,14 +127,14 @@ def html_blocks(root, anchors: Iterable[str] = ()) -> list[Block | Anchor]:
             flush()
             inner = [a for a in (_anchor_id(d, local_name(d)) for d in node.iterdescendants()) if a in wanted]
             out += [Anchor(a) for a in inner if a != ident]
-            words = " ".join(visible_text(node).split())
+            words = _words(visible_text(node))
             if words:
                 out.append(Block("heading", words))
             if node.tail:
                 run.append(node.tail)
             continue
         if tag == "br":
-            run.append("\n")
+            run.append(" ")
             if node.tail:
                 run.append(node.tail)
             continue
@@ -174,6 +175,18 @@ def visible_text(node) -> str:
         stack.append((current, True))
         stack.extend((child, False) for child in reversed(current))
     return "".join(parts)
+
+
+_CJK = "\u2e80-\u9fff\uf900-\ufaff\uff00-\uffef"
+_CJK_WRAP = re.compile(rf"(?<=[{_CJK}])[ \t\r]*\n\s*(?=[{_CJK}])")
+
+
+def _words(text: str) -> str:
+    """Whitespace collapsed to single spaces; a line break of the source between two Chinese or Japanese characters
+    is no space at all (those scripts put none between words; the break only wrapped the file's line)."""
+    if "\n" in text:
+        text = _CJK_WRAP.sub("", text)
+    return " ".join(text.split())
 
 
 def _unspoken(node) -> bool:

@@ -497,3 +497,9 @@ def test_a_nav_anchor_the_file_lacks_starts_the_chapter_at_the_top_of_the_file(t
     toc = [Nav("One", "c1.xhtml"), Nav("Two", "c2.xhtml#no-such-id")]
     doc = read_document(write_epub(tmp_path / "lost.epub", documents, toc))
     assert [(t, texts[0]) for t, s, texts in chapters_of(doc) if not s] == [("One", "Chapter 1"), ("Two", "Chapter 2")]
+
+
+def test_a_wrapped_line_inside_japanese_text_adds_no_space(tmp_path):
+    body = "<p>吾輩は猫である。\n名前はまだ無い。<br/>どこで\n  生れたか。 English\nwords stay apart.</p>"
+    doc = read_document(write_epub(tmp_path / "wrap.epub", [("c1.xhtml", xhtml(body, lang="ja"))]))
+    assert chapters_of(doc)[1][2] == ["吾輩は猫である。名前はまだ無い。 どこで生れたか。 English words stay apart."]
