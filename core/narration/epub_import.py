@@ -171,7 +171,8 @@ def _read(archive: _Archive, path: Path) -> Document:
     doc = Document(
         _meta(opf, "title") or path.stem, author=_meta(opf, "creator"), language=_meta(opf, "language").lower()
     )
-    spine = [items[i] for i in _spine_ids(opf) if i in items and items[i].media_type in _XHTML_TYPES]
+    listed = [items[i] for i in _spine_ids(opf) if i in items and items[i].media_type in _XHTML_TYPES]
+    spine = list({item.name: item for item in listed}.values())  # a file listed twice is read once, where it is first
     if len(spine) > MAX_SPINE:
         raise DocumentError("document.too_many_files", name=archive.name, files=len(spine), limit=MAX_SPINE)
     nav_item = next((i for i in items.values() if "nav" in i.properties), None)

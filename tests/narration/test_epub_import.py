@@ -503,3 +503,10 @@ def test_a_wrapped_line_inside_japanese_text_adds_no_space(tmp_path):
     body = "<p>吾輩は猫である。\n名前はまだ無い。<br/>どこで\n  生れたか。 English\nwords stay apart.</p>"
     doc = read_document(write_epub(tmp_path / "wrap.epub", [("c1.xhtml", xhtml(body, lang="ja"))]))
     assert chapters_of(doc)[1][2] == ["吾輩は猫である。名前はまだ無い。 どこで生れたか。 English words stay apart."]
+
+
+def test_a_file_listed_twice_in_the_reading_order_is_read_once(tmp_path):
+    documents = [("c1.xhtml", _chapter(1)), ("c2.xhtml", _chapter(2))]
+    path = write_epub(tmp_path / "twice.epub", documents, spine=["c1.xhtml", "c2.xhtml", "c1.xhtml"])
+    text = imported_text(read_document(path), skipped=False)
+    assert text.count("Text of chapter 1.") == 1 and text.index("chapter 1") < text.index("chapter 2")
