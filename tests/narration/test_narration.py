@@ -83,7 +83,7 @@ def test_render_saves_every_segment_and_exports_them_in_order(tmp_path, pipe):
     last = [e for e in events if e.kind == "segment"][-1]
     assert last.done == last.total == 10 and last.eta_s == 0 and last.rtf > 0
     reopened = open_project(project.folder)
-    assert reopened.counts() == {"pending": 0, "rendered": 10, "failed": 0}
+    assert reopened.counts() == {"pending": 0, "rendered": 10, "failed": 0, "skipped": 0}
     for segment in reopened.segments:
         take = reopened.chosen_take(segment)
         assert (reopened.folder / take.file).is_file() and take.tokens and take.seconds > 0
