@@ -90,6 +90,8 @@ def _add_edit_arguments(action, p) -> None:
     action.add_argument("--rename-chapter", type=int, metavar="C", help="retitle chapter C (with --text)")
     action.add_argument("--chapter-starts", type=int, metavar="N", help="segment N starts a new chapter (--title)")
     action.add_argument("--chapter-joins", type=int, metavar="N", help="the chapter segment N starts joins the last")
+    action.add_argument("--skip-chapter", type=int, metavar="C", help="leave chapter C out of rendering and export")
+    action.add_argument("--unskip-chapter", type=int, metavar="C", help="narrate a skipped chapter C again")
     action.add_argument("--undo", action="store_true", help="take back the last edit (kept in history.json)")
     action.add_argument("--redo", action="store_true", help="do the last undone edit again")
     action.add_argument(
@@ -356,6 +358,10 @@ def _edit_command(project, args):
         history.record(editing.chapter_starts(project, args.chapter_starts, args.title))
     elif args.chapter_joins is not None:
         history.record(editing.chapter_joins(project, args.chapter_joins))
+    elif args.skip_chapter is not None or args.unskip_chapter is not None:
+        skipped = args.skip_chapter is not None
+        number = args.skip_chapter if skipped else args.unskip_chapter
+        history.record(editing.set_chapter_skipped(project, number, skipped))
     elif args.undo:
         history.undo(project)
     elif args.redo:

@@ -32,7 +32,19 @@ from core.narration.project import (
 HISTORY_FILE = "history.json"
 HISTORY_LIMIT = 100
 """Undo records kept in ``history.json`` (older ones are dropped)."""
-OPERATIONS = ("delete", "skip", "unskip", "merge", "split", "chapter_starts", "chapter_joins", "rename_chapter", "edit")
+OPERATIONS = (
+    "delete",
+    "skip",
+    "unskip",
+    "merge",
+    "split",
+    "chapter_starts",
+    "chapter_joins",
+    "rename_chapter",
+    "skip_chapter",
+    "unskip_chapter",
+    "edit",
+)
 TITLE_WIDTH = 80
 
 
@@ -163,6 +175,15 @@ def rename_chapter(project: Project, number: int, title: str) -> Edit:
     name = _title(title)
     edit = _begin(project, "rename_chapter", number, 0, 0, chapters=True)
     project.chapters[number - 1].title = name
+    return _end(project, edit, 0)
+
+
+def set_chapter_skipped(project: Project, number: int, skipped: bool) -> Edit:
+    """Chapter ``number`` is (or is no longer) skipped with all its segments (a contents page, a cover)."""
+    if not 1 <= number <= len(project.chapters):
+        raise ProjectError("project.no_chapter", number=number, count=len(project.chapters))
+    edit = _begin(project, "skip_chapter" if skipped else "unskip_chapter", number, 0, 0, chapters=True)
+    project.chapters[number - 1].skipped = skipped
     return _end(project, edit, 0)
 
 

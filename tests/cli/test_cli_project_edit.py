@@ -71,6 +71,7 @@ EDITS = [
     (("--chapter-starts", "4", "--title", "Noon"), lambda b, a: [s[2] for s in a[3:6]] == [2, 2, 3]),
     (("--chapter-joins", "6"), lambda b, a: {s[2] for s in a} == {1}),
     (("--edit", "5", "--text", "He carried nothing."), lambda b, a: a[4][1] == "He carried nothing."),
+    (("--skip-chapter", "2"), lambda b, a: [s[3] for s in a[5:]] == ["skipped"] * 5 and a[0][3] == "pending"),
 ]
 
 
@@ -120,6 +121,7 @@ def test_rename_and_unskip_and_several_undos_in_a_row(capsys, imported):
         (("--chapter-joins", "3"), "does not start a chapter"),
         (("--delete", "three"), "invalid int value"),
         (("--redo",), "nothing to redo"),
+        (("--unskip-chapter", "3"), "no chapter 3"),
     ],
 )
 def test_a_bad_edit_exits_2_with_one_line_and_changes_nothing(capsys, imported, argv, message):

@@ -18,6 +18,7 @@ from core.narration.editing import (
     merge,
     rename_chapter,
     revert,
+    set_chapter_skipped,
     set_skipped,
     split,
 )
@@ -58,6 +59,7 @@ EDITS = {
     "chapter_starts": lambda p: chapter_starts(p, 4, "Noon"),
     "chapter_joins": lambda p: chapter_joins(p, 6),
     "rename_chapter": lambda p: rename_chapter(p, 2, "Night"),
+    "skip_chapter": lambda p: set_chapter_skipped(p, 1, True),
 }
 
 
@@ -121,7 +123,7 @@ def test_skipped_segments_are_not_rendered_or_exported_and_show_as_skipped(tmp_p
     assert project.status(project.segment(2)) == "skipped"
     assert project.segment(2) not in project.pending() and len(project.pending()) == 9
     assert project.counts() == {"pending": 9, "rendered": 0, "failed": 0, "skipped": 1}
-    project.chapters[1].skipped = True  # a skipped chapter skips its segments
+    set_chapter_skipped(project, 2, True)  # a skipped chapter skips its segments
     assert [project.status(s) for s in project.segments[5:]] == ["skipped"] * 5
     assert project.audible() == [project.segment(n) for n in (1, 3, 4, 5)]
     set_skipped(project, 2, False)
