@@ -362,10 +362,15 @@ def _edit_command(project, args):
         skipped = args.skip_chapter is not None
         number = args.skip_chapter if skipped else args.unskip_chapter
         history.record(editing.set_chapter_skipped(project, number, skipped))
-    elif args.undo:
-        history.undo(project)
-    elif args.redo:
-        history.redo(project)
+    elif args.undo or args.redo:
+        try:
+            if args.undo:
+                history.undo(project)
+            else:
+                history.redo(project)
+        finally:
+            if history.stale:
+                history.save(project)  # emptied: the project itself is left as it is
     else:
         return None
     return history

@@ -228,6 +228,8 @@ class History:
 
     undo_records: list[Edit] = field(default_factory=list)
     redo_records: list[Edit] = field(default_factory=list)
+    stale: bool = False
+    """An undo or redo found the history stale and emptied it (save it so that the next command knows)."""
 
     @classmethod
     def load(cls, project: Project) -> History:
@@ -250,11 +252,12 @@ class History:
         self.redo_records = []
 
     def undo(self, project: Project) -> Edit:
-        """Take back the latest edit; returns the record of what was undone."""
+        """Take back the latest edit; returns the record of what was undone. A stale record (the project changed in
+        another way since) empties the history: every older record was made against an even older project."""
         if not self.undo_records:
             raise ProjectError("project.nothing_to_undo")
         edit = self.undo_records[-1]
-        redo = revert(project, edit)
+        redo = self._revert(project, edit)
         self.undo_records.pop()
         self.redo_records.append(redo)
         return edit
@@ -263,10 +266,19 @@ class History:
         if not self.redo_records:
             raise ProjectError("project.nothing_to_redo")
         edit = self.redo_records[-1]
-        undo = revert(project, edit)
+        undo = self._revert(project, edit)
         self.redo_records.pop()
         self.undo_records.append(undo)
         return edit
+
+    def _revert(self, project: Project, edit: Edit) -> Edit:
+        try:
+            return revert(project, edit)
+        except ProjectError as exc:
+            if exc.code == "project.history_stale":
+                self.undo_records, self.redo_records = [], []
+                self.stale = True
+            raise
 
 
 # --- helpers ----------------------------------------------------------------------------------------------------------

@@ -106,6 +106,21 @@ def test_rename_and_unskip_and_several_undos_in_a_row(capsys, imported):
     assert code == 2 and "nothing to undo" in err
 
 
+def test_an_undo_after_the_book_was_imported_again_is_refused_and_forgotten(capsys, imported, tmp_path):
+    folder, _ = imported
+    run_cli(capsys, "project", folder, "--merge", "2")
+    changed = tmp_path / "changed.txt"
+    changed.write_text(BOOK.replace("Birds began to sing.", "Birds sang."), encoding="utf-8")
+    code, reimported, _ = run_cli(capsys, "project", folder, "--import", changed, "--json")
+    assert code == 0
+    code, _, err = run_cli(capsys, "project", folder, "--undo")
+    assert code == 2 and "cannot be undone or redone any more" in err
+    code, listed, _ = run_cli(capsys, "project", folder, "--list", "--json")
+    assert shape(listed) == shape(reimported)  # nothing was applied
+    code, _, err = run_cli(capsys, "project", folder, "--undo")
+    assert code == 2 and "nothing to undo" in err
+
+
 @pytest.mark.parametrize(
     ("argv", "message"),
     [
