@@ -32,7 +32,7 @@ MAX_PAUSE_S = 30.0
 AUDIO_SETTINGS = tuple(f.name for f in fields(SynthesisOptions) if f.name != "seed")
 """Settings that change a segment's audio (with the model's variant and precision); the seed is kept per take."""
 STATUSES = ("pending", "rendered", "failed", "skipped")
-"""``skipped``: the segment's chapter is skipped (it is neither rendered nor exported, whatever its takes)."""
+"""``skipped``: the segment or its chapter is skipped (it is neither rendered nor exported, whatever its takes)."""
 STALE_PARTIAL_S = 600.0
 
 
@@ -75,6 +75,8 @@ class Segment:
     """The failure's code (:mod:`core.wording` words it); ``None`` in projects saved before codes existed."""
     error_data: dict = field(default_factory=dict)
     """The failure's facts."""
+    skipped: bool = False
+    """Left out of rendering and export (kept in the project, shown as skipped, can be taken back)."""
 
     def fail(self, code: str, data: dict, line: str) -> None:
         """Record why the segment failed (the data as plain JSON values, so the project file can always hold them)."""
@@ -111,6 +113,9 @@ class Project:
     source: dict = field(default_factory=dict)
     """``name`` and ``sha256`` of the imported text, so that narrating the same file again continues the project."""
     next_id: int = 1
+    bundle: str | None = None
+    """The model folder the project was last rendered with (``None``: never rendered, or rendered before this was
+    remembered): rendering again needs no model folder."""
 
     # --- queries ----------------------------------------------------------------------------------------------
     def number(self, segment: Segment) -> int:
@@ -138,20 +143,27 @@ class Project:
         }
         return hashlib.sha256(json.dumps(identity, sort_keys=True).encode()).hexdigest()[:32]
 
+    def is_skipped(self, segment: Segment) -> bool:
+        """Skipped by itself or with its chapter: not rendered, not exported."""
+        if segment.skipped:
+            return True
+        return 0 <= segment.chapter < len(self.chapters) and self.chapters[segment.chapter].skipped
+
+    def audible(self) -> list[Segment]:
+        """The segments an export narrates (every one that is not skipped), in order."""
+        return [s for s in self.segments if not self.is_skipped(s)]
+
+    def spoken_text(self, segment: Segment) -> str:
+        """What the model is asked to say for a segment (the written text, for subtitles, is ``segment.text``)."""
+        return segment.text
+
     def status(self, segment: Segment) -> str:
-        if self.chapter_skipped(segment):
+        if self.is_skipped(segment):
             return "skipped"
         take = self.chosen_take(segment)
         if take is not None and take.key == self.render_key(segment):
             return "rendered"
         return "failed" if segment.error else "pending"
-
-    def chapter_skipped(self, segment: Segment) -> bool:
-        return 0 <= segment.chapter < len(self.chapters) and self.chapters[segment.chapter].skipped
-
-    def spoken(self) -> list[Segment]:
-        """The segments that are narrated (not in a skipped chapter): what is rendered and exported."""
-        return [s for s in self.segments if not self.chapter_skipped(s)]
 
     def chosen_take(self, segment: Segment) -> Take | None:
         return segment.takes[segment.chosen] if segment.chosen is not None else None
@@ -243,6 +255,7 @@ class Project:
             "chapters": [asdict(c) for c in self.chapters],
             "next_id": self.next_id,
             "segments": [asdict(s) for s in self.segments],
+            "bundle": self.bundle,
         }
 
     def new_take_file(self, segment: Segment) -> str:
@@ -309,6 +322,8 @@ def _parse(folder: Path, data, file: Path) -> Project:
         _check(next_id > max(ids, default=0), "'next_id' must be larger than every segment id")
         settings = _settings(_typed(data, "settings", dict), "settings")
         finishing = _typed(data, "finishing", dict)
+        bundle = data.get("bundle")
+        _check(bundle is None or isinstance(bundle, str), "'bundle' must be a folder name")
         seed = data.get("seed")
         _check(seed is None or (isinstance(seed, int) and 0 <= seed < 2**31), "'seed' must be a whole number ≥ 0")
         return Project(
@@ -323,16 +338,10 @@ def _parse(folder: Path, data, file: Path) -> Project:
             finishing={"speed": 1.0, "loudness": None, "true_peak": -1.0, **finishing},
             source=_typed(data, "source", dict),
             next_id=next_id,
+            bundle=bundle,
         )
     except (_Invalid, KeyError, TypeError, ValueError) as exc:
         raise ProjectError("project.invalid", path=str(file), problem=str(exc)) from exc
-
-
-def _chapter(data, index: int) -> Chapter:
-    title = str(_typed(data, "title", str, f"chapters[{index}]"))
-    skipped = data.get("skipped", False)  # projects saved before chapters could be skipped have no such key
-    _check(isinstance(skipped, bool), f"chapters[{index}].skipped must be true or false")
-    return Chapter(title, skipped)
 
 
 def _segment(folder: Path, data, index: int, chapter_count: int, voices: dict) -> Segment:
@@ -352,6 +361,7 @@ def _segment(folder: Path, data, index: int, chapter_count: int, voices: dict) -
         error=data.get("error"),
         error_code=data.get("error_code"),
         error_data=data.get("error_data") or {},
+        skipped=data.get("skipped", False),
     )
     _check(0 <= segment.chapter < max(chapter_count, 1), f"{where}.chapter is not a chapter of the project")
     _check(segment.voice is None or segment.voice in voices, f"{where}.voice {segment.voice!r} is not a project voice")
@@ -364,6 +374,7 @@ def _segment(folder: Path, data, index: int, chapter_count: int, voices: dict) -
     _check(segment.error is None or isinstance(segment.error, str), f"{where}.error must be text")
     _check(segment.error_code is None or isinstance(segment.error_code, str), f"{where}.error_code must be text")
     _check(isinstance(segment.error_data, dict), f"{where}.error_data must be an object")
+    _check(isinstance(segment.skipped, bool), f"{where}.skipped must be true or false")
     for number, take in enumerate(_typed(data, "takes", list, where), 1):
         at = f"{where}.takes[{number - 1}]"
         _check(isinstance(take, dict), f"{at} must be an object")
@@ -387,6 +398,28 @@ def _segment(folder: Path, data, index: int, chapter_count: int, voices: dict) -
         f"{where}.chosen is not one of its takes",
     )
     return segment
+
+
+def _chapter(data, index: int) -> Chapter:
+    where = f"chapters[{index}]"
+    chapter = Chapter(str(_typed(data, "title", str, where)), skipped=data.get("skipped", False))
+    _check(isinstance(chapter.skipped, bool), f"{where}.skipped must be true or false")
+    return chapter
+
+
+def segment_from_dict(project: Project, data: dict, index: int = 0) -> Segment:
+    """A segment as :meth:`Project.to_dict` writes it, checked as :func:`open_project` checks it (for undo)."""
+    try:
+        return _segment(project.folder, data, index, len(project.chapters), project.voices)
+    except (_Invalid, KeyError, TypeError, ValueError) as exc:
+        raise ProjectError("project.invalid", path=str(project.folder / PROJECT_FILE), problem=str(exc)) from exc
+
+
+def chapter_from_dict(data: dict, index: int = 0) -> Chapter:
+    try:
+        return _chapter(data, index)
+    except (_Invalid, KeyError, TypeError, ValueError) as exc:
+        raise ProjectError("project.invalid", path=PROJECT_FILE, problem=str(exc)) from exc
 
 
 def _settings(data: dict, where: str) -> dict:

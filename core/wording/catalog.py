@@ -315,6 +315,29 @@ PROJECT = {
     "project.invalid": Words(
         "{path} is not a valid project file: {problem}. It was left as it is; fix it or restore a backup."
     ),
+    "project.delete_only": Words("Segment {number} is the only segment of the project; it cannot be deleted."),
+    "project.merge_last": Words("Segment {number} is the last segment: there is no next segment to merge it with."),
+    "project.merge_chapters": Words(
+        "Segments {number} and {next} are in different chapters; join the chapters first to merge them."
+    ),
+    "project.split_position": Words(
+        "Segment {number} cannot be split at character {at}: both parts need words (it has {length} characters)."
+    ),
+    "project.already_starts": Words("Segment {number} already starts chapter {chapter}."),
+    "project.not_a_start": Words(
+        "Segment {number} does not start a chapter after the first: there is no chapter boundary there to remove."
+    ),
+    "project.no_chapter": Words("There is no chapter {number}: the project has chapters 1 to {count}."),
+    "project.title_empty": Words("A chapter title needs some words."),
+    "project.nothing_to_undo": Words("There is nothing to undo."),
+    "project.nothing_to_redo": Words("There is nothing to redo."),
+    "project.history_stale": Words(
+        "The project changed since that edit ({op}) in another way, so it cannot be undone or redone any more."
+    ),
+    "project.bundle_missing": Words(
+        "The model folder this project was rendered with, {folder}, is not there any more; choose a model.",
+        cli="The model folder this project was rendered with, {folder}, is not there any more; add --bundle DIR.",
+    ),
     "voices.unknown": Words(_unknown_voices),
     "render.no_voice": Words(
         _NO_VOICE + "give the project a voice (a recording or a voice-library name).",
