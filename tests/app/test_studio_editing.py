@@ -144,9 +144,10 @@ def test_an_import_shows_the_chapters_and_renders_nothing(qtbot, tmp_path, bundl
         assert project is not None
         studio = window.studio_panel
         chapters = studio.segments.chapter_items
-        assert [c.text(0) for c in chapters] == ["One", "Two", "Three"]
+        assert [c.text(0) for c in chapters] == ["A Test Book", "One", "Two", "Three"]  # the contents page, kept
+        assert chapters[0].text(1) == "– skipped" and not any(c.text(1) for c in chapters[1:])
         assert all(int(c.text(2)) > 0 for c in chapters)
-        assert studio.status.text().startswith("Imported 3 chapter(s) and ")
+        assert studio.status.text().startswith("Imported 4 chapter(s) (1 skipped) and ")
         assert studio.rendering is None and project.counts()["rendered"] == 0
         assert not any((project.folder / "takes").iterdir())
     finally:

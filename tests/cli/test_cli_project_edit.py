@@ -58,7 +58,9 @@ def test_import_of_an_epub_lists_its_chapters(capsys, tmp_path):
     book = make_epub(tmp_path / "b.epub", ["One", "Two", "Three"])
     code, out, err = run_cli(capsys, "project", tmp_path / "E.cbproj", "--import", book, "--json")
     assert code == 0, err
-    assert [c["title"] for c in out["chapters"]] == ["One", "Two", "Three"]
+    contents, *chapters = out["chapters"]  # the book's contents page is kept, skipped
+    assert contents["title"] == "A Test Book" and contents["skipped"] is True
+    assert [c["title"] for c in chapters] == ["One", "Two", "Three"] and not any(c["skipped"] for c in chapters)
     assert all(c["segments"] > 0 for c in out["chapters"])
     assert sum(c["segments"] for c in out["chapters"]) == len(out["segments"])
 
