@@ -292,6 +292,16 @@ PROJECT = {
     "project.invalid": Words(
         "{path} is not a valid project file: {problem}. It was left as it is; fix it or restore a backup."
     ),
+    "project.spoken_empty": Words("The spoken form of segment {segment} has nothing to say: type some words."),
+    "project.bad_language": Words("{language!r} is not a language code; use one such as en, de, fr or pt-BR."),
+    "project.no_chapter": Words("There is no chapter {number}: the project has chapters 1 to {count}."),
+    "lexicon.bad_entry": Words("A lexicon entry needs a word and how to say it (got {word!r} → {spoken!r})."),
+    "lexicon.no_entry": Words(
+        lambda d: (
+            f"The lexicon has no entry {d['word']!r}."
+            + (f" Its words: {_quoted(d['words'])}." if d.get("words") else " It is empty.")
+        )
+    ),
     "voices.unknown": Words(_unknown_voices),
     "render.no_voice": Words(
         _NO_VOICE + "give the project a voice (a recording or a voice-library name).",
