@@ -152,7 +152,7 @@ _ABBREVIATIONS = {
     | {"etc.": "etcétera", "p. ej.": "por ejemplo"},
     "it": {"Sig.": "Signor", "Sig.ra": "Signora", "Dott.": "Dottor", "ecc.": "eccetera"},
 }
-_ST = re.compile(r"\bSt\.(?=\s+([A-Z])?)")
+_ST = re.compile(r"\bSt\.(?=(\s+[A-Z])?)")
 """English "St.": Saint before a name ("St. Paul"), Street after one ("Baker St.")."""
 
 # --- headings -------------------------------------------------------------------------------------------------------
@@ -292,6 +292,7 @@ def code_eur(m: re.Match[str], lang: str) -> str:
 def _numbers(text: str, lang: str) -> str:
     point = _DECIMAL_POINT.get(lang, ",")
     units = _UNITS.get(lang, {})
+    unit_names = "|".join(re.escape(u) for u in sorted(units, key=len, reverse=True) if units[u]) or "(?!)"
     percent = _PERCENT.get(lang)
 
     def ordinal(m: re.Match[str]) -> str:
@@ -304,7 +305,7 @@ def _numbers(text: str, lang: str) -> str:
 
     thousands = r"\d{1,3}(?:,\d{3})+" if lang == "en" else r"\d{1,3}(?:[.\u00a0\u202f ]\d{3})+(?!\d)"
     number = re.compile(
-        rf"(?<![\w.,])(-?)({thousands}|\d+)(?:{re.escape(point)}(\d+))?(?![\d\w])(\s?%|\s?[°A-Za-zµ/]+)?"
+        rf"(?<![\w.,])(-?)({thousands}|\d+)(?:{re.escape(point)}(\d+))?(?![\d\w])(\s?%|\s?(?:{unit_names})(?![\w/]))?"
     )
 
     def replace(m: re.Match[str]) -> str:
