@@ -37,6 +37,7 @@ from ..engine_bridge import EngineBridge
 from ..settings import Key, Settings
 from ..widgets.waveform_plot import WaveformPlot
 from .export_dialog import ExportDialog, default_folder
+from .lexicon_dialog import edit_spoken, open_lexicon
 from .preview_windows import PreviewWindows
 from .segment_list import SegmentList
 
@@ -119,6 +120,8 @@ class StudioPanel(QWidget):
         self.play_button = QPushButton("&Play", self)
         self.play_button.setToolTip("Play the project from the selected segment (Space pauses and resumes)")
         self.export_button = QPushButton("E&xport…", self)
+        self.lexicon_button = QPushButton("Le&xicon…", self)
+        self.lexicon_button.setToolTip("How words are said in this project (the written text stays)")
         self.listen = QCheckBox("&Listen while rendering", self)
         self.listen.setChecked(True)
         self.progress = QProgressBar(self)
@@ -141,7 +144,7 @@ class StudioPanel(QWidget):
         self.waveform.setMinimumHeight(70)
 
         buttons = QHBoxLayout()
-        for widget in (self.render_button, self.stop_button, self.play_button, self.export_button):
+        for widget in (self.render_button, self.stop_button, self.play_button, self.export_button, self.lexicon_button):
             buttons.addWidget(widget)
         buttons.addStretch(1)
         pace = QHBoxLayout()
@@ -169,6 +172,8 @@ class StudioPanel(QWidget):
         self.segments.set_voice.connect(self.set_voice)
         self.segments.set_pause.connect(self._ask_pause)
         self.segments.set_speed.connect(self._ask_speed)
+        self.lexicon_button.clicked.connect(lambda: open_lexicon(self))
+        self.segments.edit_spoken.connect(lambda number: edit_spoken(self, number))
         self.waveform.seek_requested.connect(self.seek)
         self.bridge.render_step.connect(self._on_step)
         self.bridge.render_done.connect(self._on_done)
@@ -553,4 +558,5 @@ class StudioPanel(QWidget):
         playing = self._timer.isActive() and not self._live and self._paused_at is None
         self.play_button.setText("&Pause" if playing else ("&Resume" if self._paused_at is not None else "&Play"))
         self.export_button.setEnabled(has and not busy)
+        self.lexicon_button.setEnabled(has and not busy)
         self.pace.setEnabled(has)
