@@ -63,7 +63,8 @@ def _unambiguous(text: str, language: str) -> list[str] | None:
         if not (following.isupper() or following in "“\"«‘'(¿¡"):
             return None
         if match.group(1) == ".":
-            word = text[cursor : match.start()].rsplit(None, 1)[-1].lstrip("“\"'‘(«[").lower()
+            before = text[cursor : match.start()].split()
+            word = before[-1].lstrip("“\"'‘(«[").lower() if before else ""
             if len(word) < 2 or word in known or not word.isalpha():
                 return None
         parts.append(text[cursor : match.end()])
