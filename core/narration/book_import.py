@@ -58,6 +58,8 @@ class Document:
     title: str
     blocks: list[Block] = field(default_factory=list)
     author: str = ""
+    language: str = ""
+    """The book's own language code (an EPUB's ``dc:language``), if it says; a new project is read in it."""
 
 
 class DocumentError(TextInputError):

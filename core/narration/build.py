@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from core.narration.book_import import Document, build_script
-from core.narration.project import Project
+from core.narration.project import Project, ProjectError
 from core.narration.voices import resolve_voices
 from core.voices import VoiceLibrary
 
@@ -49,6 +49,11 @@ def import_document(
 
     Sentences are split in the project's language; with a ``dialogue_voice`` (or one the project already has)
     sentences are also cut at their quotes and the quoted speech is read in that voice."""
+    if doc.language and not project.segments:
+        try:
+            project.set_language(doc.language)
+        except ProjectError:
+            pass  # a book that names no real language code is read in the project's
     dialogue = dialogue_voice is not None or project.dialogue_voice is not None
     script = build_script(doc, voice, project.language, dialogue)
     extra = [dialogue_voice] if dialogue_voice is not None else []

@@ -202,3 +202,36 @@ def test_the_render_speaks_the_spoken_form(tmp_path, bundles, voice_wav, monkeyp
     render_pending(project, Pipeline.from_bundle(bundles["turbo"]))
     assert said == ["Chapter four", "He had forty-two whales.", "It was calm."]
     assert project.counts()["rendered"] == 3
+
+
+def test_a_new_project_is_read_in_the_book_language(tmp_path):
+    doc = parse_text("Er hatte 42 Wale.", "Buch")
+    doc.language = "de"
+    project = create_project(tmp_path / "P", "Buch")
+    import_document(project, doc, None, None, tmp_path, source_identity("b", "x", None))
+    assert project.language == "de" and project.spoken_text(project.segments[0]) == "Er hatte zweiundvierzig Wale."
+
+
+def test_spoken_forms_and_language_on_the_command_line(tmp_path):
+    from tests.narration.test_narration import run_cli
+
+    folder = str(_project(tmp_path).folder)
+    code, out = run_cli("project", folder, "--list", "--json")
+    assert code == 0 and out["language"] == "en"
+    first = out["segments"][1]
+    assert (first["written"], first["spoken"], first["spoken_override"]) == (
+        "He had 42 whales.",
+        "He had forty-two whales.",
+        None,
+    )
+    code, out = run_cli("project", folder, "--set-spoken", "2", "He had two score and two whales.", "--json")
+    assert code == 0 and out["segments"][1]["spoken"] == "He had two score and two whales."
+    assert [s["status"] for s in out["segments"]] == ["pending"] * 3
+    code, out = run_cli("project", folder, "--set-spoken", "2", "auto", "--json")
+    assert code == 0 and out["segments"][1]["spoken_override"] is None
+    code, out = run_cli("project", folder, "--set-spoken", "2", "...")
+    assert code == 2 and "nothing to say" in out
+    code, out = run_cli("project", folder, "--set-language", "de", "--json")
+    assert code == 0 and out["language"] == "de" and out["segments"][1]["spoken"] == "He had zweiundvierzig whales."
+    code, out = run_cli("project", folder, "--set-language", "no such thing")
+    assert code == 2 and "not a language code" in out
