@@ -7,6 +7,7 @@ and narrating again re-renders that one sentence.
 
 from __future__ import annotations
 
+import contextlib
 import difflib
 import hashlib
 from dataclasses import dataclass
@@ -50,10 +51,8 @@ def import_document(
     Sentences are split in the project's language; with a ``dialogue_voice`` (or one the project already has)
     sentences are also cut at their quotes and the quoted speech is read in that voice."""
     if doc.language and not project.segments:
-        try:
+        with contextlib.suppress(ProjectError):  # a book that names no real language code: the project's
             project.set_language(doc.language)
-        except ProjectError:
-            pass  # a book that names no real language code is read in the project's
     dialogue = dialogue_voice is not None or project.dialogue_voice is not None
     script = build_script(doc, voice, project.language, dialogue)
     extra = [dialogue_voice] if dialogue_voice is not None else []
