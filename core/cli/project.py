@@ -372,6 +372,14 @@ def _speech_edit(project, args) -> None:
         project.set_spoken(segment, None if text.strip().lower() == "auto" else text)
     elif args.set_dialogue_voice is not None:
         project.set_dialogue_voice(_project_voice(project, args, args.set_dialogue_voice))
+        mixed = project.mixed_speech()
+        if mixed and project.dialogue_voice is not None:
+            print(
+                f"{len(mixed)} segment(s) hold speech and narration together (the first: segment "
+                f"{project.number(mixed[0])}) and stay with the narrator; narrate the book again with "
+                "--dialogue-voice to cut them at their quotes (unchanged segments keep their takes).",
+                file=sys.stderr,
+            )
     elif args.set_chapter_voice is not None:
         chapter, name = args.set_chapter_voice
         try:

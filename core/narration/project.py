@@ -213,6 +213,8 @@ class Project:
         text = " ".join(clean_text(text).split())
         if not is_speakable(text):
             raise ProjectError("project.edit_empty", segment=self.number(segment))
+        if text != segment.text:
+            segment.spoken = None  # an own spoken form was for the old words
         segment.text = text
         segment.clear_error()
 
@@ -288,6 +290,13 @@ class Project:
     def set_dialogue_voice(self, name: str | None) -> None:
         self._check_voice(name)
         self.dialogue_voice = name
+
+    def mixed_speech(self) -> list[Segment]:
+        """Segments that hold quoted speech and narration together (imported without a dialogue voice): the
+        dialogue voice does not read them until the book is imported again with one, which cuts them."""
+        from core.narration.dialogue import quote_spans
+
+        return [s for s in self.segments if not s.dialogue and s.kind == "sentence" and quote_spans(s.text)]
 
     def set_chapter_voice(self, number: int, name: str | None) -> None:
         """The voice of chapter ``number`` (1-based; ``None``: the narrator's again)."""

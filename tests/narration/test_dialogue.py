@@ -143,3 +143,21 @@ def test_dialogue_and_chapter_voices_on_the_command_line(tmp_path, voice_wav, ot
     assert by_text["“Come here,”"]["text"] in [s["text"] for s in out["segments"] if s["status"] == "pending"]
     code, out = run_cli("project", str(folder), "--set-chapter-voice", "7", speech)
     assert code == 2 and "no chapter 7" in out
+
+
+def test_a_dialogue_voice_given_later_names_the_sentences_it_cannot_read(tmp_path, voice_wav, other_voice_wav):
+    project = _project(tmp_path, voice_wav, other_voice_wav, dialogue=False)
+    folder = str(project.folder)
+    assert [s.text for s in project.mixed_speech()] == ["“Come here,” she said, “and sit down.”"]
+    code, out = run_cli("project", folder, "--set-dialogue-voice", "Cid")
+    assert code == 0 and "1 segment(s) hold speech and narration together (the first: segment 2)" in out
+    again = open_project(project.folder)
+    assert again.dialogue_voice == "Cid" and again.voice_of(again.segments[4]) == "Cid"  # “I am going away now.
+
+
+def test_editing_the_text_drops_an_own_spoken_form(tmp_path, voice_wav, other_voice_wav):
+    project = _project(tmp_path, voice_wav, other_voice_wav)
+    segment = project.segments[4]
+    project.set_spoken(segment, "He sat, slowly.")
+    project.edit_text(segment, "He sat down.")
+    assert segment.spoken is None and project.spoken_text(segment) == "He sat down."
