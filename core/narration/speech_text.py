@@ -300,12 +300,15 @@ def _numbers(text: str, lang: str) -> str:
 
     if lang == "en":
         text = re.sub(r"(?<![\w.,])(\d+)(?:st|nd|rd|th)\b", ordinal, text)
+        text = re.sub(r"(?<![\w.,:])([01]?\d|2[0-3]):([0-5]\d)(?![\d:])", _clock_en, text)
+        text = re.sub(r"(?<![\w.,])(1[1-9]|20)(\d)0s\b", _decade_en, text)
+        text = re.sub(r"(?<=\d)\s?[-–]\s?(?=\d)", " to ", text)  # pages 10-12, the years 1851–1852
     elif lang == "fr":
         text = re.sub(r"(?<![\w.,])(\d+)(?:er|re|e|ème)\b", ordinal, text)
 
     thousands = r"\d{1,3}(?:,\d{3})+" if lang == "en" else r"\d{1,3}(?:[.\u00a0\u202f ]\d{3})+(?!\d)"
     number = re.compile(
-        rf"(?<![\w.,])(-?)({thousands}|\d+)(?:{re.escape(point)}(\d+))?(?![\d\w])(\s?%|\s?(?:{unit_names})(?![\w/]))?"
+        rf"(?<![\w.,:])(-?)({thousands}|\d+)(?:{re.escape(point)}(\d+))?(?![\d\w]|:\d)(\s?%|\s?(?:{unit_names})(?![\w/]))?"
     )
 
     def replace(m: re.Match[str]) -> str:
@@ -338,6 +341,23 @@ def _numbers(text: str, lang: str) -> str:
         return f"{said}{tail}"
 
     return number.sub(replace, text)
+
+
+def _clock_en(m: re.Match[str]) -> str:
+    hour, minute = int(m.group(1)), int(m.group(2))
+    said = _words(hour, "en") or m.group(1)
+    if minute == 0:
+        return f"{said} o'clock"
+    return f"{said} {'oh ' if minute < 10 else ''}{_words(minute, 'en') or m.group(2)}"
+
+
+def _decade_en(m: re.Match[str]) -> str:
+    """1850s → eighteen fifties, 1900s → nineteen hundreds."""
+    century, tens = int(m.group(1)), int(m.group(2))
+    if tens == 0:
+        return f"{_words(century, 'en')} hundreds" if century != 20 else "two thousands"
+    words = f"{_words(century, 'en')} {_words(tens * 10, 'en')}"
+    return words[:-1] + "ies" if words.endswith("y") else words + "s"
 
 
 # --- the project's lexicon ----------------------------------------------------------------------------------------

@@ -94,6 +94,10 @@ def test_a_heading_stays_one_segment_and_page_numbers_are_left_out():
         ("Oil, bone, etc. and so on, e.g. ambergris.", "Oil, bone, et cetera and so on, for example, ambergris."),
         ("The whale[12] swam¹ away* fast.", "The whale swam away fast."),
         ("It sank. [Pg 34] Then {35} rose.", "It sank. Then rose."),
+        ("At 10:30, 9:05 and 12:00.", "At ten thirty, nine oh five and twelve o'clock."),
+        ("In the 1850s and 1900s.", "In the eighteen fifties and nineteen hundreds."),
+        ("Pages 10-12 of 1851–1852.", "Pages ten to twelve of eighteen fifty-one to eighteen fifty-two."),
+        ("It was -5 there.", "It was minus five there."),
     ],
 )
 def test_spoken_form_in_english(written, spoken):
@@ -117,6 +121,7 @@ def test_spoken_form_in_the_book_language():
         == "Es kostet drei Komma fünf Kilogramm, zum Beispiel Nummer fünf."
     )
     assert spoken_form("Il a 21 ans.", "fr") == "Il a vingt et un ans."
+    assert spoken_form("Um 10:30 Uhr.", "de") == "Um 10:30 Uhr."  # a time is never read as two numbers
     assert spoken_form("Il y a 42 baleines.", "xx") == "Il y a 42 baleines."  # num2words does not know it
 
 
