@@ -12,7 +12,17 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-from core.engine import Pause, Sentence, TextInputError, clean_text, find_pauses, fit_sentence, is_speakable, split_text
+from core.engine import (
+    MAX_TEXT_CHARS,
+    Pause,
+    Sentence,
+    TextInputError,
+    clean_text,
+    find_pauses,
+    fit_sentence,
+    is_speakable,
+    split_text,
+)
 
 PYSBD_LANGUAGES = frozenset(
     {"en", "hi", "mr", "zh", "es", "am", "ar", "el", "ru", "fa", "it", "pl", "bg", "ja", "ur", "da", "nl", "my"}
@@ -73,6 +83,39 @@ def _unambiguous(text: str, language: str) -> list[str] | None:
     return parts
 
 
+PYSBD_CHUNK = 2000
+"""pysbd's time grows with the square of a paragraph's length (22,000 characters of "Mr. Smith said hello." take
+0.4 s, 220,000 take 44 s): a longer paragraph is given to it in pieces of about this size, cut at plain ends."""
+_HARD_ENDS = re.compile(r"[。．！？؟][」』”’\"')]*")
+
+
+def _chunks(text: str, language: str) -> list[str]:
+    """``text`` cut at sentence ends that are certain, in pieces of about :data:`PYSBD_CHUNK` characters."""
+    if len(text) <= PYSBD_CHUNK:
+        return [text]
+    known = _known_abbreviations(language)
+    ends: list[int] = []
+    for match in _CANDIDATE.finditer(text):
+        following = match.group(3)
+        if not (following.isupper() or following in "“\"«‘'(¿¡"):
+            continue
+        if match.group(1) == ".":
+            before = text[max(0, match.start() - 40) : match.start()].rsplit(None, 1)
+            word = before[-1].lstrip("“\"'‘(«[").lower() if before else ""
+            if len(word) < 2 or word in known or not word.isalpha():
+                continue
+        ends.append(match.end())
+    ends += [m.end() for m in _HARD_ENDS.finditer(text)]
+    out, start, last = [], 0, 0
+    for end in sorted(set(ends)):
+        if end - start > PYSBD_CHUNK and last > start:
+            out.append(text[start:last])
+            start = last
+        last = end
+    out.append(text[start:])
+    return out
+
+
 def sentences(text: str, language: str | None = "en") -> list[str]:
     """The sentences of a run of text without pause tags (whitespace folded, nothing capped)."""
     text = " ".join(text.split())
@@ -82,7 +125,8 @@ def sentences(text: str, language: str | None = "en") -> list[str]:
     if language in PYSBD_LANGUAGES:
         parts = _unambiguous(text, language)
         if parts is None:
-            parts = _segmenter(language).segment(text)
+            segmenter = _segmenter(language)
+            parts = [part for chunk in _chunks(text, language) for part in segmenter.segment(chunk)]
     else:
         parts = []
         for chunk in _EXTRA_ENDS.split(text):
@@ -174,13 +218,29 @@ def _mend(parts: list[str], language: str) -> list[str]:
     return out
 
 
+def _clean(text: str) -> str:
+    """:func:`~core.engine.clean_text` without its limit for one request: a paragraph of 1.5 million characters is
+    cleaned in slices cut between words, and split into sentences like any other."""
+    if len(text) <= MAX_TEXT_CHARS:
+        return clean_text(text)
+    out, start = [], 0
+    while start < len(text):
+        end = min(len(text), start + MAX_TEXT_CHARS // 2)
+        if end < len(text):
+            space = text.rfind(" ", start, end)
+            end = space + 1 if space > start else end
+        out.append(clean_text(text[start:end]))
+        start = end
+    return "".join(out)
+
+
 def split_sentences(text: str, language: str | None = "en", whole: bool = False) -> list[Sentence | Pause]:
     """Sentences (each at most ``MAX_CHARS``) and ``[pause]`` tags of a paragraph, in order (``whole``: a heading,
     one sentence unless it is too long).
 
     Raises :class:`~core.engine.TextInputError` when nothing in it can be spoken, as :func:`core.engine.split_text`.
     """
-    text = clean_text(text)
+    text = _clean(text)
     out: list[Sentence | Pause] = []
     cursor = 0
 

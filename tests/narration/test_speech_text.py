@@ -56,6 +56,22 @@ def test_the_fast_path_agrees_with_pysbd_or_steps_aside(text):
     assert _unambiguous("Mr. Smith came. He sat.", "en") is None
 
 
+def test_a_long_paragraph_goes_to_pysbd_in_pieces_with_the_same_sentences():
+    from core.narration.sentences import PYSBD_CHUNK, _chunks
+
+    text = " ".join(text_of(p) for p in ENGLISH * 4)
+    pieces = _chunks(text, "en")
+    assert len(pieces) > 2 and "".join(pieces) == text
+    assert all(len(p) <= PYSBD_CHUNK + 200 for p in pieces)
+    assert sentences(text) == [s for p in ENGLISH * 4 for s in p]
+
+
+def test_a_paragraph_of_a_million_and_a_half_characters_is_split_not_dropped():
+    text = "It rained all day and the whale swam on. " * 37_000
+    pieces = [p for p in split_sentences(text) if isinstance(p, Sentence)]
+    assert len(pieces) == 37_000 and pieces[-1].text == "It rained all day and the whale swam on."
+
+
 def test_long_sentences_are_capped_without_cutting_words():
     text = "word " * 200 + "end."
     pieces = [p for p in split_sentences(text) if isinstance(p, Sentence)]
