@@ -3,7 +3,8 @@
 The written text stays on the segment (subtitles show it); :func:`spoken_form` derives what the model is given:
 
 - numbers, decimals, years, ordinals ("42nd"), currency ("$3.50", "£5", "€10"), percentages and common units
-  ("5 km", "10 kg") in words through ``num2words``; dates ("January 5, 1851", "5 January 1851", "1851-01-05");
+  ("5 km", "10 kg") in words through ``num2words``; dates ("January 5, 1851", "5 January 1851", "1851-01-05"),
+  and in English times ("10:30"), decades ("1850s") and ranges ("pages 10-12");
 - common abbreviations of the language ("Mr.", "Dr.", "St.", "e.g.", "etc."; German "z. B.", French "M.", ...);
 - in headings, Roman numerals after a chapter word or alone ("CHAPTER XLII" → "Chapter forty-two"), and a heading in
   capitals in ordinary case (so the model reads words, not letters);
