@@ -183,7 +183,7 @@ def roman_value(text: str) -> int | None:
     return total
 
 
-@lru_cache(maxsize=200_000)
+@lru_cache(maxsize=65_536)  # a long book's every segment (about 20,000 per MB of text)
 def spoken_form(text: str, language: str | None = "en", kind: str = "sentence") -> str:
     """What ``text`` (a segment's written words) should sound like, for the model; ``kind`` ``heading`` also reads
     Roman numerals and capitals."""
