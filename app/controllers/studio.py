@@ -3,9 +3,10 @@ with the words the panel shows about them. No widgets."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
-from core.narration import Project, RenderProgress, RenderSummary, clock
+from core.narration import Edit, Project, RenderProgress, RenderSummary, clock, editing, revert
 
 NO_PROJECT = "No project: File → New project, Import or Open."
 
@@ -51,9 +52,26 @@ class StudioController:
     def _segment(self, number: int) -> Any:  # a core.narration Segment (not among its public names)
         return self._open().segments[number - 1]
 
-    def edit_text(self, number: int, text: str) -> None:
-        self._open().edit_text(self._segment(number), text)
+    def edit_text(self, number: int, text: str) -> Edit:
+        return self.apply(lambda project: editing.edit_text(project, number, text))
+
+    # --- structural edits, each returning its undo record (the panel keeps them on Qt's undo stack) --------------
+    def apply(self, operation: Callable[[Project], Edit]) -> Edit:
+        """Run one of :mod:`core.narration.editing`'s operations on the open project."""
+        edit = operation(self._open())
         self.dirty = True
+        return edit
+
+    def revert(self, edit: Edit) -> Edit:
+        """Undo (or redo) ``edit``; returns the record that reverses it again."""
+        inverse = revert(self._open(), edit)
+        self.dirty = True
+        return inverse
+
+    def chapter_starts_at(self, number: int) -> bool:
+        """Segment ``number`` starts a chapter (the first segment, or the first of a chapter)."""
+        segments = self._open().segments
+        return number == 1 or segments[number - 2].chapter != segments[number - 1].chapter
 
     def choose_take(self, number: int, take: int) -> None:
         self._open().choose(self._segment(number), take)
@@ -91,10 +109,11 @@ class StudioController:
             return NO_PROJECT
         counts = project.counts()
         unsaved = " · unsaved changes" if self.dirty else ""
+        skipped = f", {counts['skipped']} skipped" if counts["skipped"] else ""
         return (
             f"<b>{project.title}</b> — {len(project.segments)} segments in {len(project.chapters)} "
             f"chapter(s): {counts['rendered']} rendered, {counts['pending']} pending, {counts['failed']} failed"
-            f"{unsaved}"
+            f"{skipped}{unsaved}"
         )
 
 

@@ -77,7 +77,10 @@ class ProjectFiles:
         except (ChatterboxError, OSError) as exc:
             self.messages.show(describe_error(exc))
             return None
-        return self._create(folder, document, raw, Path(source).name, Path(source).parent)
+        project = self._create(folder, document, raw, Path(source).name, Path(source).parent)
+        if project is not None:
+            self.studio.show_imported()  # the chapters to review; rendering waits for Render
+        return project
 
     def _create(self, folder: Path, doc: Document, raw, name="text", base=None) -> Project | None:
         if not self.confirm_discard():

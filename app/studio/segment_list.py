@@ -1,8 +1,11 @@
-"""The project's text as its segments: chapters with their sentences, each marked pending, rendered or failed.
+"""The project's text as its segments: chapters (with their segment counts) with their sentences, each marked
+pending, rendered, failed or skipped.
 
 The segment being heard is highlighted and scrolled into view. A context menu and keys act on one segment: play
 from here (Enter), regenerate (R), edit the text (F2), choose a take, change the voice, the pause after it and its
-pace. The list only shows and asks; the studio panel does the work.
+pace; and on the project's shape: delete (Del), skip or narrate again (S), merge with the next, split, start or
+remove a chapter boundary there. A chapter's menu renames it or skips it. The list only shows and asks; the studio
+panel does the work (and keeps the undo stack).
 """
 
 from __future__ import annotations
@@ -15,12 +18,14 @@ from core.narration import Project
 from core.wording import describe_failure
 
 NUMBER_ROLE = Qt.ItemDataRole.UserRole
-STATUS_MARK = {"pending": "○ pending", "rendered": "● rendered", "failed": "✕ failed"}
+CHAPTER_ROLE = Qt.ItemDataRole.UserRole + 1
+STATUS_MARK = {"pending": "○ pending", "rendered": "● rendered", "failed": "✕ failed", "skipped": "– skipped"}
 TEXT, STATUS, TAKES = 0, 1, 2
 STATUS_TIP = {
     "pending": "Pending: not rendered with its current text, voice and settings",
     "rendered": "Rendered",
     "failed": "Failed",
+    "skipped": "Skipped: not rendered and not exported (skipped by you, or a cover or table of contents)",
 }
 
 
@@ -32,6 +37,15 @@ class SegmentList(QTreeWidget):
     set_voice = Signal(int, object)  # number, voice name or None (the model's voice)
     set_pause = Signal(int)
     set_speed = Signal(int)
+    delete_segment = Signal(int)
+    set_skipped = Signal(int, bool)
+    merge_next = Signal(int)
+    split_segment = Signal(int)
+    chapter_starts = Signal(int)
+    chapter_joins = Signal(int)
+    rename_chapter = Signal(int)
+    """A chapter number."""
+    set_chapter_skipped = Signal(int, bool)
     edit_spoken = Signal(int)
 
     def __init__(self, parent=None):
@@ -50,6 +64,7 @@ class SegmentList(QTreeWidget):
         self.header().resizeSection(TAKES, 48)
         self.project: Project | None = None
         self.items: dict[int, QTreeWidgetItem] = {}
+        self.chapter_items: list[QTreeWidgetItem] = []
         self.current: int | None = None
         self.voices: list[str] = []
         self.editable = True
@@ -59,15 +74,27 @@ class SegmentList(QTreeWidget):
     def set_project(self, project: Project | None) -> None:
         self.clear()
         self.items, self.current, self.project = {}, None, project
+        self.chapter_items = []
         if project is None:
             return
-        chapters = []
-        for chapter in project.chapters:
-            item = QTreeWidgetItem(self, [chapter.title, "", ""])
+        chapters = self.chapter_items
+        sizes = [0] * len(project.chapters)
+        for segment in project.segments:
+            if segment.chapter < len(sizes):
+                sizes[segment.chapter] += 1
+        for number, chapter in enumerate(project.chapters, 1):
+            state = "– skipped" if chapter.skipped else ""
+            item = QTreeWidgetItem(self, [chapter.title, state, str(sizes[number - 1])])
+            item.setData(TEXT, CHAPTER_ROLE, number)
+            item.setToolTip(
+                TEXT,
+                f"Chapter {number}: {sizes[number - 1]} segment(s)" + (" · skipped: not narrated" if state else ""),
+            )
             font = item.font(TEXT)
             font.setBold(True)
+            font.setStrikeOut(chapter.skipped)
             item.setFont(TEXT, font)
-            item.setFlags(Qt.ItemFlag.ItemIsEnabled)
+            item.setFlags(Qt.ItemFlag.ItemIsEnabled | Qt.ItemFlag.ItemIsSelectable)
             chapters.append(item)
         for number, segment in enumerate(project.segments, 1):
             parent = chapters[segment.chapter] if segment.chapter < len(chapters) else self.invisibleRootItem()
@@ -101,12 +128,17 @@ class SegmentList(QTreeWidget):
                 f"{segment.pause_after:g} s" + (f" · pace {segment.speed:g}×" if segment.speed else ""),
             )
             item.setToolTip(STATUS, tip)
-            colour = {"pending": QColor(120, 120, 120), "failed": QColor(190, 30, 30)}.get(status)
+            colour = {
+                "pending": QColor(120, 120, 120),
+                "failed": QColor(190, 30, 30),
+                "skipped": QColor(160, 160, 160),
+            }.get(status)
             brush = QBrush(colour) if colour is not None else QBrush()
             for column in range(3):
                 item.setForeground(column, brush)
             font = item.font(TEXT)
             font.setItalic(status == "pending")
+            font.setStrikeOut(status == "skipped")
             item.setFont(TEXT, font)
             self._paint_current(n)
 
@@ -134,6 +166,11 @@ class SegmentList(QTreeWidget):
         item = self.currentItem()
         return item.data(TEXT, NUMBER_ROLE) if item is not None else None
 
+    def select(self, number: int) -> None:
+        """Make segment ``number`` (or the last one) the selected row."""
+        if self.items:
+            self.setCurrentItem(self.items[min(max(number, 1), len(self.items))])
+
     # --- actions ----------------------------------------------------------------------------------------------
     def keyPressEvent(self, event) -> None:
         number = self.selected_number()
@@ -144,6 +181,12 @@ class SegmentList(QTreeWidget):
             self.regenerate.emit(number)
         elif number is not None and self.editable and key == Qt.Key.Key_F2:
             self.edit_text.emit(number)
+        elif number is not None and self.editable and key == Qt.Key.Key_Delete:
+            self.delete_segment.emit(number)
+        elif number is not None and self.editable and key == Qt.Key.Key_S and not event.modifiers():
+            project = self.project
+            if project is not None:
+                self.set_skipped.emit(number, not project.segments[number - 1].skipped)
         else:
             super().keyPressEvent(event)
 
@@ -194,13 +237,75 @@ class SegmentList(QTreeWidget):
             action = _action(menu, text, lambda s=signal: s.emit(number))
             action.setEnabled(self.editable)
             menu.addAction(action)
+        menu.addSeparator()
+        self._shape_actions(menu, number)
+        return menu
+
+    def _shape_actions(self, menu: QMenu, number: int) -> None:
+        """Delete, skip, merge, split and the chapter boundary (each undoable in the studio)."""
+        project = self.project
+        assert project is not None
+        segment = project.segments[number - 1]
+        following = project.segments[number] if number < len(project.segments) else None
+        starts = number == 1 or project.segments[number - 2].chapter != segment.chapter
+        skip = (
+            ("Narrate this segment a&gain", lambda: self.set_skipped.emit(number, False))
+            if segment.skipped
+            else ("S&kip this segment", lambda: self.set_skipped.emit(number, True))
+        )
+        entries = [
+            ("&Delete segment", lambda: self.delete_segment.emit(number), "Del", len(project.segments) > 1),
+            (skip[0], skip[1], "S", True),
+            (
+                "&Merge with the next segment",
+                lambda: self.merge_next.emit(number),
+                None,
+                following is not None and following.chapter == segment.chapter,
+            ),
+            ("Sp&lit this segment…", lambda: self.split_segment.emit(number), None, True),
+            ("Start a &new chapter here…", lambda: self.chapter_starts.emit(number), None, not starts),
+            (
+                "&Join this chapter to the previous one",
+                lambda: self.chapter_joins.emit(number),
+                None,
+                starts and segment.chapter > 0,
+            ),
+            ("Re&name this chapter…", lambda: self.rename_chapter.emit(segment.chapter + 1), None, True),
+        ]
+        for text, slot, key, possible in entries:
+            action = _action(menu, text, slot, key)
+            action.setEnabled(self.editable and possible)
+            menu.addAction(action)
+
+    def chapter_menu_for(self, chapter: int) -> QMenu:
+        """The context menu of chapter ``chapter`` (1-based): rename it, skip it or narrate it again."""
+        menu = QMenu(self)
+        project = self.project
+        if project is None:
+            return menu
+        skipped = project.chapters[chapter - 1].skipped
+        entries = [
+            ("Re&name chapter…", lambda: self.rename_chapter.emit(chapter)),
+            (
+                "Narrate this chapter a&gain" if skipped else "S&kip this chapter",
+                lambda: self.set_chapter_skipped.emit(chapter, not skipped),
+            ),
+        ]
+        for text, slot in entries:
+            action = _action(menu, text, slot)
+            action.setEnabled(self.editable)
+            menu.addAction(action)
         return menu
 
     def _menu(self, position) -> None:
         item = self.itemAt(position)
-        number = item.data(TEXT, NUMBER_ROLE) if item is not None else None
-        if number is not None and self.project is not None:
+        if item is None or self.project is None:
+            return
+        number, chapter = item.data(TEXT, NUMBER_ROLE), item.data(TEXT, CHAPTER_ROLE)
+        if number is not None:
             self.menu_for(number).exec(self.viewport().mapToGlobal(position))
+        elif chapter is not None:
+            self.chapter_menu_for(chapter).exec(self.viewport().mapToGlobal(position))
 
 
 def _action(parent, text: str, slot, shortcut: str | None = None) -> QAction:

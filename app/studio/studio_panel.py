@@ -3,7 +3,9 @@
 Rendering runs on the inference worker (``EngineBridge.render``); the project autosaves after every segment. While
 it renders, what is rendered can be heard (the segment being heard is highlighted); when generation falls behind
 playback the status says "Buffering…". Edits (text, take, voice, pause, pace) change the project in memory and mark
-it unsaved; only the edited segment becomes pending.
+it unsaved; only the edited segment becomes pending. Edits of the text and of the project's shape (delete, skip,
+merge, split, chapter boundaries, chapter titles and skipping) go on Qt's undo stack: Undo (Ctrl+Z) and Redo
+(Ctrl+Shift+Z) in the studio, while nothing renders.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from pathlib import Path
 
 import numpy as np
 from PySide6.QtCore import Qt, QTimer, Signal, Slot
+from PySide6.QtGui import QAction, QKeySequence, QUndoCommand, QUndoStack
 from PySide6.QtWidgets import (
     QCheckBox,
     QHBoxLayout,
@@ -23,12 +26,23 @@ from PySide6.QtWidgets import (
     QProgressBar,
     QPushButton,
     QSlider,
+    QToolButton,
     QVBoxLayout,
     QWidget,
 )
 
 from core.engine import SAMPLE_RATE, ChatterboxError, RuntimeOptions
-from core.narration import SPEED_RANGE, Placement, Project, RenderProgress, RenderSummary, clock, export_project
+from core.narration import (
+    SPEED_RANGE,
+    Edit,
+    Placement,
+    Project,
+    RenderProgress,
+    RenderSummary,
+    clock,
+    editing,
+    export_project,
+)
 from core.wording import describe_error, describe_failure
 
 from ..audio.playback import Player
@@ -40,6 +54,7 @@ from .export_dialog import ExportDialog, default_folder
 from .lexicon_dialog import edit_spoken, open_lexicon
 from .preview_windows import PreviewWindows
 from .segment_list import SegmentList
+from .split_dialog import SplitDialog
 
 log = logging.getLogger(__name__)
 
@@ -59,6 +74,32 @@ class SeekableWaveform(WaveformPlot):
     def _clicked(self, event) -> None:
         point = self.getPlotItem().vb.mapSceneToView(event.scenePos())
         self.seek_requested.emit(max(0.0, float(point.x())))
+
+
+class EditCommand(QUndoCommand):
+    """One edit of the project on the undo stack: done when pushed; undo and redo swap its record for the inverse."""
+
+    def __init__(self, panel: StudioPanel, edit: Edit, text: str) -> None:
+        super().__init__(text)
+        self.panel, self.edit, self.done = panel, edit, True
+
+    def undo(self) -> None:
+        self._swap()
+
+    def redo(self) -> None:
+        if self.done:  # pushing calls redo: the edit was made already
+            self.done = False
+            return
+        self._swap()
+
+    def _swap(self) -> None:
+        try:
+            self.edit = self.panel.controller.revert(self.edit)
+        except ChatterboxError as exc:  # the project changed in another way since: this step cannot be replayed
+            self.setObsolete(True)
+            self.panel.message.emit(describe_error(exc), True)
+            return
+        self.panel._reshaped(self.edit.number)
 
 
 class StudioPanel(QWidget):
@@ -140,6 +181,18 @@ class StudioPanel(QWidget):
         )
         self.pace_label = QLabel("Pace 1.00×", self)
         self.segments = SegmentList(self)
+        self.undo_stack = QUndoStack(self)
+        self.undo_action = QAction("&Undo", self)
+        self.undo_action.setShortcut(QKeySequence.StandardKey.Undo)
+        self.redo_action = QAction("&Redo", self)
+        self.redo_action.setShortcuts([QKeySequence("Ctrl+Shift+Z"), QKeySequence(QKeySequence.StandardKey.Redo)])
+        for action in (self.undo_action, self.redo_action):
+            action.setShortcutContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)  # not the Speak text's
+            self.addAction(action)
+        self.undo_button = QToolButton(self)
+        self.undo_button.setDefaultAction(self.undo_action)
+        self.redo_button = QToolButton(self)
+        self.redo_button.setDefaultAction(self.redo_action)
         self.waveform = SeekableWaveform(self)
         self.waveform.setMinimumHeight(70)
 
@@ -147,6 +200,8 @@ class StudioPanel(QWidget):
         for widget in (self.render_button, self.stop_button, self.play_button, self.export_button, self.lexicon_button):
             buttons.addWidget(widget)
         buttons.addStretch(1)
+        buttons.addWidget(self.undo_button)
+        buttons.addWidget(self.redo_button)
         pace = QHBoxLayout()
         pace.addWidget(self.pace_label)
         pace.addWidget(self.pace, 1)
@@ -172,6 +227,18 @@ class StudioPanel(QWidget):
         self.segments.set_voice.connect(self.set_voice)
         self.segments.set_pause.connect(self._ask_pause)
         self.segments.set_speed.connect(self._ask_speed)
+        self.segments.delete_segment.connect(self.delete_segment)
+        self.segments.set_skipped.connect(self.set_skipped)
+        self.segments.merge_next.connect(self.merge_next)
+        self.segments.split_segment.connect(self._ask_split)
+        self.segments.chapter_starts.connect(self._ask_chapter_start)
+        self.segments.chapter_joins.connect(self.chapter_joins)
+        self.segments.rename_chapter.connect(self._ask_chapter_title)
+        self.segments.set_chapter_skipped.connect(self.set_chapter_skipped)
+        self.undo_action.triggered.connect(self.undo)
+        self.redo_action.triggered.connect(self.redo)
+        self.undo_stack.canUndoChanged.connect(self._on_undo_state_changed)
+        self.undo_stack.canRedoChanged.connect(self._on_undo_state_changed)
         self.lexicon_button.clicked.connect(lambda: open_lexicon(self))
         self.segments.edit_spoken.connect(lambda number: edit_spoken(self, number))
         self.waveform.seek_requested.connect(self.seek)
@@ -198,6 +265,7 @@ class StudioPanel(QWidget):
 
     def set_project(self, project: Project | None) -> None:
         self.stop()
+        self.undo_stack.clear()
         self.controller.open(project)
         self.segments.set_project(project)
         self.segments.voices = sorted(project.voices) if project else []
@@ -457,13 +525,113 @@ class StudioPanel(QWidget):
             self.edit_text(number, text)
 
     def edit_text(self, number: int, text: str) -> bool:
+        return self._apply(f"edit segment {number}", lambda p: editing.edit_text(p, number, text), reshaped=False)
+
+    # --- the project's shape (each edit on the undo stack) ----------------------------------------------------------
+    def _apply(self, text: str, operation: Callable[[Project], Edit], reshaped: bool = True) -> bool:
+        """Run an edit and push it on the undo stack; ``False`` (and a message) when the project refuses it."""
+        if self.project is None or self.rendering is not None:
+            return False
         try:
-            self.controller.edit_text(number, text)
+            edit = self.controller.apply(operation)
         except ChatterboxError as exc:
             self.message.emit(describe_error(exc), True)
             return False
-        self._edited(number)
+        self.undo_stack.push(EditCommand(self, edit, text))
+        if reshaped:
+            self._reshaped(edit.number)
+        else:
+            self._edited(edit.number)
         return True
+
+    def _reshaped(self, number: int) -> None:
+        """Segments or chapters were added, removed or renumbered: the list is built again around ``number``."""
+        self.stop_playback()
+        self.segments.set_project(self.project)
+        if self.project is not None and self.project.segments:
+            self.segments.select(number)
+        self._show_counts()
+        self._update_controls()
+        self.changed.emit()
+
+    @Slot(bool)
+    def _on_undo_state_changed(self, _possible: bool) -> None:
+        self._update_controls()
+        self.undo_action.setToolTip(f"Undo {self.undo_stack.undoText()}".strip())
+        self.redo_action.setToolTip(f"Redo {self.undo_stack.redoText()}".strip())
+
+    @Slot()
+    def undo(self) -> None:
+        if self.rendering is None and self.undo_stack.canUndo():
+            self.undo_stack.undo()
+
+    @Slot()
+    def redo(self) -> None:
+        if self.rendering is None and self.undo_stack.canRedo():
+            self.undo_stack.redo()
+
+    @Slot(int)
+    def delete_segment(self, number: int) -> bool:
+        return self._apply(f"delete segment {number}", lambda p: editing.delete(p, number))
+
+    @Slot(int, bool)
+    def set_skipped(self, number: int, skipped: bool) -> bool:
+        what = "skip" if skipped else "narrate again"
+        return self._apply(f"{what} segment {number}", lambda p: editing.set_skipped(p, number, skipped))
+
+    @Slot(int)
+    def merge_next(self, number: int) -> bool:
+        return self._apply(f"merge segments {number} and {number + 1}", lambda p: editing.merge(p, number))
+
+    def split(self, number: int, at: int) -> bool:
+        return self._apply(f"split segment {number}", lambda p: editing.split(p, number, at))
+
+    def chapter_starts(self, number: int, title: str | None = None) -> bool:
+        return self._apply(
+            f"new chapter at segment {number}", lambda p: editing.chapter_starts(p, number, title or None)
+        )
+
+    @Slot(int)
+    def chapter_joins(self, number: int) -> bool:
+        return self._apply(f"join the chapter at segment {number}", lambda p: editing.chapter_joins(p, number))
+
+    def rename_chapter(self, chapter: int, title: str) -> bool:
+        return self._apply(f"rename chapter {chapter}", lambda p: editing.rename_chapter(p, chapter, title))
+
+    @Slot(int, bool)
+    def set_chapter_skipped(self, chapter: int, skipped: bool) -> bool:
+        what = "skip" if skipped else "narrate again"
+        return self._apply(f"{what} chapter {chapter}", lambda p: editing.set_chapter_skipped(p, chapter, skipped))
+
+    def _ask_split(self, number: int) -> None:
+        dialog = SplitDialog(number, self._open_project().segments[number - 1].text, self)
+        if dialog.exec():
+            self.split(number, dialog.position())
+
+    def _ask_chapter_start(self, number: int) -> None:
+        title, ok = QInputDialog.getText(
+            self, "New chapter", f"Title of the chapter that starts at segment {number} (empty: its first words):"
+        )
+        if ok:
+            self.chapter_starts(number, title.strip() or None)
+
+    def _ask_chapter_title(self, chapter: int) -> None:
+        current = self._open_project().chapters[chapter - 1].title
+        title, ok = QInputDialog.getText(self, "Rename chapter", f"Title of chapter {chapter}:", text=current)
+        if ok and title.strip() and title != current:
+            self.rename_chapter(chapter, title)
+
+    def show_imported(self) -> None:
+        """After an import: the chapters are in the list (skipped ones marked); nothing renders before Render."""
+        project = self.project
+        if project is None:
+            return
+        skipped = sum(c.skipped for c in project.chapters)
+        marked = f" ({skipped} skipped)" if skipped else ""
+        self.status.setText(
+            f"Imported {len(project.chapters)} chapter(s){marked} and {len(project.segments)} segments. Review "
+            "them (skip, merge, split, rename), then press Render."
+        )
 
     @Slot(int, int)
     def choose_take(self, number: int, take: int) -> None:
@@ -560,3 +728,5 @@ class StudioPanel(QWidget):
         self.export_button.setEnabled(has and not busy)
         self.lexicon_button.setEnabled(has and not busy)
         self.pace.setEnabled(has)
+        self.undo_action.setEnabled(has and not busy and self.undo_stack.canUndo())
+        self.redo_action.setEnabled(has and not busy and self.undo_stack.canRedo())

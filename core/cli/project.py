@@ -69,14 +69,42 @@ def add_parsers(sub, runtime_arguments) -> None:
     action.add_argument("--set-voice", nargs=2, metavar=("N", "VOICE"), help="voice of segment N")
     action.add_argument("--render", action="store_true", help="render every pending segment (with --bundle)")
     action.add_argument("--export", action="store_true", help="write the files named by --out, --subtitles ...")
+    _add_edit_arguments(action, p)
     add_project_speech_arguments(p, action)
-    p.add_argument("--text", help="the new text (with --edit)")
+    p.add_argument("--text", help="the new text (with --edit and --rename-chapter)")
     p.add_argument("--seed", type=int, help="seed of the new take (with --regenerate; default a new one)")
-    p.add_argument("--bundle", type=Path, help="model folder (with --regenerate and --render)")
+    p.add_argument(
+        "--bundle", type=Path, help="model folder (with --regenerate and --render; default: the one it last used)"
+    )
     p.add_argument("--library", type=Path, help="voice library folder (with --set-voice; default: the app's)")
     runtime_arguments(p, lm_batch=True)
     _export_arguments(p, FORMATS)
     p.add_argument("--json", action="store_true")
+
+
+def _add_edit_arguments(action, p) -> None:
+    """The project's structural edits (each undoable with --undo) and the import that renders nothing."""
+    action.add_argument("--delete", type=int, metavar="N", help="delete segment N (its takes stay on disk for --undo)")
+    action.add_argument("--skip", type=int, metavar="N", help="leave segment N out of rendering and export")
+    action.add_argument("--unskip", type=int, metavar="N", help="narrate a skipped segment N again")
+    action.add_argument("--merge", type=int, metavar="N", help="merge segment N with segment N+1")
+    action.add_argument("--split", type=int, metavar="N", help="split segment N in two (with --at CHARS)")
+    action.add_argument("--rename-chapter", type=int, metavar="C", help="retitle chapter C (with --text)")
+    action.add_argument("--chapter-starts", type=int, metavar="N", help="segment N starts a new chapter (--title)")
+    action.add_argument("--chapter-joins", type=int, metavar="N", help="the chapter segment N starts joins the last")
+    action.add_argument("--skip-chapter", type=int, metavar="C", help="leave chapter C out of rendering and export")
+    action.add_argument("--unskip-chapter", type=int, metavar="C", help="narrate a skipped chapter C again")
+    action.add_argument("--undo", action="store_true", help="take back the last edit (kept in history.json)")
+    action.add_argument("--redo", action="store_true", help="do the last undone edit again")
+    action.add_argument(
+        "--import",
+        dest="import_book",
+        metavar="BOOK",
+        help="create the project from BOOK (or bring it up to date) and render nothing: review it first",
+    )
+    p.add_argument("--at", type=int, metavar="CHARS", help="where to split (with --split): length of the first part")
+    p.add_argument("--title", help="the new chapter's title (with --chapter-starts; default its first words)")
+    p.add_argument("--voice", help="the voice of an imported book (with --import; as for narrate)")
 
 
 def _export_arguments(p, formats) -> None:
@@ -92,16 +120,7 @@ def _export_arguments(p, formats) -> None:
 
 # --- narrate --------------------------------------------------------------------------------------------------------
 def narrate(args, runtime) -> int:
-    from core.narration import (
-        create_project,
-        import_document,
-        is_project,
-        needs_import,
-        open_project,
-        parse_text,
-        read_document,
-        source_identity,
-    )
+    from core.narration import parse_text, read_document
 
     _check_export_arguments(args)
     if args.input == "-":
@@ -115,26 +134,40 @@ def narrate(args, runtime) -> int:
         path = Path(args.input)
         doc = read_document(path)
         raw, name, base = path.read_bytes(), path.name, path.parent
+    project, report = _import_book(args, doc, raw, name, base)
+    _apply_settings(project, args)
+    _remember_bundle(project, args)
+    project.save()
+    _print_import(project, report)
+    bar = _ProgressBar(sys.stderr)
+    summary = _render(project, args, runtime, bar, None)
+    return _finish(project, args, summary, bar.failures_shown)
+
+
+def _import_book(args, doc, raw: bytes, name: str, base: Path):
+    """The project at ``args.project`` (created if new) with ``doc`` imported unless it is already up to date."""
+    from core.narration import create_project, import_document, is_project, needs_import, open_project, source_identity
+
     project = open_project(args.project) if is_project(args.project) else create_project(args.project, doc.title)
     source = source_identity(name, raw, args.voice)
-    if args.dialogue_voice is not None:
-        source["dialogue_voice"] = args.dialogue_voice  # a new dialogue voice cuts the sentences at their quotes
-    if args.language is not None:
-        project.set_language(args.language)
+    dialogue_voice, language = getattr(args, "dialogue_voice", None), getattr(args, "language", None)
+    if dialogue_voice is not None:
+        source["dialogue_voice"] = dialogue_voice  # a new dialogue voice cuts the sentences at their quotes
+    if language is not None:
+        project.set_language(language)
     report = None
     if needs_import(project, source):
-        report = import_document(project, doc, args.voice, _library(args), base, source, args.dialogue_voice)
-    _apply_settings(project, args)
-    project.save()
+        report = import_document(project, doc, args.voice, _library(args), base, source, dialogue_voice)
+    return project, report
+
+
+def _print_import(project, report) -> None:
     if report is not None:
         print(
             f"{project.folder}: {report.segments} segments in {report.chapters} chapter(s); {report.kept} kept "
             f"from before, {report.new} new",
             file=sys.stderr,
         )
-    bar = _ProgressBar(sys.stderr)
-    summary = _render(project, args, runtime, bar, None)
-    return _finish(project, args, summary, bar.failures_shown)
 
 
 def sampling_given(args) -> dict:
@@ -178,7 +211,7 @@ def _render(project, args, runtime, bar, numbers, seed=None, regenerate=False):
     todo = 1 if regenerate else len(project.pending())
     if not todo:
         return None
-    pipe = Pipeline.from_bundle(args.bundle, runtime, background=True)
+    pipe = Pipeline.from_bundle(_bundle_of(project, args), runtime, background=True)
     if pipe.provider_notice:
         print(f"notice: {describe_notice(pipe.provider_notice, 'cli')}", file=sys.stderr)
     try:
@@ -264,6 +297,8 @@ def _check_export_arguments(args) -> None:
 def project_command(args, runtime) -> int:
     from core.narration import open_project
 
+    if args.import_book is not None:
+        return _import_command(args)
     project = open_project(args.project)
     _check_export_arguments(args)
     summary = None
@@ -271,11 +306,8 @@ def project_command(args, runtime) -> int:
     if args.lexicon and not args.json:
         return _print_lexicon(project)
     _speech_edit(project, args)  # the lexicon, spoken forms, dialogue and chapter voices (block below)
-    if args.edit is not None:
-        if args.text is None:
-            raise CliError("--edit N needs --text with the new words.")
-        project.edit_text(project.segment(args.edit), args.text)
-    elif args.choose is not None:
+    history = _edit_command(project, args)  # the action group lets at most one of these branches run
+    if args.choose is not None:
         project.choose(project.segment(args.choose[0]), args.choose[1])
     elif args.set_pause is not None:
         project.set_pause(project.segment(_int(args.set_pause[0])), _float(args.set_pause[1], "the pause"))
@@ -289,8 +321,8 @@ def project_command(args, runtime) -> int:
         name = resolve_voices(project, [args.set_voice[1]], _library(args), Path.cwd())[args.set_voice[1]]
         project.set_voice(segment, name)
     elif args.regenerate is not None or args.render:
-        if args.bundle is None:
-            raise CliError("Rendering needs the model: add --bundle DIR.")
+        _bundle_of(project, args)  # no model, or a remembered one that is gone: said before anything else
+        _remember_bundle(project, args)
         if args.regenerate is not None:
             project.segment(args.regenerate)  # a bad number fails before the model loads
         if args.seed is not None and not 0 <= args.seed < 2**31:
@@ -299,11 +331,98 @@ def project_command(args, runtime) -> int:
         summary = _render(project, args, runtime, bar, [args.regenerate], args.seed, regenerate=regenerate)
     _apply_finishing(project, args)
     project.save()
+    if history is not None:
+        history.save(project)
     if args.export and not (args.out or args.subtitles or args.per_chapter):
         raise CliError("--export needs --out FILE, --subtitles FILE or --per-chapter DIR.")
     if not args.export:
         args.out = args.subtitles = args.per_chapter = None
     return _finish(project, args, summary, bar.failures_shown)
+
+
+def _edit_command(project, args):
+    """Run the structural edit the arguments name (``--edit`` too); the history that records it, or ``None``."""
+    from core.narration import History, editing
+
+    history = History.load(project)
+    if args.edit is not None:
+        if args.text is None:
+            raise CliError("--edit N needs --text with the new words.")
+        history.record(editing.edit_text(project, args.edit, args.text))
+    elif args.delete is not None:
+        history.record(editing.delete(project, args.delete))
+    elif args.skip is not None or args.unskip is not None:
+        skipped = args.skip is not None
+        history.record(editing.set_skipped(project, args.skip if skipped else args.unskip, skipped))
+    elif args.merge is not None:
+        history.record(editing.merge(project, args.merge))
+    elif args.split is not None:
+        if args.at is None:
+            raise CliError("--split N needs --at CHARS: how many characters of segment N stay in the first part.")
+        history.record(editing.split(project, args.split, args.at))
+    elif args.rename_chapter is not None:
+        if args.text is None:
+            raise CliError("--rename-chapter C needs --text with the new title.")
+        history.record(editing.rename_chapter(project, args.rename_chapter, args.text))
+    elif args.chapter_starts is not None:
+        history.record(editing.chapter_starts(project, args.chapter_starts, args.title))
+    elif args.chapter_joins is not None:
+        history.record(editing.chapter_joins(project, args.chapter_joins))
+    elif args.skip_chapter is not None or args.unskip_chapter is not None:
+        skipped = args.skip_chapter is not None
+        number = args.skip_chapter if skipped else args.unskip_chapter
+        history.record(editing.set_chapter_skipped(project, number, skipped))
+    elif args.undo or args.redo:
+        try:
+            if args.undo:
+                history.undo(project)
+            else:
+                history.redo(project)
+        finally:
+            if history.stale:
+                history.save(project)  # emptied: the project itself is left as it is
+    else:
+        return None
+    return history
+
+
+def _import_command(args) -> int:
+    """``project DIR --import BOOK``: the project made or brought up to date, and nothing rendered."""
+    from core.narration import read_document
+
+    path = Path(args.import_book)
+    doc = read_document(path)
+    try:
+        raw = path.read_bytes()
+    except OSError as exc:
+        raise CliError(f"Cannot read {path}: {exc.strerror or exc}.") from exc
+    project, report = _import_book(args, doc, raw, path.name, path.parent)
+    project.save()
+    _print_import(project, report)
+    if args.json:
+        print(json.dumps(_report(project, None, None)))
+    else:
+        _print_chapters(project)
+        _print_summary(project, None, None)
+    return EXIT_OK
+
+
+def _bundle_of(project, args) -> Path:
+    """The model folder to render with: ``--bundle``, else the one the project remembers."""
+    from core.narration import ProjectError
+
+    if args.bundle is not None:
+        return Path(args.bundle)
+    if project.bundle is None:
+        raise CliError("Rendering needs the model: add --bundle DIR.")
+    if not Path(project.bundle).is_dir():
+        raise ProjectError("project.bundle_missing", folder=project.bundle)
+    return Path(project.bundle)
+
+
+def _remember_bundle(project, args) -> None:
+    if args.bundle is not None:
+        project.bundle = str(Path(args.bundle).resolve())
 
 
 def _int(text: str) -> int:
@@ -452,6 +571,7 @@ def _report(project, summary, result) -> dict:
                 "start": round(place.start, 3) if place else None,
                 "end": round(place.end, 3) if place else None,
                 "error": describe_failure(segment, "cli") if segment.error else None,
+                "skipped": project.is_skipped(segment),
                 **_speech_fields(project, segment),
             }
         )
@@ -459,10 +579,11 @@ def _report(project, summary, result) -> dict:
         "project": str(project.folder),
         "title": project.title,
         "counts": project.counts(),
-        "chapters": [{"number": i, "title": c.title, "voice": c.voice} for i, c in enumerate(project.chapters, 1)],
+        "chapters": _chapters(project),
         "segments": segments,
         "model": project.model,
         "finishing": project.finishing,
+        "bundle": project.bundle,
         **_speech_report(project),
     }
     if summary is not None:
@@ -484,6 +605,22 @@ def _report(project, summary, result) -> dict:
     return out
 
 
+def _chapters(project) -> list[dict]:
+    sizes = [0] * len(project.chapters)
+    for segment in project.segments:
+        sizes[segment.chapter] += 1
+    return [
+        {"number": i, "title": c.title, "skipped": c.skipped, "segments": sizes[i - 1], "voice": c.voice}
+        for i, c in enumerate(project.chapters, 1)
+    ]
+
+
+def _print_chapters(project) -> None:
+    for chapter in _chapters(project):
+        skipped = "  (skipped)" if chapter["skipped"] else ""
+        print(f"chapter {chapter['number']:>3}  {chapter['segments']:>5} segment(s)  {chapter['title']}{skipped}")
+
+
 def _print_summary(project, summary, result) -> None:
     counts = project.counts()
     if summary is not None:
@@ -498,8 +635,9 @@ def _print_summary(project, summary, result) -> None:
             takes = f"{len(segment.takes)} take(s)" if segment.takes else "no takes"
             chosen = f", take {segment.chosen + 1}" if segment.chosen is not None else ""
             print(f"{number:>4}  {status:<8}  {takes}{chosen:<9}  {_short(segment.text)}")
+    skipped = f", {counts['skipped']} skipped" if counts["skipped"] else ""
     print(
-        f"{counts['rendered']} rendered, {counts['pending']} pending, {counts['failed']} failed "
+        f"{counts['rendered']} rendered, {counts['pending']} pending, {counts['failed']} failed{skipped} "
         f"of {len(project.segments)} segments in {project.folder}"
     )
     if result:

@@ -1,7 +1,9 @@
 """Narration: books imported into projects of chapters and segments, rendered through the engine, exported."""
 
-from core.narration.book_import import Document, DocumentError, parse_text, read_document
+from core.narration import editing
+from core.narration.book_import import Block, Document, DocumentError, parse_text, read_document
 from core.narration.build import import_document, needs_import, source_identity
+from core.narration.editing import Edit, History, revert
 from core.narration.export import ExportRequest, Placement, check_request, export_project, preview
 from core.narration.project import SPEED_RANGE, Project, ProjectError, create_project, is_project, open_project
 from core.narration.render import (
@@ -17,7 +19,10 @@ from core.narration.render_job import RenderDone, RenderJob, RenderStep
 from core.narration.voices import resolve_voices
 
 __all__ = [
+    "Block",
     "Document",
+    "Edit",
+    "History",
     "DocumentError",
     "ExportRequest",
     "Placement",
@@ -32,6 +37,7 @@ __all__ = [
     "check_request",
     "clock",
     "create_project",
+    "editing",
     "export_project",
     "import_document",
     "is_project",
@@ -45,5 +51,6 @@ __all__ = [
     "regenerate_steps",
     "render_pending",
     "resolve_voices",
+    "revert",
     "source_identity",
 ]

@@ -4,8 +4,9 @@
   ``[chapter: Title]`` on a line of its own starts a chapter.
 - Markdown: the highest heading level used (``#`` normally) starts chapters, lower ones are spoken headings; links,
   emphasis, code, images, lists and quotes are reduced to their words; fenced code is skipped.
-- EPUB (``ebooklib``): each spine document with text is a chapter titled from the book's table of contents (or its
-  first heading); DRM-protected books and books without text are refused with a message saying so.
+- EPUB: :mod:`core.narration.epub_import` (chapters from the navigation, limits, skipped cover and contents pages).
+
+Square brackets that are not a known tag are text (:func:`core.narration.brackets.speakable_brackets`).
 
 Everywhere, ``[voice:Name]`` switches the voice from that point and ``[pause:2s]`` sets the pause after the
 sentence before it; sentences come from ``pysbd`` in the book's language (:mod:`core.narration.sentences`).
@@ -14,14 +15,16 @@ sentence before it; sentences come from ``pysbd`` in the book's language (:mod:`
 from __future__ import annotations
 
 import re
-import zipfile
-from dataclasses import dataclass, field
-from pathlib import Path, PurePosixPath
+from dataclasses import dataclass
+from pathlib import Path
 
-from core.engine import Pause, Sentence, TextInputError, clean_text, find_pauses
+from core.engine import Pause, Sentence, TextInputError, find_pauses
+from core.narration.brackets import speakable_brackets
 from core.narration.dialogue import sentence_parts
+from core.narration.document import MAX_DOCUMENT_CHARS, Block, Document, DocumentError
+from core.narration.epub_import import read_epub
 from core.narration.project import Chapter, Segment
-from core.narration.sentences import split_sentences
+from core.narration.sentences import clean_paragraph, split_sentences
 
 PAUSE_SENTENCE_S = 0.3
 PAUSE_PARAGRAPH_S = 0.8
@@ -29,7 +32,10 @@ PAUSE_HEADING_S = 1.0
 PAUSE_CHAPTER_S = 2.0
 PAUSE_PART_S = 0.1
 """Between the parts of one sentence cut at its quotes (speech and narration)."""
-MAX_BOOK_CHARS = 5_000_000
+MAX_BOOK_CHARS = MAX_DOCUMENT_CHARS
+PIECE_CHARS = 100_000
+"""A paragraph longer than this is cut (at a sentence end, else between words) before it is split into sentences,
+so that a paragraph of millions of characters becomes segments instead of being refused as one text."""
 TEXT_SUFFIXES = (".txt", ".text")
 MARKDOWN_SUFFIXES = (".md", ".markdown")
 EPUB_SUFFIXES = (".epub",)
@@ -46,32 +52,12 @@ def _chapter_title(line: str) -> str:
     return (match.group(1) or "").strip() if match else ""
 
 
-@dataclass
-class Block:
-    kind: str
-    """``chapter`` (starts a chapter; its text, if any, is spoken as a heading), ``heading`` or ``paragraph``."""
-    text: str
-
-
-@dataclass
-class Document:
-    title: str
-    blocks: list[Block] = field(default_factory=list)
-    author: str = ""
-    language: str = ""
-    """The book's own language code (an EPUB's ``dc:language``), if it says; a new project is read in it."""
-
-
-class DocumentError(TextInputError):
-    """The file cannot be turned into a narration (unreadable, not the format it claims, DRM, no text)."""
-
-
 # --- reading ------------------------------------------------------------------------------------------------------
 def read_document(path: Path) -> Document:
     path = Path(path)
     suffix = path.suffix.lower()
     if suffix in EPUB_SUFFIXES:
-        return read_epub(path)
+        return _speakable(read_epub(path))
     if suffix not in TEXT_SUFFIXES + MARKDOWN_SUFFIXES:
         kinds = list(TEXT_SUFFIXES + MARKDOWN_SUFFIXES + EPUB_SUFFIXES)
         raise DocumentError("document.bad_suffix", name=path.name, suffixes=kinds)
@@ -84,6 +70,12 @@ def read_document(path: Path) -> Document:
     except OSError as exc:
         raise DocumentError("document.unreadable", path=str(path), reason=str(exc.strerror or exc)) from exc
     return parse_markdown(text, path.stem) if suffix in MARKDOWN_SUFFIXES else parse_text(text, path.stem)
+
+
+def _speakable(doc: Document) -> Document:
+    for block in doc.blocks:
+        block.text = speakable_brackets(block.text)
+    return doc
 
 
 def parse_text(text: str, title: str) -> Document:
@@ -106,7 +98,7 @@ def parse_text(text: str, title: str) -> Document:
             if i < len(lines):
                 doc.blocks.append(Block("chapter", _chapter_title(lines[i])))
             cursor = i + 1
-    return doc
+    return _speakable(doc)
 
 
 _FENCE = re.compile(r"^\s*(```|~~~)")
@@ -172,7 +164,7 @@ def parse_markdown(text: str, title: str) -> Document:
         if kind == "heading" and level == chapter_level:
             kind = "chapter"
         doc.blocks.append(Block(kind, words))
-    return doc
+    return _speakable(doc)
 
 
 def _inline(text: str) -> str:
@@ -189,115 +181,6 @@ def _paragraphs(text: str) -> list[str]:
 def _check_size(text: str) -> None:
     if len(text) > MAX_BOOK_CHARS:
         raise DocumentError("document.too_long", chars=len(text), limit=MAX_BOOK_CHARS)
-
-
-# --- EPUB ---------------------------------------------------------------------------------------------------------
-_FONT_OBFUSCATION = ("http://www.idpf.org/2008/embedding", "http://ns.adobe.com/pdf/enc#RC")
-_BLOCK_TAGS = {"p", "li", "blockquote", "pre", "dd", "dt", "td", "th", "figcaption", "div", "section"}
-_HEADING_TAGS = {"h1", "h2", "h3", "h4", "h5", "h6"}
-
-
-def read_epub(path: Path) -> Document:
-    import ebooklib
-    from ebooklib import epub
-    from lxml import html
-
-    _refuse_drm(path)
-    try:
-        book = epub.read_epub(str(path), options={"ignore_ncx": False})
-    except Exception as exc:  # ebooklib raises many kinds for a broken book
-        raise DocumentError("document.bad_epub", name=path.name, reason=f"{type(exc).__name__}: {exc}") from exc
-    titles = _toc_titles(book.toc)
-    doc = Document(_metadata(book, "title") or path.stem, author=_metadata(book, "creator"))
-    for idref, *_ in book.spine:
-        item = book.get_item_with_id(idref)
-        if item is None or item.get_type() != ebooklib.ITEM_DOCUMENT or isinstance(item, epub.EpubNav):
-            continue
-        try:
-            tree = html.fromstring(item.get_content())
-        except Exception:  # noqa: BLE001 - an empty or broken chapter file is skipped
-            continue
-        blocks = _html_blocks(tree)
-        if not any(b.kind == "paragraph" for b in blocks):
-            continue  # cover, title page image, blank page
-        title = titles.get(PurePosixPath(item.get_name()).name) or ""
-        if blocks[0].kind == "heading":
-            title = title or blocks[0].text
-            blocks = blocks[1:]
-        doc.blocks.append(Block("chapter", title or f"Chapter {sum(b.kind == 'chapter' for b in doc.blocks) + 1}"))
-        doc.blocks += blocks
-    if not doc.blocks:
-        raise DocumentError("document.no_text", name=path.name)
-    return doc
-
-
-def _refuse_drm(path: Path) -> None:
-    try:
-        with zipfile.ZipFile(path) as archive:
-            names = set(archive.namelist())
-            if "META-INF/rights.xml" in names:
-                raise DocumentError("document.drm", name=path.name, scheme="adept")
-            if "META-INF/encryption.xml" in names:
-                xml = archive.read("META-INF/encryption.xml").decode("utf-8", "replace")
-                methods = re.findall(r'EncryptionMethod[^>]*Algorithm="([^"]+)"', xml)
-                targets = re.findall(r'CipherReference[^>]*URI="([^"]+)"', xml)
-                fonts_only = all(m in _FONT_OBFUSCATION for m in methods) or all(
-                    t.lower().endswith((".ttf", ".otf", ".woff", ".woff2")) for t in targets
-                )
-                if not fonts_only:
-                    raise DocumentError("document.drm", name=path.name, scheme="encrypted")
-    except FileNotFoundError as exc:
-        raise DocumentError("document.missing", path=str(path)) from exc
-    except (zipfile.BadZipFile, OSError) as exc:
-        raise DocumentError("document.not_zip", name=path.name) from exc
-
-
-def _metadata(book, name: str) -> str:
-    values = book.get_metadata("DC", name)
-    return " ".join(str(values[0][0]).split()) if values and values[0] and values[0][0] else ""
-
-
-def _toc_titles(toc) -> dict[str, str]:
-    """File name → the first table-of-contents title that points into it."""
-    out: dict[str, str] = {}
-    for entry in toc:
-        if isinstance(entry, (tuple, list)):
-            section, children = entry[0], entry[1]
-            out.setdefault(PurePosixPath(str(getattr(section, "href", "")).split("#")[0]).name, section.title or "")
-            for name, title in _toc_titles(children).items():
-                out.setdefault(name, title)
-        elif getattr(entry, "href", None):
-            out.setdefault(PurePosixPath(entry.href.split("#")[0]).name, entry.title or "")
-    return {k: " ".join(v.split()) for k, v in out.items() if k and v}
-
-
-def _html_blocks(tree) -> list[Block]:
-    """Headings and innermost text blocks in reading order (a ``<div>`` holding ``<p>``s yields the ``<p>``s)."""
-    for bad in tree.xpath("//script|//style|//head"):
-        bad.drop_tree()
-    blocks: list[Block] = []
-    for element in tree.iter():
-        tag = element.tag if isinstance(element.tag, str) else ""
-        tag = tag.split("}")[-1].lower()
-        if tag in _HEADING_TAGS:
-            words = " ".join(element.text_content().split())
-            if words:
-                blocks.append(Block("heading", words))
-        elif tag in _BLOCK_TAGS and not any(
-            (d.tag.split("}")[-1].lower() if isinstance(d.tag, str) else "") in _BLOCK_TAGS | _HEADING_TAGS
-            for d in element.iterdescendants()
-        ):
-            if any(a.tag in _HEADING_TAGS for a in element.iterancestors() if isinstance(a.tag, str)):
-                continue
-            words = " ".join(element.text_content().split())
-            if words:
-                blocks.append(Block("paragraph", words))
-    if not blocks:
-        body = tree.find(".//body")
-        words = " ".join((body if body is not None else tree).text_content().split())
-        if words:
-            blocks.append(Block("paragraph", words))
-    return blocks
 
 
 # --- document → segments --------------------------------------------------------------------------------------------
@@ -321,17 +204,18 @@ def build_script(doc: Document, voice: str | None, language: str | None = "en", 
     paragraph = 0
     tagged = False
 
-    def chapter(title: str) -> None:
-        if chapters and not any(s.chapter == len(chapters) - 1 for s in segments):
+    def chapter(title: str, skipped: bool) -> None:
+        empty = chapters and not any(s.chapter == len(chapters) - 1 for s in segments)
+        if empty and not skipped and not chapters[-1].skipped:
             chapters[-1] = Chapter(title or chapters[-1].title)  # the previous chapter has no text: rename it
         else:
             if segments:
                 segments[-1].pause_after = PAUSE_CHAPTER_S
-            chapters.append(Chapter(title or f"Chapter {len(chapters) + 1}"))
+            chapters.append(Chapter(title or f"Chapter {len(chapters) + 1}", skipped=skipped))
 
     for block in doc.blocks:
         if block.kind == "chapter":
-            chapter(block.text)
+            chapter(block.title or block.text, block.skipped)
             if not block.text:
                 continue
         if not chapters:
@@ -345,7 +229,7 @@ def build_script(doc: Document, voice: str | None, language: str | None = "en", 
             piece = block.text[cursor : match.start() if match else len(block.text)]
             items = _pieces(piece, language, whole=kind == "heading")
             said = [item.text for item in items if isinstance(item, Sentence)]
-            parts = iter(sentence_parts(" ".join(clean_text(_PAUSE_TAGS.sub(" ", piece)).split()), said))
+            parts = iter(sentence_parts(" ".join(clean_paragraph(_PAUSE_TAGS.sub(" ", piece)).split()), said))
             for item in items:
                 if isinstance(item, Pause):
                     if segments:
@@ -385,7 +269,29 @@ def build_script(doc: Document, voice: str | None, language: str | None = "en", 
 
 
 def _pieces(text: str, language: str | None = "en", whole: bool = False) -> list[Sentence | Pause]:
-    try:
-        return split_sentences(text, language, whole)
-    except TextInputError:
-        return list(find_pauses(text))  # a scene break ("* * *") or a bare tag: nothing to say here
+    out: list[Sentence | Pause] = []
+    for part in _parts(text, PIECE_CHARS):
+        try:
+            out += split_sentences(part, language, whole)
+        except TextInputError:
+            out += find_pauses(part)  # a scene break ("* * *") or a bare tag: nothing to say here
+    return out
+
+
+_PART_END = re.compile(r"[.!?…。！？．؟]\S*\s+")
+
+
+def _parts(text: str, size: int) -> list[str]:
+    """``text`` in parts of at most about ``size`` characters, cut after a sentence end where there is one, else
+    between words (a run without spaces is cut at ``size``)."""
+    parts, start = [], 0
+    while len(text) - start > size:
+        window = text[start : start + size]
+        cut = max((m.end() for m in _PART_END.finditer(window, size // 2)), default=0)
+        if not cut:
+            space = window.rfind(" ")
+            cut = space + 1 if space > 0 else size
+        parts.append(text[start : start + cut])
+        start += cut
+    parts.append(text[start:])
+    return parts

@@ -76,7 +76,7 @@ def export_project(project: Project, request: ExportRequest) -> ExportResult:
     _check_rendered(project)
     finished = _finished_segments(project)
     result = ExportResult()
-    whole = _assemble(project, Part(project.title, project.segments), finished)
+    whole = _assemble(project, Part(project.title, project.audible()), finished)
     result.timeline = {p.number: p for p in whole.placements}
     result.seconds = whole.audio.size / SAMPLE_RATE
     result.chapters = [
@@ -124,7 +124,7 @@ def check_request(request: ExportRequest) -> None:
 
 
 def _check_rendered(project: Project) -> None:
-    pending = [project.number(s) for s in project.segments if project.status(s) != "rendered"]
+    pending = [project.number(s) for s in project.audible() if project.status(s) != "rendered"]
     if pending:
         raise ProjectError("export.not_rendered", pending=pending, total=len(project.segments))
 
@@ -132,7 +132,7 @@ def _check_rendered(project: Project) -> None:
 def _finished_segments(project: Project, segments: list[Segment] | None = None) -> dict[int, np.ndarray]:
     """Segment id → its chosen take at its pace (read and stretched once per export)."""
     out = {}
-    for segment in project.segments if segments is None else segments:
+    for segment in project.audible() if segments is None else segments:
         take = project.rendered_take(segment)
         path = project.path(take.file)
         try:
@@ -209,8 +209,9 @@ def _export_chapters(
     except OSError as exc:
         raise ProjectError("export.folder_failed", folder=str(folder), reason=str(exc.strerror or exc)) from exc
     playlist = ["#EXTM3U", f"#PLAYLIST:{_one_line(project.title)}"]
-    for number, chapter in enumerate(project.chapters, 1):
-        segments = [s for s in project.segments if s.chapter == number - 1]
+    spoken = [(i, c) for i, c in enumerate(project.chapters) if not c.skipped]
+    for number, (index, chapter) in enumerate(spoken, 1):  # skipped chapters take no track number
+        segments = [s for s in project.audible() if s.chapter == index]
         if not segments:
             continue
         part = _assemble(project, Part(chapter.title, segments), finished)

@@ -32,7 +32,8 @@ SPEED_RANGE = (0.5, 2.0)
 MAX_PAUSE_S = 30.0
 AUDIO_SETTINGS = tuple(f.name for f in fields(SynthesisOptions) if f.name != "seed")
 """Settings that change a segment's audio (with the model's variant and precision); the seed is kept per take."""
-STATUSES = ("pending", "rendered", "failed")
+STATUSES = ("pending", "rendered", "failed", "skipped")
+"""``skipped``: the segment or its chapter is skipped (it is neither rendered nor exported, whatever its takes)."""
 STALE_PARTIAL_S = 600.0
 
 
@@ -75,6 +76,8 @@ class Segment:
     """The failure's code (:mod:`core.wording` words it); ``None`` in projects saved before codes existed."""
     error_data: dict = field(default_factory=dict)
     """The failure's facts."""
+    skipped: bool = False
+    """Left out of rendering and export (kept in the project, shown as skipped, can be taken back)."""
     spoken: str | None = None
     """The user's own spoken form of this segment (``None``: the automatic one, :meth:`Project.spoken_text`)."""
     dialogue: bool = False
@@ -95,6 +98,9 @@ class Segment:
 @dataclass
 class Chapter:
     title: str
+    skipped: bool = False
+    """Kept in the project but not narrated (a book's cover or table of contents): its segments are neither rendered
+    nor exported."""
     voice: str | None = None
     """The voice of this chapter's segments that have no voice of their own (``None``: the narrator's)."""
 
@@ -117,6 +123,9 @@ class Project:
     source: dict = field(default_factory=dict)
     """``name`` and ``sha256`` of the imported text, so that narrating the same file again continues the project."""
     next_id: int = 1
+    bundle: str | None = None
+    """The model folder the project was last rendered with (``None``: never rendered, or rendered before this was
+    remembered): rendering again needs no model folder."""
     language: str = "en"
     """The book's language (ISO 639-1): sentences, numbers and abbreviations are read in it."""
     lexicon: dict[str, LexiconEntry] = field(default_factory=dict)
@@ -172,7 +181,19 @@ class Project:
         }
         return hashlib.sha256(json.dumps(identity, sort_keys=True).encode()).hexdigest()[:32]
 
+    def is_skipped(self, segment: Segment) -> bool:
+        """Skipped by itself or with its chapter: not rendered, not exported."""
+        if segment.skipped:
+            return True
+        return 0 <= segment.chapter < len(self.chapters) and self.chapters[segment.chapter].skipped
+
+    def audible(self) -> list[Segment]:
+        """The segments an export narrates (every one that is not skipped), in order."""
+        return [s for s in self.segments if not self.is_skipped(s)]
+
     def status(self, segment: Segment) -> str:
+        if self.is_skipped(segment):
+            return "skipped"
         take = self.chosen_take(segment)
         if take is not None and take.key == self.render_key(segment):
             return "rendered"
@@ -189,7 +210,7 @@ class Project:
         return take
 
     def pending(self) -> list[Segment]:
-        return [s for s in self.segments if self.status(s) != "rendered"]
+        return [s for s in self.segments if self.status(s) not in ("rendered", "skipped")]
 
     def counts(self) -> dict[str, int]:
         out = dict.fromkeys(STATUSES, 0)
@@ -328,6 +349,7 @@ class Project:
             "chapters": [asdict(c) for c in self.chapters],
             "next_id": self.next_id,
             "segments": [asdict(s) for s in self.segments],
+            "bundle": self.bundle,
             "language": self.language,
             "lexicon": {w: asdict(e) for w, e in self.lexicon.items()},
             "dialogue_voice": self.dialogue_voice,
@@ -397,6 +419,8 @@ def _parse(folder: Path, data, file: Path) -> Project:
         _check(next_id > max(ids, default=0), "'next_id' must be larger than every segment id")
         settings = _settings(_typed(data, "settings", dict), "settings")
         finishing = _typed(data, "finishing", dict)
+        bundle = data.get("bundle")
+        _check(bundle is None or isinstance(bundle, str), "'bundle' must be a folder name")
         seed = data.get("seed")
         _check(seed is None or (isinstance(seed, int) and 0 <= seed < 2**31), "'seed' must be a whole number ≥ 0")
         return Project(
@@ -411,6 +435,7 @@ def _parse(folder: Path, data, file: Path) -> Project:
             finishing={"speed": 1.0, "loudness": None, "true_peak": -1.0, **finishing},
             source=_typed(data, "source", dict),
             next_id=next_id,
+            bundle=bundle,
             language=_language(data),
             lexicon=_lexicon(data),
             dialogue_voice=_voice_name(data.get("dialogue_voice"), voices, "'dialogue_voice'"),
@@ -436,6 +461,7 @@ def _segment(folder: Path, data, index: int, chapter_count: int, voices: dict) -
         error=data.get("error"),
         error_code=data.get("error_code"),
         error_data=data.get("error_data") or {},
+        skipped=data.get("skipped", False),
         spoken=data.get("spoken"),
         dialogue=bool(data.get("dialogue", False)),
         own_voice=bool(data.get("own_voice", False)),
@@ -452,6 +478,7 @@ def _segment(folder: Path, data, index: int, chapter_count: int, voices: dict) -
     _check(segment.error is None or isinstance(segment.error, str), f"{where}.error must be text")
     _check(segment.error_code is None or isinstance(segment.error_code, str), f"{where}.error_code must be text")
     _check(isinstance(segment.error_data, dict), f"{where}.error_data must be an object")
+    _check(isinstance(segment.skipped, bool), f"{where}.skipped must be true or false")
     for number, take in enumerate(_typed(data, "takes", list, where), 1):
         at = f"{where}.takes[{number - 1}]"
         _check(isinstance(take, dict), f"{at} must be an object")
@@ -477,9 +504,31 @@ def _segment(folder: Path, data, index: int, chapter_count: int, voices: dict) -
     return segment
 
 
-def _chapter(data, index: int, voices: dict) -> Chapter:
+def _chapter(data, index: int, voices: dict | None = None) -> Chapter:
+    """A chapter of ``project.json`` (its voice checked against the project's ``voices`` when given)."""
     where = f"chapters[{index}]"
-    return Chapter(str(_typed(data, "title", str, where)), _voice_name(data.get("voice"), voices, f"{where}.voice"))
+    chapter = Chapter(str(_typed(data, "title", str, where)), skipped=data.get("skipped", False))
+    _check(isinstance(chapter.skipped, bool), f"{where}.skipped must be true or false")
+    voice = data.get("voice")
+    if voices is not None:
+        voice = _voice_name(voice, voices, f"{where}.voice")
+    chapter.voice = voice
+    return chapter
+
+
+def segment_from_dict(project: Project, data: dict, index: int = 0) -> Segment:
+    """A segment as :meth:`Project.to_dict` writes it, checked as :func:`open_project` checks it (for undo)."""
+    try:
+        return _segment(project.folder, data, index, len(project.chapters), project.voices)
+    except (_Invalid, KeyError, TypeError, ValueError) as exc:
+        raise ProjectError("project.invalid", path=str(project.folder / PROJECT_FILE), problem=str(exc)) from exc
+
+
+def chapter_from_dict(data: dict, index: int = 0) -> Chapter:
+    try:
+        return _chapter(data, index)
+    except (_Invalid, KeyError, TypeError, ValueError) as exc:
+        raise ProjectError("project.invalid", path=PROJECT_FILE, problem=str(exc)) from exc
 
 
 def _voice_name(name, voices: dict, where: str) -> str | None:

@@ -218,7 +218,7 @@ def _mend(parts: list[str], language: str) -> list[str]:
     return out
 
 
-def _clean(text: str) -> str:
+def clean_paragraph(text: str) -> str:
     """:func:`~core.engine.clean_text` without its limit for one request: a paragraph of 1.5 million characters is
     cleaned in slices cut between words, and split into sentences like any other."""
     if len(text) <= MAX_TEXT_CHARS:
@@ -240,7 +240,7 @@ def split_sentences(text: str, language: str | None = "en", whole: bool = False)
 
     Raises :class:`~core.engine.TextInputError` when nothing in it can be spoken, as :func:`core.engine.split_text`.
     """
-    text = _clean(text)
+    text = clean_paragraph(text)
     out: list[Sentence | Pause] = []
     cursor = 0
 

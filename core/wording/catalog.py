@@ -209,7 +209,13 @@ WORKER = {
 }
 
 # --- narration ------------------------------------------------------------------------------------------------------
-_DRM = {"adept": "Adobe ADEPT", "encrypted": "its text is encrypted"}
+_DRM = {"adept": "Adobe ADEPT", "fairplay": "Apple FairPlay", "encrypted": "its text is encrypted"}
+
+
+def _mib(limit: Any) -> str:
+    size = float(limit) / (1 << 20)
+    return f"{size / 1024:g} GB" if size >= 1024 else f"{size:g} MB"
+
 
 DOCUMENT = {
     "document.bad_suffix": Words(lambda d: f"Cannot import {d['name']}: use a {_join(d['suffixes'])} file."),
@@ -228,6 +234,23 @@ DOCUMENT = {
         )
     ),
     "document.not_zip": Words("{name} is not an EPUB (it is not a valid ZIP archive)."),
+    "document.damaged_zip": Words("{name} is damaged or incomplete (its ZIP archive is cut short or corrupt)."),
+    "document.not_epub": Words("{name} is a ZIP archive but not an EPUB: it has no {missing}."),
+    "document.too_large": Words(
+        lambda d: f"{d['name']} is too large to import: more than {_mib(d['limit'])} (a book is at most that)."
+    ),
+    "document.member_too_large": Words(
+        lambda d: f"{d['name']} holds {d['member']}, which is larger than {_mib(d['limit'])}; it cannot be imported."
+    ),
+    "document.zip_bomb": Words(
+        "{name} is refused: {member} inflates more than {ratio} times its stored size (a damaged or malicious file)."
+    ),
+    "document.too_many_files": Words(
+        "{name} is refused: it holds {files} files, more than the {limit:,} a book may have (a damaged or "
+        "malicious file)."
+    ),
+    "document.item_missing": Words("{item} is missing from {name}; the rest of the book was imported without it."),
+    "document.item_damaged": Words("{item} in {name} is damaged; the rest of the book was imported without it."),
     "document.nothing_to_say": Words("There is nothing to say in this text: it has no words to read."),
 }
 
@@ -294,13 +317,35 @@ PROJECT = {
     ),
     "project.spoken_empty": Words("The spoken form of segment {segment} has nothing to say: type some words."),
     "project.bad_language": Words("{language!r} is not a language code; use one such as en, de, fr or pt-BR."),
-    "project.no_chapter": Words("There is no chapter {number}: the project has chapters 1 to {count}."),
     "lexicon.bad_entry": Words("A lexicon entry needs a word and how to say it (got {word!r} → {spoken!r})."),
     "lexicon.no_entry": Words(
         lambda d: (
             f"The lexicon has no entry {d['word']!r}."
             + (f" Its words: {_quoted(d['words'])}." if d.get("words") else " It is empty.")
         )
+    ),
+    "project.delete_only": Words("Segment {number} is the only segment of the project; it cannot be deleted."),
+    "project.merge_last": Words("Segment {number} is the last segment: there is no next segment to merge it with."),
+    "project.merge_chapters": Words(
+        "Segments {number} and {next} are in different chapters; join the chapters first to merge them."
+    ),
+    "project.split_position": Words(
+        "Segment {number} cannot be split at character {at}: both parts need words (it has {length} characters)."
+    ),
+    "project.already_starts": Words("Segment {number} already starts chapter {chapter}."),
+    "project.not_a_start": Words(
+        "Segment {number} does not start a chapter after the first: there is no chapter boundary there to remove."
+    ),
+    "project.no_chapter": Words("There is no chapter {number}: the project has chapters 1 to {count}."),
+    "project.title_empty": Words("A chapter title needs some words."),
+    "project.nothing_to_undo": Words("There is nothing to undo."),
+    "project.nothing_to_redo": Words("There is nothing to redo."),
+    "project.history_stale": Words(
+        "The project changed since that edit ({op}) in another way, so it cannot be undone or redone any more."
+    ),
+    "project.bundle_missing": Words(
+        "The model folder this project was rendered with, {folder}, is not there any more; choose a model.",
+        cli="The model folder this project was rendered with, {folder}, is not there any more; add --bundle DIR.",
     ),
     "voices.unknown": Words(_unknown_voices),
     "render.no_voice": Words(

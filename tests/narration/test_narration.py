@@ -83,7 +83,7 @@ def test_render_saves_every_segment_and_exports_them_in_order(tmp_path, pipe):
     last = [e for e in events if e.kind == "segment"][-1]
     assert last.done == last.total == 10 and last.eta_s == 0 and last.rtf > 0
     reopened = open_project(project.folder)
-    assert reopened.counts() == {"pending": 0, "rendered": 10, "failed": 0}
+    assert reopened.counts() == {"pending": 0, "rendered": 10, "failed": 0, "skipped": 0}
     for segment in reopened.segments:
         take = reopened.chosen_take(segment)
         assert (reopened.folder / take.file).is_file() and take.tokens and take.seconds > 0
@@ -311,7 +311,10 @@ def test_an_epub_with_three_chapters_exports_three_files_and_a_chapter_list(tmp_
     assert len(list(out.glob("*.srt"))) == 3
     playlist = (out / "A Test Book.m3u8").read_text(encoding="utf-8").splitlines()
     assert playlist[0] == "#EXTM3U" and [line for line in playlist if line.endswith(".mp3")] == audio
-    assert [c["title"] for c in report["chapters"]] == ["Arrival", "The Middle", "Departure"]
+    contents, *chapters = report["chapters"]  # the book's table of contents page: a skipped chapter
+    assert [c["title"] for c in chapters] == ["Arrival", "The Middle", "Departure"]
+    assert [c["title"] for c in report["export"]["chapters"]] == ["Arrival", "The Middle", "Departure"]
+    assert all(s["status"] == "skipped" for s in report["segments"] if s["chapter"] == contents["number"])
     assert [f["kind"] for f in report["export"]["files"]].count("audio") == 3
 
 

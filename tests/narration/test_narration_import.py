@@ -119,9 +119,12 @@ def test_an_epub_gives_one_chapter_per_document_titled_from_its_table_of_content
     doc = read_epub(path)
     assert doc.title == "A Test Book"
     script = build_script(doc, None)
-    assert [c.title for c in script.chapters] == ["Arrival", "The Middle", "Departure"]
-    assert script.segments[0].text == "Arrival" and script.segments[0].kind == "heading"
-    assert {s.chapter for s in script.segments} == {0, 1, 2}
+    contents, *chapters = script.chapters  # the table of contents page is kept, skipped
+    assert contents.skipped and not any(c.skipped for c in chapters)
+    assert [c.title for c in chapters] == ["Arrival", "The Middle", "Departure"]
+    spoken = [s for s in script.segments if s.chapter > 0]
+    assert spoken[0].text == "Arrival" and spoken[0].kind == "heading"
+    assert {s.chapter for s in spoken} == {1, 2, 3}
     assert any(s.text == "This is the first sentence of chapter 2." for s in script.segments)
 
 
