@@ -161,3 +161,16 @@ def test_editing_the_text_drops_an_own_spoken_form(tmp_path, voice_wav, other_vo
     project.set_spoken(segment, "He sat, slowly.")
     project.edit_text(segment, "He sat down.")
     assert segment.spoken is None and project.spoken_text(segment) == "He sat down."
+
+
+def test_a_split_keeps_the_speech_and_own_voice_and_a_new_chapter_the_voice(tmp_path, voice_wav, other_voice_wav):
+    from core.narration.editing import chapter_starts, split
+
+    project = _project(tmp_path, voice_wav, other_voice_wav)
+    number = next(i for i, s in enumerate(project.segments, 1) if s.text == "“and sit down.”")
+    project.set_chapter_voice(1, "Bob")
+    split(project, number, 5)
+    first, second = project.segments[number - 1], project.segments[number]
+    assert first.dialogue and second.dialogue and project.voice_of(second) == "Cid"
+    chapter_starts(project, number + 2, "Later")
+    assert project.chapters[1].voice == "Bob"
