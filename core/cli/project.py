@@ -473,6 +473,8 @@ def add_project_speech_arguments(p: argparse.ArgumentParser, action) -> None:
     )
     action.add_argument("--set-language", metavar="CODE", help="the language the book is read in (en, de, fr, ...)")
     p.add_argument("--match-case", action="store_true", help="with --lexicon-add: only where the case matches")
+    p.add_argument("--dialogue-voice", metavar="NAME", help="with --import: a second voice for quoted speech")
+    p.add_argument("--language", metavar="CODE", help="with --import: the language the book is read in")
 
 
 def _speech_edit(project, args) -> None:

@@ -174,3 +174,21 @@ def test_a_split_keeps_the_speech_and_own_voice_and_a_new_chapter_the_voice(tmp_
     assert first.dialogue and second.dialogue and project.voice_of(second) == "Cid"
     chapter_starts(project, number + 2, "Later")
     assert project.chapters[1].voice == "Bob"
+
+
+def test_import_for_review_with_a_dialogue_voice_and_language(tmp_path, voice_wav, other_voice_wav):
+    book = tmp_path / "buch.txt"
+    book.write_text("„Komm her, schnell“, sagte sie. Er hatte 42 Wale.\n", encoding="utf-8")
+    folder = tmp_path / "B.cbproj"
+    code, out = run_cli(
+        "project", str(folder), "--import", str(book), "--voice", str(voice_wav),
+        "--dialogue-voice", str(other_voice_wav), "--language", "de", "--json",
+    )  # fmt: skip
+    assert code == 0, out
+    assert out["language"] == "de" and out["dialogue_voice"] == other_voice_wav.stem
+    said = [(s["written"], s["spoken"], s["dialogue"]) for s in out["segments"]]
+    assert said == [
+        ("„Komm her, schnell“,", "„Komm her, schnell“,", True),
+        ("sagte sie.", "sagte sie.", False),
+        ("Er hatte 42 Wale.", "Er hatte zweiundvierzig Wale.", False),
+    ]
