@@ -168,8 +168,9 @@ _ROMAN = re.compile(r"^(?=[MDCLXVI])M{0,4}(CM|CD|D?C{0,3})(XC|XL|L?X{0,3})(IX|IV
 _ROMAN_VALUES = {"M": 1000, "D": 500, "C": 100, "L": 50, "X": 10, "V": 5, "I": 1}
 
 # --- marks left out -------------------------------------------------------------------------------------------------
-_PAGE_MARKS = re.compile(r"\s*(?:\[(?:Pg|Page|p\.|pg\.?)\s*[\dIVXLCDMivxlcdm]+\]|\{\d{1,4}\})")
-_FOOTNOTE_MARKS = re.compile(r"(?<=[^\s\[(])(?:\[\d{1,3}\]|[¹²³⁴⁵⁶⁷⁸⁹⁰]+|[*†‡]+)(?=[\s.,;:!?)\"”’»]|$)")
+_PAGE_MARKS = re.compile(r"\s*(?:[\[(](?:Pg|Page|p\.|pg\.?)\s*[\dIVXLCDMivxlcdm]+[\])]|\{\d{1,4}\})")
+"""Page marks of digitised books, in square brackets or (as text imports turn unknown brackets) parentheses."""
+_FOOTNOTE_MARKS = re.compile(r"(?<=[^\s\[(])(?:[\[(]\d{1,3}[\])]|[¹²³⁴⁵⁶⁷⁸⁹⁰]+|[*†‡]+)(?=[\s.,;:!?)\"”’»]|$)")
 
 
 def roman_value(text: str) -> int | None:

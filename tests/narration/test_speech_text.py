@@ -110,6 +110,8 @@ def test_a_heading_stays_one_segment_and_page_numbers_are_left_out():
         ("Oil, bone, etc. and so on, e.g. ambergris.", "Oil, bone, et cetera and so on, for example, ambergris."),
         ("The whale[12] swam¹ away* fast.", "The whale swam away fast."),
         ("It sank. [Pg 34] Then {35} rose.", "It sank. Then rose."),
+        ("The whale(12) swam. (Pg 35) It dived.", "The whale swam. It dived."),  # brackets as text imports leave them
+        ("He was 42 (forty-two).", "He was forty-two (forty-two)."),
         ("At 10:30, 9:05 and 12:00.", "At ten thirty, nine oh five and twelve o'clock."),
         ("In the 1850s and 1900s.", "In the eighteen fifties and nineteen hundreds."),
         ("Pages 10-12 of 1851–1852.", "Pages ten to twelve of eighteen fifty-one to eighteen fifty-two."),
