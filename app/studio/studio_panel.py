@@ -197,7 +197,7 @@ class StudioPanel(QWidget):
         self.waveform.setMinimumHeight(70)
 
         buttons = QHBoxLayout()
-        for widget in (self.render_button, self.stop_button, self.play_button, self.export_button, self.lexicon_button):
+        for widget in (self.render_button, self.stop_button, self.play_button, self.export_button):
             buttons.addWidget(widget)
         buttons.addStretch(1)
         buttons.addWidget(self.undo_button)
@@ -206,6 +206,7 @@ class StudioPanel(QWidget):
         pace.addWidget(self.pace_label)
         pace.addWidget(self.pace, 1)
         pace.addWidget(self.listen)
+        pace.addWidget(self.lexicon_button)  # here, beside a slider that yields room: the window fits small screens
         column = QVBoxLayout(self)
         column.addWidget(self.title)
         column.addLayout(buttons)
