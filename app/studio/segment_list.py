@@ -46,6 +46,7 @@ class SegmentList(QTreeWidget):
     rename_chapter = Signal(int)
     """A chapter number."""
     set_chapter_skipped = Signal(int, bool)
+    edit_spoken = Signal(int)
 
     def __init__(self, parent=None):
         super().__init__(parent)
@@ -118,10 +119,12 @@ class SegmentList(QTreeWidget):
             item.setText(TAKES, str(len(segment.takes)) if segment.takes else "")
             failed = status == "failed" and segment.error
             tip = STATUS_TIP[status] + (f": {describe_failure(segment)}" if failed else "")
-            voice = segment.voice or "the model's voice"
+            voice = self.project.voice_of(segment) or "the model's voice"
+            spoken = self.project.spoken_text(segment)
+            says = f"\nSays: {spoken}" if spoken != segment.text else ""
             item.setToolTip(
                 TEXT,
-                f"{segment.text}\n\nSegment {n} · {tip} · voice: {voice} · pause after "
+                f"{segment.text}{says}\n\nSegment {n} · {tip} · voice: {voice} · pause after "
                 f"{segment.pause_after:g} s" + (f" · pace {segment.speed:g}×" if segment.speed else ""),
             )
             item.setToolTip(STATUS, tip)
@@ -204,6 +207,7 @@ class SegmentList(QTreeWidget):
         for text, signal, key in (
             ("&Regenerate (new take)", self.regenerate, "R"),
             ("&Edit text…", self.edit_text, "F2"),
+            ("Edit &spoken form…", self.edit_spoken, None),
         ):
             action = _action(menu, text, lambda s=signal: s.emit(number), key)
             action.setEnabled(self.editable)

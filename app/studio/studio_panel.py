@@ -51,6 +51,7 @@ from ..engine_bridge import EngineBridge
 from ..settings import Key, Settings
 from ..widgets.waveform_plot import WaveformPlot
 from .export_dialog import ExportDialog, default_folder
+from .lexicon_dialog import edit_spoken, open_lexicon
 from .preview_windows import PreviewWindows
 from .segment_list import SegmentList
 from .split_dialog import SplitDialog
@@ -160,6 +161,8 @@ class StudioPanel(QWidget):
         self.play_button = QPushButton("&Play", self)
         self.play_button.setToolTip("Play the project from the selected segment (Space pauses and resumes)")
         self.export_button = QPushButton("E&xport…", self)
+        self.lexicon_button = QPushButton("Le&xicon…", self)
+        self.lexicon_button.setToolTip("How words are said in this project (the written text stays)")
         self.listen = QCheckBox("&Listen while rendering", self)
         self.listen.setChecked(True)
         self.progress = QProgressBar(self)
@@ -203,6 +206,7 @@ class StudioPanel(QWidget):
         pace.addWidget(self.pace_label)
         pace.addWidget(self.pace, 1)
         pace.addWidget(self.listen)
+        pace.addWidget(self.lexicon_button)  # here, beside a slider that yields room: the window fits small screens
         column = QVBoxLayout(self)
         column.addWidget(self.title)
         column.addLayout(buttons)
@@ -236,6 +240,8 @@ class StudioPanel(QWidget):
         self.redo_action.triggered.connect(self.redo)
         self.undo_stack.canUndoChanged.connect(self._on_undo_state_changed)
         self.undo_stack.canRedoChanged.connect(self._on_undo_state_changed)
+        self.lexicon_button.clicked.connect(lambda: open_lexicon(self))
+        self.segments.edit_spoken.connect(lambda number: edit_spoken(self, number))
         self.waveform.seek_requested.connect(self.seek)
         self.bridge.render_step.connect(self._on_step)
         self.bridge.render_done.connect(self._on_done)
@@ -721,6 +727,7 @@ class StudioPanel(QWidget):
         playing = self._timer.isActive() and not self._live and self._paused_at is None
         self.play_button.setText("&Pause" if playing else ("&Resume" if self._paused_at is not None else "&Play"))
         self.export_button.setEnabled(has and not busy)
+        self.lexicon_button.setEnabled(has and not busy)
         self.pace.setEnabled(has)
         self.undo_action.setEnabled(has and not busy and self.undo_stack.canUndo())
         self.redo_action.setEnabled(has and not busy and self.undo_stack.canRedo())

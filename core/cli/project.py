@@ -55,6 +55,7 @@ def add_parsers(sub, runtime_arguments) -> None:
     runtime_arguments(p, lm_batch=True)
     _export_arguments(p, FORMATS)
     p.add_argument("--json", action="store_true", help="print one JSON object with the segments and exports")
+    add_narrate_speech_arguments(p)
 
     p = sub.add_parser("project", help="list, edit, regenerate, choose takes of, render and export a project")
     p.add_argument("project", type=Path)
@@ -69,6 +70,7 @@ def add_parsers(sub, runtime_arguments) -> None:
     action.add_argument("--render", action="store_true", help="render every pending segment (with --bundle)")
     action.add_argument("--export", action="store_true", help="write the files named by --out, --subtitles ...")
     _add_edit_arguments(action, p)
+    add_project_speech_arguments(p, action)
     p.add_argument("--text", help="the new text (with --edit and --rename-chapter)")
     p.add_argument("--seed", type=int, help="seed of the new take (with --regenerate; default a new one)")
     p.add_argument(
@@ -148,9 +150,14 @@ def _import_book(args, doc, raw: bytes, name: str, base: Path):
 
     project = open_project(args.project) if is_project(args.project) else create_project(args.project, doc.title)
     source = source_identity(name, raw, args.voice)
+    dialogue_voice, language = getattr(args, "dialogue_voice", None), getattr(args, "language", None)
+    if dialogue_voice is not None:
+        source["dialogue_voice"] = dialogue_voice  # a new dialogue voice cuts the sentences at their quotes
+    if language is not None:
+        project.set_language(language)
     report = None
     if needs_import(project, source):
-        report = import_document(project, doc, args.voice, _library(args), base, source)
+        report = import_document(project, doc, args.voice, _library(args), base, source, dialogue_voice)
     return project, report
 
 
@@ -296,6 +303,9 @@ def project_command(args, runtime) -> int:
     _check_export_arguments(args)
     summary = None
     bar = _ProgressBar(sys.stderr)
+    if args.lexicon and not args.json:
+        return _print_lexicon(project)
+    _speech_edit(project, args)  # the lexicon, spoken forms, dialogue and chapter voices (block below)
     history = _edit_command(project, args)  # the action group lets at most one of these branches run
     if args.choose is not None:
         project.choose(project.segment(args.choose[0]), args.choose[1])
@@ -436,6 +446,109 @@ def _library(args):
     return VoiceLibrary(args.library or voices_dir())
 
 
+# --- text prepared for speech: the lexicon, spoken forms, dialogue and chapter voices -------------------------------
+def add_narrate_speech_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--dialogue-voice",
+        metavar="NAME",
+        help="a second voice for quoted speech (sentences are cut at their quotes); --language also sets the "
+        "language the book is read in (sentences, numbers, abbreviations)",
+    )
+
+
+def add_project_speech_arguments(p: argparse.ArgumentParser, action) -> None:
+    action.add_argument("--lexicon", action="store_true", help="the pronunciation lexicon (with --json: as JSON)")
+    action.add_argument(
+        "--lexicon-add", nargs=2, metavar=("WORD", "SPOKEN"), help="say WORD as SPOKEN everywhere (whole words)"
+    )
+    action.add_argument("--lexicon-remove", metavar="WORD", help="remove WORD from the lexicon")
+    action.add_argument(
+        "--set-spoken", nargs=2, metavar=("N", "TEXT"), help="what segment N says (its text stays); 'auto' resets it"
+    )
+    action.add_argument(
+        "--set-dialogue-voice", metavar="NAME", help="the voice of quoted speech ('none': the narrator's)"
+    )
+    action.add_argument(
+        "--set-chapter-voice", nargs=2, metavar=("C", "NAME"), help="the voice of chapter C ('none': the narrator's)"
+    )
+    action.add_argument("--set-language", metavar="CODE", help="the language the book is read in (en, de, fr, ...)")
+    p.add_argument("--match-case", action="store_true", help="with --lexicon-add: only where the case matches")
+    p.add_argument("--dialogue-voice", metavar="NAME", help="with --import: a second voice for quoted speech")
+    p.add_argument("--language", metavar="CODE", help="with --import: the language the book is read in")
+
+
+def _speech_edit(project, args) -> None:
+    """One of the speech edits of ``project DIR`` (each makes only the segments it changes pending)."""
+    if args.lexicon_add is not None:
+        word, spoken = args.lexicon_add
+        changed = project.set_lexicon(word, spoken, args.match_case)
+        case = " (matching case)" if args.match_case else ""
+        print(f"lexicon: {word!r} → {spoken!r}{case}; {len(changed)} segment(s) change", file=sys.stderr)
+    elif args.lexicon_remove is not None:
+        changed = project.remove_lexicon(args.lexicon_remove)
+        print(f"lexicon: {args.lexicon_remove!r} removed; {len(changed)} segment(s) change", file=sys.stderr)
+    elif args.set_spoken is not None:
+        number, text = args.set_spoken
+        segment = project.segment(_int(number))
+        project.set_spoken(segment, None if text.strip().lower() == "auto" else text)
+    elif args.set_dialogue_voice is not None:
+        project.set_dialogue_voice(_project_voice(project, args, args.set_dialogue_voice))
+        mixed = project.mixed_speech()
+        if mixed and project.dialogue_voice is not None:
+            print(
+                f"{len(mixed)} segment(s) hold speech and narration together (the first: segment "
+                f"{project.number(mixed[0])}) and stay with the narrator; narrate the book again with "
+                "--dialogue-voice to cut them at their quotes (unchanged segments keep their takes).",
+                file=sys.stderr,
+            )
+    elif args.set_chapter_voice is not None:
+        chapter, name = args.set_chapter_voice
+        try:
+            number = int(chapter)
+        except ValueError:
+            raise CliError(f"{chapter!r} is not a chapter number.") from None
+        project.set_chapter_voice(number, _project_voice(project, args, name))
+    elif args.set_language is not None:
+        project.set_language(args.set_language)
+
+
+def _project_voice(project, args, name: str) -> str | None:
+    """A voice name for the project (copied in from the library or a file when new); 'none' → ``None``."""
+    from core.narration import resolve_voices
+
+    if name.strip().lower() in ("none", "narrator"):
+        return None
+    return resolve_voices(project, [name], _library(args), Path.cwd())[name]
+
+
+def _print_lexicon(project) -> int:
+    if not project.lexicon:
+        print(f"The lexicon of {project.folder} is empty; add words with --lexicon-add WORD SPOKEN.")
+    for word, entry in sorted(project.lexicon.items(), key=lambda item: item[0].casefold()):
+        print(f"{word}  →  {entry.spoken}" + ("  (matching case)" if entry.match_case else ""))
+    return EXIT_OK
+
+
+def _speech_fields(project, segment) -> dict:
+    return {
+        "written": segment.text,
+        "spoken": project.spoken_text(segment),
+        "spoken_override": segment.spoken,
+        "dialogue": segment.dialogue,
+    }
+
+
+def _speech_report(project) -> dict:
+    return {
+        "language": project.language,
+        "dialogue_voice": project.dialogue_voice,
+        "lexicon": [
+            {"word": word, "spoken": entry.spoken, "match_case": entry.match_case}
+            for word, entry in sorted(project.lexicon.items(), key=lambda item: item[0].casefold())
+        ],
+    }
+
+
 # --- output ---------------------------------------------------------------------------------------------------------
 def _report(project, summary, result) -> dict:
     timeline = result.timeline if result else {}
@@ -450,7 +563,7 @@ def _report(project, summary, result) -> dict:
                 "text": segment.text,
                 "kind": segment.kind,
                 "chapter": segment.chapter + 1,
-                "voice": segment.voice,
+                "voice": project.voice_of(segment),
                 "status": project.status(segment),
                 "seed": take.seed if take else None,
                 "takes": len(segment.takes),
@@ -460,8 +573,8 @@ def _report(project, summary, result) -> dict:
                 "start": round(place.start, 3) if place else None,
                 "end": round(place.end, 3) if place else None,
                 "error": describe_failure(segment, "cli") if segment.error else None,
-                "spoken": project.spoken_text(segment),
                 "skipped": project.is_skipped(segment),
+                **_speech_fields(project, segment),
             }
         )
     out = {
@@ -473,6 +586,7 @@ def _report(project, summary, result) -> dict:
         "model": project.model,
         "finishing": project.finishing,
         "bundle": project.bundle,
+        **_speech_report(project),
     }
     if summary is not None:
         out["render"] = {
@@ -498,7 +612,7 @@ def _chapters(project) -> list[dict]:
     for segment in project.segments:
         sizes[segment.chapter] += 1
     return [
-        {"number": i, "title": c.title, "skipped": c.skipped, "segments": sizes[i - 1]}
+        {"number": i, "title": c.title, "skipped": c.skipped, "segments": sizes[i - 1], "voice": c.voice}
         for i, c in enumerate(project.chapters, 1)
     ]
 

@@ -91,6 +91,13 @@ def find_pauses(text: str) -> list[Pause]:
     return [Pause(_pause_seconds(m), m.start(), m.end()) for m in _PAUSE.finditer(text)]
 
 
+def fit_sentence(text: str, max_chars: int = MAX_CHARS) -> list[str]:
+    """One sentence as pieces of at most ``max_chars`` (split at clause punctuation, then between words; a single
+    over-long word stays whole): the cap :func:`split_text` applies, for a caller with its own sentence splitter."""
+    pieces = (" ".join(text[s:e].split()) for s, e in _cap(text, 0, len(text), max_chars))
+    return [piece for piece in pieces if piece]
+
+
 def _pause_seconds(match: re.Match[str]) -> float:
     if match.group(1) is None:
         return DEFAULT_PAUSE_S

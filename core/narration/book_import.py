@@ -9,7 +9,7 @@
 Square brackets that are not a known tag are text (:func:`core.narration.brackets.speakable_brackets`).
 
 Everywhere, ``[voice:Name]`` switches the voice from that point and ``[pause:2s]`` sets the pause after the
-sentence before it; sentences come from the pipeline's own splitter (:func:`core.engine.text.split_text`).
+sentence before it; sentences come from ``pysbd`` in the book's language (:mod:`core.narration.sentences`).
 """
 
 from __future__ import annotations
@@ -18,16 +18,20 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from core.engine import Pause, Sentence, TextInputError, find_pauses, split_text
+from core.engine import Pause, Sentence, TextInputError, find_pauses
 from core.narration.brackets import speakable_brackets
+from core.narration.dialogue import sentence_parts
 from core.narration.document import MAX_DOCUMENT_CHARS, Block, Document, DocumentError
 from core.narration.epub_import import read_epub
 from core.narration.project import Chapter, Segment
+from core.narration.sentences import clean_paragraph, split_sentences
 
 PAUSE_SENTENCE_S = 0.3
 PAUSE_PARAGRAPH_S = 0.8
 PAUSE_HEADING_S = 1.0
 PAUSE_CHAPTER_S = 2.0
+PAUSE_PART_S = 0.1
+"""Between the parts of one sentence cut at its quotes (speech and narration)."""
 MAX_BOOK_CHARS = MAX_DOCUMENT_CHARS
 PIECE_CHARS = 100_000
 """A paragraph longer than this is cut (at a sentence end, else between words) before it is split into sentences,
@@ -37,6 +41,8 @@ MARKDOWN_SUFFIXES = (".md", ".markdown")
 EPUB_SUFFIXES = (".epub",)
 
 _VOICE_TAG = re.compile(r"\[voice\s*:\s*([^\[\]\n]{1,80}?)\s*\]", re.IGNORECASE)
+_PAGE_NUMBER = re.compile(r"^\s*[\[{(—–-]*\s*(?:p(?:g|age)?\.?\s*)?(?:\d{1,4}|[ivxlc]{1,7})\s*[\]})—–-]*\s*$")
+_PAUSE_TAGS = re.compile(r"\[pause[^\[\]\n]*\]", re.IGNORECASE)
 _CHAPTER_MARK = re.compile(r"^\s*\[chapter(?:\s*:\s*([^\[\]\n]{0,200}?))?\s*\]\s*$", re.IGNORECASE)
 
 
@@ -186,12 +192,17 @@ class Script:
     """Voice names the text asks for with ``[voice:Name]``, in order of first use."""
 
 
-def build_script(doc: Document, voice: str | None) -> Script:
-    """Segments (ids from 1) with chapters, paragraphs, voices and default pauses; ``voice`` speaks until a tag."""
+def build_script(doc: Document, voice: str | None, language: str | None = "en", dialogue: bool = False) -> Script:
+    """Segments (ids from 1) with chapters, paragraphs, voices and default pauses; ``voice`` speaks until a tag.
+
+    Sentences come from :func:`core.narration.sentences.split_sentences` in ``language``. Quoted speech is marked
+    (``Segment.dialogue``); with ``dialogue`` a sentence that mixes speech and narration is also cut at its quotes,
+    so that a dialogue voice can read just the speech."""
     chapters: list[Chapter] = []
     segments: list[Segment] = []
     voices: list[str] = []
     paragraph = 0
+    tagged = False
 
     def chapter(title: str, skipped: bool) -> None:
         empty = chapters and not any(s.chapter == len(chapters) - 1 for s in segments)
@@ -211,27 +222,40 @@ def build_script(doc: Document, voice: str | None) -> Script:
             chapters.append(Chapter(doc.title))
         paragraph += 1
         kind = "sentence" if block.kind == "paragraph" else "heading"
+        if kind == "sentence" and _PAGE_NUMBER.match(block.text):
+            continue  # a page number of a scanned book, on a line of its own
         cursor = 0
         for match in list(_VOICE_TAG.finditer(block.text)) + [None]:
             piece = block.text[cursor : match.start() if match else len(block.text)]
-            for item in _pieces(piece):
+            items = _pieces(piece, language, whole=kind == "heading")
+            said = [item.text for item in items if isinstance(item, Sentence)]
+            parts = iter(sentence_parts(" ".join(clean_paragraph(_PAUSE_TAGS.sub(" ", piece)).split()), said))
+            for item in items:
                 if isinstance(item, Pause):
                     if segments:
                         segments[-1].pause_after = item.seconds
                     continue
-                segments.append(
-                    Segment(
-                        len(segments) + 1,
-                        item.text,
-                        len(chapters) - 1,
-                        paragraph,
-                        kind,
-                        voice,
-                        pause_after=PAUSE_HEADING_S if kind == "heading" else PAUSE_SENTENCE_S,
+                quoted = next(parts, [(item.text, False)])
+                if not dialogue or kind == "heading" or len(quoted) == 1:
+                    quoted = [(item.text, len(quoted) == 1 and quoted[0][1] and kind != "heading")]
+                for number, (words, is_speech) in enumerate(quoted, 1):
+                    pause = PAUSE_HEADING_S if kind == "heading" else PAUSE_SENTENCE_S
+                    segments.append(
+                        Segment(
+                            len(segments) + 1,
+                            words,
+                            len(chapters) - 1,
+                            paragraph,
+                            kind,
+                            voice,
+                            pause_after=pause if number == len(quoted) else PAUSE_PART_S,
+                            dialogue=is_speech,
+                            own_voice=tagged,
+                        )
                     )
-                )
             if match:
                 voice = match.group(1).strip()
+                tagged = True
                 if voice not in voices:
                     voices.append(voice)
                 cursor = match.end()
@@ -244,11 +268,11 @@ def build_script(doc: Document, voice: str | None) -> Script:
     return Script(chapters, segments, voices)
 
 
-def _pieces(text: str) -> list[Sentence | Pause]:
+def _pieces(text: str, language: str | None = "en", whole: bool = False) -> list[Sentence | Pause]:
     out: list[Sentence | Pause] = []
     for part in _parts(text, PIECE_CHARS):
         try:
-            out += split_text(part)
+            out += split_sentences(part, language, whole)
         except TextInputError:
             out += find_pauses(part)  # a scene break ("* * *") or a bare tag: nothing to say here
     return out

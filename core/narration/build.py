@@ -7,13 +7,14 @@ and narrating again re-renders that one sentence.
 
 from __future__ import annotations
 
+import contextlib
 import difflib
 import hashlib
 from dataclasses import dataclass
 from pathlib import Path
 
 from core.narration.book_import import Document, build_script
-from core.narration.project import Project
+from core.narration.project import Project, ProjectError
 from core.narration.voices import resolve_voices
 from core.voices import VoiceLibrary
 
@@ -37,11 +38,27 @@ def needs_import(project: Project, source: dict) -> bool:
 
 
 def import_document(
-    project: Project, doc: Document, voice: str | None, library: VoiceLibrary | None, base: Path | None, source: dict
+    project: Project,
+    doc: Document,
+    voice: str | None,
+    library: VoiceLibrary | None,
+    base: Path | None,
+    source: dict,
+    dialogue_voice: str | None = None,
 ) -> ImportReport:
-    """Segments from ``doc`` into ``project`` (voices resolved and copied in first; nothing changes on an error)."""
-    script = build_script(doc, voice)
-    mapping = resolve_voices(project, [voice, *script.voices], library, base)
+    """Segments from ``doc`` into ``project`` (voices resolved and copied in first; nothing changes on an error).
+
+    Sentences are split in the project's language; with a ``dialogue_voice`` (or one the project already has)
+    sentences are also cut at their quotes and the quoted speech is read in that voice."""
+    if doc.language and not project.segments:
+        with contextlib.suppress(ProjectError):  # a book that names no real language code: the project's
+            project.set_language(doc.language)
+    dialogue = dialogue_voice is not None or project.dialogue_voice is not None
+    script = build_script(doc, voice, project.language, dialogue)
+    extra = [dialogue_voice] if dialogue_voice is not None else []
+    mapping = resolve_voices(project, [voice, *script.voices, *extra], library, base)
+    if dialogue_voice is not None:
+        project.set_dialogue_voice(mapping[dialogue_voice])
     for segment in script.segments:
         segment.voice = mapping[segment.voice]
     old = project.segments
@@ -67,6 +84,9 @@ def import_document(
         project.next_id = len(script.segments) + 1
         if not project.title:
             project.title = doc.title
+    for index, chapter in enumerate(script.chapters):  # a chapter's voice stays with the chapter of that title
+        if index < len(project.chapters) and project.chapters[index].title == chapter.title:
+            chapter.voice = project.chapters[index].voice
     project.segments = script.segments
     project.chapters = script.chapters
     project.source = source

@@ -149,7 +149,9 @@ def chapter_starts(project: Project, number: int, title: str | None = None) -> E
         raise ProjectError("project.already_starts", number=number, chapter=chapter + 1)
     name = _title(title) if title is not None else _shorten(segment.text)
     edit = _begin(project, "chapter_starts", number, index, index, chapters=True)
-    project.chapters.insert(chapter + 1, Chapter(name, skipped=project.chapters[chapter].skipped))
+    project.chapters.insert(
+        chapter + 1, Chapter(name, skipped=project.chapters[chapter].skipped, voice=project.chapters[chapter].voice)
+    )
     for later in project.segments[index:]:
         later.chapter += 1  # this chapter's rest moves into the new one, and every later chapter moves up one
     return _end(project, edit, 0)
@@ -313,6 +315,8 @@ def _derived(project: Project, source: Segment, text: str) -> Segment:
         pause_after=source.pause_after,
         speed=source.speed,
         skipped=source.skipped,
+        dialogue=source.dialogue,
+        own_voice=source.own_voice,
     )
     project.next_id += 1
     return segment

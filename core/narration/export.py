@@ -173,7 +173,7 @@ def _write_part(project: Project, part: Part, path: Path, request: ExportRequest
     if request.loudness is not None:
         audio, report = normalize_loudness(audio, request.loudness, request.true_peak)
         result.loudness.append({"path": str(path), **report.to_dict()})
-    voices = sorted({s.voice or "model voice" for s in part.segments})
+    voices = sorted({part_voice or "model voice" for part_voice in map(project.voice_of, part.segments)})
     tags = {
         "title": part.title,
         "album": project.title,

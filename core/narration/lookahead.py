@@ -80,8 +80,8 @@ class TokenLookahead:
             options = self.project.synthesis_options(segment, self.seeds[segment.id])
             try:
                 can = pipe.can_batch(options) and runtime.lm_batch > 1
-                found = pipe.condition(voice_reference(self.project, segment.voice, self.voices))
-                rows = pipe.request_rows(segment.text, options)
+                found = pipe.condition(voice_reference(self.project, self.project.voice_of(segment), self.voices))
+                rows = pipe.request_rows(self.project.spoken_text(segment), options)
             except ChatterboxError:
                 break  # the one-at-a-time path reports it for this segment
             if batched is None:

@@ -20,6 +20,7 @@ from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 
 from core.engine import ChatterboxError, SynthesisOptions, file_stamp, remove_partial_files, write_json_atomic
+from core.narration.speech_text import LexiconEntry, apply_lexicon, spoken_form
 
 SCHEMA_VERSION = 1
 PROJECT_FILE = "project.json"
@@ -77,6 +78,13 @@ class Segment:
     """The failure's facts."""
     skipped: bool = False
     """Left out of rendering and export (kept in the project, shown as skipped, can be taken back)."""
+    spoken: str | None = None
+    """The user's own spoken form of this segment (``None``: the automatic one, :meth:`Project.spoken_text`)."""
+    dialogue: bool = False
+    """The segment is quoted speech (read by the project's dialogue voice, if it has one)."""
+    own_voice: bool = False
+    """The voice was chosen for this segment itself (a ``[voice:Name]`` tag, ``--set-voice``): neither the
+    dialogue voice nor its chapter's voice replaces it."""
 
     def fail(self, code: str, data: dict, line: str) -> None:
         """Record why the segment failed (the data as plain JSON values, so the project file can always hold them)."""
@@ -93,6 +101,8 @@ class Chapter:
     skipped: bool = False
     """Kept in the project but not narrated (a book's cover or table of contents): its segments are neither rendered
     nor exported."""
+    voice: str | None = None
+    """The voice of this chapter's segments that have no voice of their own (``None``: the narrator's)."""
 
 
 @dataclass
@@ -116,6 +126,12 @@ class Project:
     bundle: str | None = None
     """The model folder the project was last rendered with (``None``: never rendered, or rendered before this was
     remembered): rendering again needs no model folder."""
+    language: str = "en"
+    """The book's language (ISO 639-1): sentences, numbers and abbreviations are read in it."""
+    lexicon: dict[str, LexiconEntry] = field(default_factory=dict)
+    """Word → how to say it, applied to every segment's spoken form (whole words)."""
+    dialogue_voice: str | None = None
+    """The voice of quoted speech (``None``: the narrator's)."""
 
     # --- queries ----------------------------------------------------------------------------------------------
     def number(self, segment: Segment) -> int:
@@ -133,10 +149,32 @@ class Project:
     def synthesis_options(self, segment: Segment, seed: int) -> SynthesisOptions:
         return SynthesisOptions(**self.audio_settings(segment), seed=seed)
 
+    def automatic_spoken(self, segment: Segment) -> str:
+        """The spoken form derived from the written text (numbers, abbreviations, ...), before the lexicon."""
+        return spoken_form(segment.text, self.language, segment.kind)
+
+    def spoken_text(self, segment: Segment) -> str:
+        """What the model says for this segment: the user's override, or the automatic form; then the lexicon."""
+        base = segment.spoken if segment.spoken is not None else self.automatic_spoken(segment)
+        return apply_lexicon(base, self.lexicon)
+
+    def voice_of(self, segment: Segment) -> str | None:
+        """The voice that reads a segment: its own, else the dialogue voice for quoted speech, else its chapter's,
+        else the narrator's it was imported with."""
+        if segment.own_voice:
+            return segment.voice
+        if segment.dialogue and self.dialogue_voice is not None:
+            return self.dialogue_voice
+        chapter = self.chapters[segment.chapter] if 0 <= segment.chapter < len(self.chapters) else None
+        if chapter is not None and chapter.voice is not None:
+            return chapter.voice
+        return segment.voice
+
     def render_key(self, segment: Segment) -> str:
-        voice_file = self.voices.get(segment.voice) if segment.voice is not None else None
+        voice = self.voice_of(segment)
+        voice_file = self.voices.get(voice) if voice is not None else None
         identity = {
-            "text": segment.text,
+            "text": self.spoken_text(segment),
             "voice": _file_digest(self.folder / voice_file) if voice_file else "model-default",
             "settings": dict(sorted(self.audio_settings(segment).items())),
             "model": dict(sorted(self.model.items())),
@@ -152,10 +190,6 @@ class Project:
     def audible(self) -> list[Segment]:
         """The segments an export narrates (every one that is not skipped), in order."""
         return [s for s in self.segments if not self.is_skipped(s)]
-
-    def spoken_text(self, segment: Segment) -> str:
-        """What the model is asked to say for a segment (the written text, for subtitles, is ``segment.text``)."""
-        return segment.text
 
     def status(self, segment: Segment) -> str:
         if self.is_skipped(segment):
@@ -200,6 +234,8 @@ class Project:
         text = " ".join(clean_text(text).split())
         if not is_speakable(text):
             raise ProjectError("project.edit_empty", segment=self.number(segment))
+        if text != segment.text:
+            segment.spoken = None  # an own spoken form was for the old words
         segment.text = text
         segment.clear_error()
 
@@ -228,9 +264,67 @@ class Project:
             segment.speed = speed
 
     def set_voice(self, segment: Segment, name: str | None) -> None:
+        self._check_voice(name)
+        segment.voice = name
+        segment.own_voice = True
+
+    def _check_voice(self, name: str | None) -> None:
         if name is not None and name not in self.voices:
             raise ProjectError("project.unknown_voice", name=name, voices=sorted(self.voices))
-        segment.voice = name
+
+    def set_spoken(self, segment: Segment, spoken: str | None) -> None:
+        """The user's spoken form of a segment (``None`` or the automatic form itself: back to automatic)."""
+        if spoken is not None:
+            from core.engine import clean_text, is_speakable
+
+            spoken = " ".join(clean_text(spoken).split())
+            if not is_speakable(spoken):
+                raise ProjectError("project.spoken_empty", segment=self.number(segment))
+            if spoken == self.automatic_spoken(segment):
+                spoken = None
+        segment.spoken = spoken
+        segment.clear_error()
+
+    def set_language(self, language: str) -> None:
+        code = language.strip().replace("_", "-")
+        if not re.fullmatch(r"[A-Za-z]{2,3}(-[A-Za-z0-9]{2,8})*", code):
+            raise ProjectError("project.bad_language", language=language)
+        self.language = code
+
+    def set_lexicon(self, word: str, spoken: str, match_case: bool = False) -> list[Segment]:
+        """Add or replace a lexicon entry; the segments whose spoken form it changes (now pending)."""
+        word, spoken = " ".join(word.split()), " ".join(spoken.split())
+        if not word or not any(ch.isalnum() for ch in word) or not spoken:
+            raise ProjectError("lexicon.bad_entry", word=word, spoken=spoken)
+        before = {s.id: self.spoken_text(s) for s in self.segments}
+        self.lexicon[word] = LexiconEntry(spoken, match_case)
+        return [s for s in self.segments if self.spoken_text(s) != before[s.id]]
+
+    def remove_lexicon(self, word: str) -> list[Segment]:
+        """Remove a lexicon entry; the segments whose spoken form changes back."""
+        if word not in self.lexicon:
+            raise ProjectError("lexicon.no_entry", word=word, words=sorted(self.lexicon))
+        before = {s.id: self.spoken_text(s) for s in self.segments}
+        del self.lexicon[word]
+        return [s for s in self.segments if self.spoken_text(s) != before[s.id]]
+
+    def set_dialogue_voice(self, name: str | None) -> None:
+        self._check_voice(name)
+        self.dialogue_voice = name
+
+    def mixed_speech(self) -> list[Segment]:
+        """Segments that hold quoted speech and narration together (imported without a dialogue voice): the
+        dialogue voice does not read them until the book is imported again with one, which cuts them."""
+        from core.narration.dialogue import quote_spans
+
+        return [s for s in self.segments if not s.dialogue and s.kind == "sentence" and quote_spans(s.text)]
+
+    def set_chapter_voice(self, number: int, name: str | None) -> None:
+        """The voice of chapter ``number`` (1-based; ``None``: the narrator's again)."""
+        if not 1 <= number <= len(self.chapters):
+            raise ProjectError("project.no_chapter", number=number, count=len(self.chapters))
+        self._check_voice(name)
+        self.chapters[number - 1].voice = name
 
     # --- files -------------------------------------------------------------------------------------------------
     def save(self) -> None:
@@ -256,6 +350,9 @@ class Project:
             "next_id": self.next_id,
             "segments": [asdict(s) for s in self.segments],
             "bundle": self.bundle,
+            "language": self.language,
+            "lexicon": {w: asdict(e) for w, e in self.lexicon.items()},
+            "dialogue_voice": self.dialogue_voice,
         }
 
     def new_take_file(self, segment: Segment) -> str:
@@ -314,7 +411,7 @@ def _parse(folder: Path, data, file: Path) -> Project:
         for name, rel in voices.items():
             _check(isinstance(name, str) and isinstance(rel, str), f"voices[{name!r}] must name a file")
             _inside(folder, rel, f"voices[{name!r}]", under=VOICES_DIR)
-        chapters = [_chapter(c, i) for i, c in enumerate(_typed(data, "chapters", list))]
+        chapters = [_chapter(c, i, voices) for i, c in enumerate(_typed(data, "chapters", list))]
         segments = [_segment(folder, s, i, len(chapters), voices) for i, s in enumerate(_typed(data, "segments", list))]
         ids = [s.id for s in segments]
         _check(len(set(ids)) == len(ids), "two segments have the same id")
@@ -339,6 +436,9 @@ def _parse(folder: Path, data, file: Path) -> Project:
             source=_typed(data, "source", dict),
             next_id=next_id,
             bundle=bundle,
+            language=_language(data),
+            lexicon=_lexicon(data),
+            dialogue_voice=_voice_name(data.get("dialogue_voice"), voices, "'dialogue_voice'"),
         )
     except (_Invalid, KeyError, TypeError, ValueError) as exc:
         raise ProjectError("project.invalid", path=str(file), problem=str(exc)) from exc
@@ -362,7 +462,11 @@ def _segment(folder: Path, data, index: int, chapter_count: int, voices: dict) -
         error_code=data.get("error_code"),
         error_data=data.get("error_data") or {},
         skipped=data.get("skipped", False),
+        spoken=data.get("spoken"),
+        dialogue=bool(data.get("dialogue", False)),
+        own_voice=bool(data.get("own_voice", False)),
     )
+    _check(segment.spoken is None or isinstance(segment.spoken, str), f"{where}.spoken must be text")
     _check(0 <= segment.chapter < max(chapter_count, 1), f"{where}.chapter is not a chapter of the project")
     _check(segment.voice is None or segment.voice in voices, f"{where}.voice {segment.voice!r} is not a project voice")
     _check(0 <= segment.pause_after <= MAX_PAUSE_S, f"{where}.pause_after is out of range")
@@ -400,10 +504,15 @@ def _segment(folder: Path, data, index: int, chapter_count: int, voices: dict) -
     return segment
 
 
-def _chapter(data, index: int) -> Chapter:
+def _chapter(data, index: int, voices: dict | None = None) -> Chapter:
+    """A chapter of ``project.json`` (its voice checked against the project's ``voices`` when given)."""
     where = f"chapters[{index}]"
     chapter = Chapter(str(_typed(data, "title", str, where)), skipped=data.get("skipped", False))
     _check(isinstance(chapter.skipped, bool), f"{where}.skipped must be true or false")
+    voice = data.get("voice")
+    if voices is not None:
+        voice = _voice_name(voice, voices, f"{where}.voice")
+    chapter.voice = voice
     return chapter
 
 
@@ -420,6 +529,30 @@ def chapter_from_dict(data: dict, index: int = 0) -> Chapter:
         return _chapter(data, index)
     except (_Invalid, KeyError, TypeError, ValueError) as exc:
         raise ProjectError("project.invalid", path=PROJECT_FILE, problem=str(exc)) from exc
+
+
+def _voice_name(name, voices: dict, where: str) -> str | None:
+    _check(name is None or (isinstance(name, str) and name in voices), f"{where} {name!r} is not a project voice")
+    return name
+
+
+def _language(data: dict) -> str:
+    language = data.get("language", "en")
+    _check(
+        isinstance(language, str) and bool(re.fullmatch(r"[A-Za-z]{2,3}(-[A-Za-z0-9]{2,8})*", language)),
+        "'language' must be a language code such as 'en'",
+    )
+    return language
+
+
+def _lexicon(data: dict) -> dict[str, LexiconEntry]:
+    raw = data.get("lexicon", {})
+    _check(isinstance(raw, dict), "'lexicon' must be an object")
+    out = {}
+    for word, entry in raw.items():
+        _check(isinstance(entry, dict) and isinstance(entry.get("spoken"), str), f"lexicon[{word!r}] needs 'spoken'")
+        out[word] = LexiconEntry(entry["spoken"], bool(entry.get("match_case", False)))
+    return out
 
 
 def _settings(data: dict, where: str) -> dict:

@@ -191,7 +191,7 @@ def _render(
     cancelled: Callable[[], bool] | None,
 ) -> RenderSteps:
     capabilities = pipeline().capabilities
-    unvoiced = [project.number(s) for s in todo if s.voice is None]
+    unvoiced = [project.number(s) for s in todo if project.voice_of(s) is None]
     if unvoiced and not capabilities.has_default_voice:
         raise ProjectError("render.no_voice", variant=capabilities.variant, segment=unvoiced[0])
     cancelled = cancelled or (lambda: False)
@@ -274,8 +274,8 @@ def _render(
 
 
 def _render_one(project, pipeline, segment, seed, voices, on_chunk, cancelled, tokens=None) -> Take:
-    reference = voice_reference(project, segment.voice, voices)
-    request = SynthesisRequest(segment.text, reference, project.synthesis_options(segment, seed))
+    reference = voice_reference(project, project.voice_of(segment), voices)
+    request = SynthesisRequest(project.spoken_text(segment), reference, project.synthesis_options(segment, seed))
     stream = pipeline.stream(request, cancelled, tokens)
     blocks = []
     for chunk in stream:

@@ -315,6 +315,15 @@ PROJECT = {
     "project.invalid": Words(
         "{path} is not a valid project file: {problem}. It was left as it is; fix it or restore a backup."
     ),
+    "project.spoken_empty": Words("The spoken form of segment {segment} has nothing to say: type some words."),
+    "project.bad_language": Words("{language!r} is not a language code; use one such as en, de, fr or pt-BR."),
+    "lexicon.bad_entry": Words("A lexicon entry needs a word and how to say it (got {word!r} → {spoken!r})."),
+    "lexicon.no_entry": Words(
+        lambda d: (
+            f"The lexicon has no entry {d['word']!r}."
+            + (f" Its words: {_quoted(d['words'])}." if d.get("words") else " It is empty.")
+        )
+    ),
     "project.delete_only": Words("Segment {number} is the only segment of the project; it cannot be deleted."),
     "project.merge_last": Words("Segment {number} is the last segment: there is no next segment to merge it with."),
     "project.merge_chapters": Words(

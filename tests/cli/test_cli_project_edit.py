@@ -40,8 +40,8 @@ def shape(out) -> list[tuple]:
 def test_import_creates_the_project_renders_nothing_and_prints_chapters_and_segments(capsys, imported, tmp_path):
     folder, out = imported
     assert out["chapters"] == [
-        {"number": 1, "title": "Morning", "skipped": False, "segments": 5},
-        {"number": 2, "title": "Evening", "skipped": False, "segments": 5},
+        {"number": 1, "title": "Morning", "skipped": False, "segments": 5, "voice": None},
+        {"number": 2, "title": "Evening", "skipped": False, "segments": 5, "voice": None},
     ]
     first = out["segments"][1]
     assert {"id", "chapter", "text", "spoken", "status"} <= set(first)
