@@ -23,7 +23,7 @@ from core.narration import (
     source_identity,
 )
 from core.voices import VoiceLibrary
-from core.wording import describe_error
+from core.wording import describe_error, describe_notice
 
 from ..messages import Messages
 from ..settings import Key, Settings
@@ -80,6 +80,8 @@ class ProjectFiles:
         project = self._create(folder, document, raw, Path(source).name, Path(source).parent)
         if project is not None:
             self.studio.show_imported()  # the chapters to review; rendering waits for Render
+            if document.warnings:  # e.g. a file of the book that is missing: the rest was imported
+                self.messages.show("\n".join(describe_notice(w) or "" for w in document.warnings), error=False)
         return project
 
     def _create(self, folder: Path, doc: Document, raw, name="text", base=None) -> Project | None:

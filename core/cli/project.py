@@ -148,6 +148,8 @@ def _import_book(args, doc, raw: bytes, name: str, base: Path):
     """The project at ``args.project`` (created if new) with ``doc`` imported unless it is already up to date."""
     from core.narration import create_project, import_document, is_project, needs_import, open_project, source_identity
 
+    for warning in doc.warnings:  # e.g. a file of the book that is missing: the rest is imported
+        print(f"warning: {describe_notice(warning, 'cli')}", file=sys.stderr)
     project = open_project(args.project) if is_project(args.project) else create_project(args.project, doc.title)
     source = source_identity(name, raw, args.voice)
     dialogue_voice, language = getattr(args, "dialogue_voice", None), getattr(args, "language", None)
@@ -400,7 +402,9 @@ def _import_command(args) -> int:
     project.save()
     _print_import(project, report)
     if args.json:
-        print(json.dumps(_report(project, None, None)))
+        report = _report(project, None, None)
+        report["warnings"] = [describe_notice(w, "cli") for w in doc.warnings]
+        print(json.dumps(report))
     else:
         _print_chapters(project)
         _print_summary(project, None, None)

@@ -178,3 +178,17 @@ def test_edits_keep_the_takes_of_unchanged_text_and_the_model_folder_is_remember
     shutil.rmtree(moved)
     code, _, err = run_cli(capsys, "project", folder, "--render")
     assert code == 2 and f"{moved.resolve()}, is not there any more; add --bundle DIR" in err
+
+
+def test_import_says_which_files_of_the_book_are_missing_and_imports_the_rest(capsys, tmp_path):
+    from tests.epub_fixtures import Nav, write_epub, xhtml
+
+    documents = [(f"c{n}.xhtml", xhtml(f"<h2>Chapter {n}</h2><p>Text of chapter {n}.</p>")) for n in (1, 3)]
+    toc = [Nav(f"Chapter {n}", f"c{n}.xhtml") for n in (1, 2, 3)]
+    spine = ["c1.xhtml", "c2.xhtml", "c3.xhtml"]
+    book = write_epub(tmp_path / "gap.epub", documents, toc, missing=("c2.xhtml",), spine=spine)
+    code, out, err = run_cli(capsys, "project", tmp_path / "G.cbproj", "--import", book, "--json")
+    assert code == 0, err
+    said = "OEBPS/c2.xhtml is missing from gap.epub; the rest of the book was imported without it."
+    assert out["warnings"] == [said] and f"warning: {said}" in err
+    assert [c["title"] for c in out["chapters"] if not c["skipped"]] == ["Chapter 1", "Chapter 3"]
