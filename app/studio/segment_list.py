@@ -83,12 +83,14 @@ class SegmentList(QTreeWidget):
             if segment.chapter < len(sizes):
                 sizes[segment.chapter] += 1
         for number, chapter in enumerate(project.chapters, 1):
-            state = "– skipped" if chapter.skipped else ""
-            item = QTreeWidgetItem(self, [chapter.title, state, str(sizes[number - 1])])
+            size = sizes[number - 1]
+            state = f"{size} segment{'' if size == 1 else 's'}"  # in the status column: the last one counts takes
+            state = f"– skipped · {state}" if chapter.skipped else state
+            item = QTreeWidgetItem(self, [chapter.title, state, ""])
             item.setData(TEXT, CHAPTER_ROLE, number)
             item.setToolTip(
                 TEXT,
-                f"Chapter {number}: {sizes[number - 1]} segment(s)" + (" · skipped: not narrated" if state else ""),
+                f"Chapter {number}: {size} segment(s)" + (" · skipped: not narrated" if chapter.skipped else ""),
             )
             font = item.font(TEXT)
             font.setBold(True)

@@ -100,13 +100,13 @@ def test_the_segment_menu_edits_the_shape_and_marks_what_is_skipped(studio, monk
     assert not menu_action(lst.menu_for(4), "Start a &new chapter here…").isEnabled()  # 4 starts chapter 2
     menu_action(lst.menu_for(3), "Start a &new chapter here…").trigger()
     assert [c.text(0) for c in lst.chapter_items] == ["Morning", "Noon", "Evening"]
-    assert [c.text(2) for c in lst.chapter_items] == ["2", "1", "3"]  # segments per chapter
+    assert [c.text(1) for c in lst.chapter_items] == ["2 segments", "1 segment", "3 segments"]  # per chapter
     menu_action(lst.menu_for(4), "&Join this chapter to the previous one").trigger()
     assert [c.text(0) for c in lst.chapter_items] == ["Morning", "Noon"]
     monkeypatch.setattr(QInputDialog, "getText", lambda *a, **k: ("Day", True))
     menu_action(lst.chapter_menu_for(2), "Re&name chapter…").trigger()
     menu_action(lst.chapter_menu_for(1), "S&kip this chapter").trigger()
-    assert lst.chapter_items[0].text(1) == "– skipped" and lst.items[1].text(1) == "– skipped"
+    assert lst.chapter_items[0].text(1).startswith("– skipped") and lst.items[1].text(1) == "– skipped"
     menu_action(lst.menu_for(5), "&Delete segment").trigger()
     assert len(lst.items) == 5  # six after the merge and the split, one deleted
 
@@ -145,8 +145,9 @@ def test_an_import_shows_the_chapters_and_renders_nothing(qtbot, tmp_path, bundl
         studio = window.studio_panel
         chapters = studio.segments.chapter_items
         assert [c.text(0) for c in chapters] == ["A Test Book", "One", "Two", "Three"]  # the contents page, kept
-        assert chapters[0].text(1) == "– skipped" and not any(c.text(1) for c in chapters[1:])
-        assert all(int(c.text(2)) > 0 for c in chapters)
+        assert chapters[0].text(1).startswith("– skipped · ")
+        assert not any(c.text(1).startswith("– skipped") for c in chapters[1:])
+        assert all(c.text(1).endswith("segments") and not c.text(2) for c in chapters)
         assert studio.status.text().startswith("Imported 4 chapter(s) (1 skipped) and ")
         assert studio.rendering is None and project.counts()["rendered"] == 0
         assert not any((project.folder / "takes").iterdir())
