@@ -38,7 +38,7 @@ from .panels.api_panel import ApiPanel
 from .panels.history_panel import HistoryPanel
 from .panels.settings_panel import SettingsPanel
 from .panels.speak_panel import SpeakPanel
-from .panels.voice_panel import VoicePanel, dropped_file
+from .panels.voice_panel import VoicePanel
 from .paths import AppPaths
 from .settings import SESSION_KEYS, Key, Settings
 from .studio.export_dialog import export_name
@@ -390,14 +390,10 @@ class MainWindow(QMainWindow):
 
     # --- drops and closing -------------------------------------------------------------------------------------
     def dragEnterEvent(self, event: QDragEnterEvent) -> None:
-        if event.mimeData().hasUrls():
-            event.acceptProposedAction()
+        self.voice_panel.dragEnterEvent(event)  # a recording dropped anywhere on the window is the voice panel's
 
     def dropEvent(self, event: QDropEvent) -> None:
-        path = dropped_file(event)
-        if path is not None:
-            event.acceptProposedAction()
-            self.voice_panel.select_file(path)
+        self.voice_panel.dropEvent(event)
 
     def closeEvent(self, event: QCloseEvent) -> None:
         if not self.project_files.confirm_discard():
