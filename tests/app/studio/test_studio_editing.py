@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from PySide6.QtWidgets import QInputDialog, QMessageBox
+from PySide6.QtWidgets import QInputDialog
 
 from app.studio.split_dialog import SplitDialog
 from core.narration.project import open_project
@@ -18,11 +18,6 @@ TEXT = (
     "[chapter: Evening]\nA new paragraph starts. And it ends."
 )
 # chapter 1: segments 1 (heading "Morning"), 2, 3; chapter 2: segments 4 (heading "Evening"), 5, 6
-
-
-@pytest.fixture(autouse=True)
-def _discard_unsaved_changes_on_close(monkeypatch):
-    monkeypatch.setattr(QMessageBox, "question", lambda *a, **k: QMessageBox.StandardButton.Discard)
 
 
 @pytest.fixture

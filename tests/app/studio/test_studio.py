@@ -13,35 +13,8 @@ from PySide6.QtWidgets import QMessageBox
 
 from core.engine.constants import SAMPLE_RATE
 from core.narration.project import open_project
+from tests.app.studio.support import new_project, render
 from tests.app_support import drop, make_window
-
-TEXT = "The first sentence is here. A second one follows!\n\nA new paragraph starts. And it ends."
-
-
-@pytest.fixture(autouse=True)
-def _discard_unsaved_changes_on_close(monkeypatch):
-    """pytest-qt closes the windows before fixtures end: answer the unsaved-changes question (tests that care
-    patch it themselves)."""
-    monkeypatch.setattr(QMessageBox, "question", lambda *a, **k: QMessageBox.StandardButton.Discard)
-
-
-@pytest.fixture
-def studio_window(qtbot, tmp_path, bundles):
-    window = make_window(qtbot, tmp_path, bundles["original"])
-    yield window
-    window.close()
-
-
-def new_project(window, tmp_path, text=TEXT):
-    window.speak_panel.text.set_text(text)
-    project = window.project_files.new_from_text(window.speak_panel.text.text, tmp_path / "Story.cbproj")
-    assert project is not None
-    return project
-
-
-def render(qtbot, window):
-    with qtbot.waitSignal(window.bridge.render_done, timeout=60000):
-        window.studio_panel.render_button.click()
 
 
 def test_a_new_project_shows_its_segments_and_renders_with_progress(qtbot, studio_window, tmp_path):

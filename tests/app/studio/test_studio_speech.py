@@ -3,27 +3,13 @@ project, and only the segments whose spoken form changed become pending."""
 
 from __future__ import annotations
 
-import pytest
-from PySide6.QtWidgets import QDialog, QMessageBox
+from PySide6.QtWidgets import QDialog
 
 from app.studio.lexicon_dialog import LexiconDialog, SpokenDialog
 from core.narration.project import open_project
-from tests.app.test_studio import new_project, render
-from tests.app_support import make_window
+from tests.app.studio.support import new_project, render
 
 TEXT = "Hermione had 42 cats. The cats were calm.\n\nNobody else came."
-
-
-@pytest.fixture(autouse=True)
-def _discard_unsaved_changes_on_close(monkeypatch):
-    monkeypatch.setattr(QMessageBox, "question", lambda *a, **k: QMessageBox.StandardButton.Discard)
-
-
-@pytest.fixture
-def studio_window(qtbot, tmp_path, bundles):
-    window = make_window(qtbot, tmp_path, bundles["original"])
-    yield window
-    window.close()
 
 
 def pending(studio) -> list[int]:
