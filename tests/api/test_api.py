@@ -19,13 +19,6 @@ KEY = "test-key-123"
 
 
 @pytest.fixture(scope="module")
-def worker(bundles):
-    worker = started_worker(bundles["original"])
-    yield worker
-    assert worker.shutdown()
-
-
-@pytest.fixture(scope="module")
 def server(worker, tmp_path_factory):
     with serving(worker, tmp_path_factory.mktemp("api-voices")) as server:
         yield server

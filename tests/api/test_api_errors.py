@@ -3,17 +3,9 @@
 from __future__ import annotations
 
 import httpx
-import pytest
 
 from core.wording import describe
-from tests.api_support import serving, started_worker
-
-
-@pytest.fixture(scope="module")
-def worker(bundles):
-    worker = started_worker(bundles["original"])
-    yield worker
-    assert worker.shutdown()
+from tests.api_support import serving
 
 
 def test_text_refused_by_the_engine_is_a_422_worded_for_the_api(worker, tmp_path):

@@ -7,10 +7,9 @@ import queue
 from dataclasses import dataclass
 
 import httpx
-import pytest
 
 from core.engine import Cancelled, Finished, JobContext, Priority
-from tests.api_support import occupy, serving, started_worker, wait_idle
+from tests.api_support import occupy, serving, wait_idle
 
 
 @dataclass(frozen=True)
@@ -28,13 +27,6 @@ class BookRender:
         for _ in range(3):
             yield
         return Finished(self.request_id, None)
-
-
-@pytest.fixture(scope="module")
-def worker(bundles):
-    worker = started_worker(bundles["original"])
-    yield worker
-    assert worker.shutdown()
 
 
 def test_health_shows_the_running_job_and_the_waiting_ones(worker, tmp_path):
