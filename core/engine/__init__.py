@@ -17,7 +17,14 @@ from core.engine.audio.encoder import (
     encoding_for,
     parse_bitrate,
 )
-from core.engine.audio.finishing import DEFAULT_TRUE_PEAK, normalize_loudness, parse_loudness, stretch
+from core.engine.audio.finishing import (
+    DEFAULT_TRUE_PEAK,
+    LoudnessMeter,
+    StreamingLimiter,
+    normalize_loudness,
+    parse_loudness,
+    stretch,
+)
 from core.engine.audio.speech_decoder import finish_sentence
 from core.engine.audio.voice_reference import VoiceReference, load_voice, voice_from_array
 from core.engine.caches.conditioning import Conditioning
@@ -137,6 +144,7 @@ __all__ = [
     "Generated",
     "InferenceWorker",
     "InvalidOptions",
+    "LoudnessMeter",
     "LOGITS_VOCAB",
     "LoadProgress",
     "MAX_TEXT_CHARS",
@@ -152,6 +160,7 @@ __all__ = [
     "RuntimeOptions",
     "SAMPLES_PER_TOKEN",
     "SAMPLE_RATE",
+    "StreamingLimiter",
     "SESSION_FIELDS",
     "SILENCE_TOKEN",
     "START_SPEECH",
