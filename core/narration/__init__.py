@@ -17,7 +17,15 @@ from core.narration.export import (
     preview,
 )
 from core.narration.export_plan import EXPORT_SUFFIXES, BookInfo, parse_numbers
-from core.narration.project import SPEED_RANGE, Project, ProjectError, create_project, is_project, open_project
+from core.narration.project import (
+    SPEED_RANGE,
+    Project,
+    ProjectError,
+    create_project,
+    is_project,
+    open_project,
+    pause_seconds,
+)
 from core.narration.render import (
     RenderProgress,
     RenderSummary,
@@ -28,6 +36,17 @@ from core.narration.render import (
     render_pending,
 )
 from core.narration.render_job import RenderDone, RenderJob, RenderStep
+from core.narration.store_check import (
+    MASTERING,
+    STORE_RULES,
+    FileCheck,
+    MasteringPreset,
+    StoreCheckError,
+    StoreRules,
+    check_file,
+    check_files,
+    room_tone,
+)
 from core.narration.voices import resolve_voices
 
 __all__ = [
@@ -43,6 +62,9 @@ __all__ = [
     "ExportProgress",
     "ExportRequest",
     "ExportResult",
+    "FileCheck",
+    "MASTERING",
+    "MasteringPreset",
     "Placement",
     "Project",
     "ProjectError",
@@ -52,6 +74,11 @@ __all__ = [
     "RenderStep",
     "RenderSummary",
     "SPEED_RANGE",
+    "STORE_RULES",
+    "StoreCheckError",
+    "StoreRules",
+    "check_file",
+    "check_files",
     "check_request",
     "clock",
     "create_project",
@@ -64,6 +91,7 @@ __all__ = [
     "needs_import",
     "open_project",
     "parse_text",
+    "pause_seconds",
     "pending_steps",
     "preview",
     "read_document",
@@ -72,5 +100,6 @@ __all__ = [
     "render_pending",
     "resolve_voices",
     "revert",
+    "room_tone",
     "source_identity",
 ]

@@ -36,17 +36,12 @@ from core.engine import (
     stretch,
 )
 from core.narration.export_plan import ExportCancelled, ExportProgress, ProgressCallback
-from core.narration.project import Project, ProjectError, Segment
+from core.narration.project import Project, ProjectError, Segment, pause_seconds
 
 BLOCK = 1 << 18
 """Samples per block in pass 2 (about 11 s: large enough that per-call costs vanish, small enough to stay flat)."""
 _LIMITER_MARGIN_DB = 0.3
 _TOLERANCE_DB = 0.05
-
-
-def pause_seconds(project: Project, segment: Segment) -> float:
-    """The silence after ``segment`` in an export (the one place the pause is computed)."""
-    return segment.pause_after / project.speed_of(segment)
 
 
 def read_take(project: Project, segment: Segment) -> np.ndarray:
@@ -92,10 +87,12 @@ class Level:
     head: int = 0
     tail: int = 0
     """Samples of room tone before and after the programme."""
+    room_tone_db: float | None = None
+    """A steady noise this loud (RMS) under everything, so no stretch is digital silence (``None``: none)."""
 
     @property
     def changes_audio(self) -> bool:
-        return bool(self.gain_db or self.ceiling_db is not None or self.trim_db)
+        return bool(self.gain_db or self.ceiling_db is not None or self.trim_db or self.room_tone_db is not None)
 
 
 @dataclass
@@ -107,6 +104,7 @@ class Target:
     rms: bool = False
     head_s: float = 0.0
     tail_s: float = 0.0
+    room_tone_db: float | None = None
 
 
 @dataclass
@@ -172,25 +170,42 @@ def spool_blocks(spool: Path) -> Iterator[np.ndarray]:
 
 def leveled(spool: Path, level: Level) -> Iterator[np.ndarray]:
     """The spooled programme with ``level`` applied: room tone, gain, limiter, trim (as many samples as given)."""
+    tone = _RoomTone(level.room_tone_db)
     if level.head:
-        yield np.zeros(level.head, np.float32)
+        yield tone.over(np.zeros(level.head, np.float32))
     gain = np.float32(10 ** ((level.gain_db + level.trim_db) / 20))
     pre = np.float32(10 ** (level.gain_db / 20))
     trim = np.float32(10 ** (level.trim_db / 20))
     limiter = StreamingLimiter(level.ceiling_db) if level.ceiling_db is not None else None
     for block in spool_blocks(spool):
         if limiter is None:
-            yield block * gain if level.changes_audio else block
+            yield tone.over(block * gain) if level.changes_audio else block
         else:
             out = limiter.process(block * pre)
             if out.size:
-                yield out * trim
+                yield tone.over(out * trim)
     if limiter is not None:
         tail = limiter.flush()
         if tail.size:
-            yield tail * trim
+            yield tone.over(tail * trim)
     if level.tail:
-        yield np.zeros(level.tail, np.float32)
+        yield tone.over(np.zeros(level.tail, np.float32))
+
+
+class _RoomTone:
+    """Steady noise added under the programme (the same samples for the same file: one seed, blocks in order)."""
+
+    def __init__(self, level_db: float | None) -> None:
+        self.scale = None if level_db is None else np.float32(10 ** (level_db / 20))
+        self.rng = np.random.default_rng(0)
+
+    def over(self, block: np.ndarray) -> np.ndarray:
+        if self.scale is None:
+            return block
+        noise = self.rng.standard_normal(block.size, dtype=np.float32)
+        noise *= self.scale
+        noise += block
+        return noise
 
 
 def choose_level(finished: Finished, target: Target | None) -> tuple[Level, float | None, bool]:
@@ -198,7 +213,7 @@ def choose_level(finished: Finished, target: Target | None) -> tuple[Level, floa
     and whether the limiter had to work. Passes over the spool without encoding only where the limiter lowers the
     level (the encoding pass measures the result)."""
     head, tail = (round(target.head_s * SAMPLE_RATE), round(target.tail_s * SAMPLE_RATE)) if target else (0, 0)
-    level = Level(head=head, tail=tail)
+    level = Level(head=head, tail=tail, room_tone_db=target.room_tone_db if target else None)
     if target is None:
         return level, None, False
     before = _measure_finished(finished, target, head + tail)
