@@ -16,8 +16,8 @@ from pathlib import Path
 
 import numpy as np
 
+import core.narration.export_manifest as export_manifest
 from core.engine import SAMPLE_RATE, remove_partial_files, write_text_atomic
-from core.narration import export_manifest
 from core.narration.book_tags import FileTags, Writer, file_tags, find_cover
 from core.narration.chapter_marks import ChapterMark, supports_chapters
 from core.narration.export_plan import (

@@ -90,10 +90,8 @@ class ExportEstimate:
 
 
 class ExportCancelled(ProjectError):
-    """The export was cancelled: no file was written under a final name, the project is unchanged."""
-
-    def __init__(self) -> None:
-        super().__init__("export.cancelled")
+    """The export was cancelled (code ``export.cancelled``): no file was left half written under a final name, the
+    project is unchanged."""
 
 
 @dataclass

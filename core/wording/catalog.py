@@ -284,7 +284,9 @@ def _no_take(d: Mapping[str, Any]) -> str:
     return f"Segment {d['segment']} has {have}; there is no take {d['take']}."
 
 
-def _size(n: int) -> str:
+def _size(n: Any) -> str:
+    if not isinstance(n, (int, float)):
+        return str(n)
     for unit, scale in (("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
         if n >= scale:
             return f"{n / scale:.1f} {unit}"
