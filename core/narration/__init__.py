@@ -14,6 +14,7 @@ from core.narration.project import (
     open_project,
     pause_seconds,
 )
+from core.narration.project_lock import LockHolder, ProjectLock, ProjectLocked
 from core.narration.render import (
     RenderProgress,
     RenderSummary,
@@ -47,9 +48,12 @@ __all__ = [
     "FileCheck",
     "MASTERING",
     "MasteringPreset",
+    "LockHolder",
     "Placement",
     "Project",
     "ProjectError",
+    "ProjectLock",
+    "ProjectLocked",
     "RenderDone",
     "RenderJob",
     "RenderProgress",
