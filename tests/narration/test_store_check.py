@@ -135,6 +135,19 @@ def test_the_format_rules_bitrate_cbr_sample_rate_and_codec(tmp_path):
     assert flac.failures == ["acx.not_mp3"] and flac.cbr is None
 
 
+def test_cbr_is_told_from_vbr_behind_a_large_id3_tag_with_a_cover(tmp_path):
+    from mutagen.id3 import APIC, ID3
+
+    audio = narration()
+    for name, extra in (("cbr", {}), ("vbr", {"bitrate": None, "qscale": 2})):
+        path = write(tmp_path / f"{name}.mp3", audio, **extra)
+        tags = ID3()
+        tags.add(APIC(encoding=3, mime="image/jpeg", type=3, desc="cover", data=bytes(range(256)) * 800))
+        tags.save(path)
+        assert path.stat().st_size > 200_000
+        assert check_file(path).cbr is (name == "cbr")
+
+
 def test_every_format_the_export_writes_is_measured_alike(tmp_path):
     """m4b, opus, flac and wav of the same audio: the same RMS, peak and room tone (lossy codecs shift the peak
     and the noise floor a little)."""
