@@ -16,6 +16,17 @@ from core.narration.render import (
     render_pending,
 )
 from core.narration.render_job import RenderDone, RenderJob, RenderStep
+from core.narration.store_check import (
+    MASTERING,
+    STORE_RULES,
+    FileCheck,
+    MasteringPreset,
+    StoreCheckError,
+    StoreRules,
+    check_file,
+    check_files,
+    room_tone,
+)
 from core.narration.voices import resolve_voices
 
 __all__ = [
@@ -25,6 +36,9 @@ __all__ = [
     "History",
     "DocumentError",
     "ExportRequest",
+    "FileCheck",
+    "MASTERING",
+    "MasteringPreset",
     "Placement",
     "Project",
     "ProjectError",
@@ -34,6 +48,11 @@ __all__ = [
     "RenderStep",
     "RenderSummary",
     "SPEED_RANGE",
+    "STORE_RULES",
+    "StoreCheckError",
+    "StoreRules",
+    "check_file",
+    "check_files",
     "check_request",
     "clock",
     "create_project",
@@ -52,5 +71,6 @@ __all__ = [
     "render_pending",
     "resolve_voices",
     "revert",
+    "room_tone",
     "source_identity",
 ]

@@ -368,6 +368,35 @@ PROJECT = {
 }
 
 
+# --- the store check: one sentence per failed rule (core.narration.store_check) ------------------------------------
+STORE = {
+    "store.unknown_rules": Words(
+        lambda d: f"There are no store rules named {d['rules']!r}; use {_join(d['choices'])}."
+    ),
+    "store.unreadable": Words("{path} cannot be read as audio: {reason}."),
+    "store.no_audio": Words("{path} holds no audio to check."),
+    "acx.rms_low": Words("RMS {rms_db} dBFS is too quiet: ACX wants {low} to {high} dBFS."),
+    "acx.rms_high": Words("RMS {rms_db} dBFS is too loud: ACX wants {low} to {high} dBFS."),
+    "acx.peak_high": Words("Peak {peak_db} dBFS is too high: ACX allows at most {high} dBFS."),
+    "acx.noise_high": Words("Noise floor {noise_db} dBFS is too high: ACX allows at most {high} dBFS."),
+    "acx.dead_silence": Words(
+        "Noise floor {noise_db} dBFS is digital silence: ACX wants a steady, low room tone between the words."
+    ),
+    "acx.head": Words("{seconds} s of room tone at the start: ACX wants {low} to {high} s."),
+    "acx.tail": Words("{seconds} s of room tone at the end: ACX wants {low} to {high} s."),
+    "acx.not_mp3": Words("The audio is {codec}: ACX takes MP3 files only."),
+    "acx.bitrate_low": Words("{kbps} kb/s is too low: ACX wants MP3 at {low} kb/s or more."),
+    "acx.not_cbr": Words("The MP3 has a variable bit rate (about {kbps} kb/s): ACX wants a constant bit rate."),
+    "acx.sample_rate": Words(lambda d: f"{d['rate']} Hz: ACX wants {_join(d['rates'])} Hz."),
+    "acx.channels": Words("{channels} channels: ACX takes mono or stereo."),
+    "acx.channels_mixed": Words(
+        "{channels} channel(s) here but {first_channels} in {first}: every file of a book must be mono, or every "
+        "one stereo."
+    ),
+    "acx.too_long": Words("{minutes} minutes long: ACX takes files of at most {limit} minutes."),
+}
+
+
 # --- what the front ends raise themselves ---------------------------------------------------------------------------
 def _unknown_api_voice(d: Mapping[str, Any]) -> str:
     listed = _join(d["known"]) if d["known"] else "none yet (add one with POST /v1/voices)"
@@ -397,4 +426,15 @@ FRONTS = {
     "soak.warmup": Words("warmup must be at least 1 and below the number of requests ({requests}), not {warmup}"),
 }
 
-CATALOG: dict[str, Words] = {**BUNDLE, **VOICE, **NOTICES, **TEXT, **AUDIO, **WORKER, **DOCUMENT, **PROJECT, **FRONTS}
+CATALOG: dict[str, Words] = {
+    **BUNDLE,
+    **VOICE,
+    **NOTICES,
+    **TEXT,
+    **AUDIO,
+    **WORKER,
+    **DOCUMENT,
+    **PROJECT,
+    **STORE,
+    **FRONTS,
+}
