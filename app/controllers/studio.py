@@ -178,7 +178,7 @@ def progress_text(step: RenderProgress) -> str:
     return f"Segment {step.done} of {step.total} · {clock(step.audio_seconds)} of audio{left}"
 
 
-EXPORT_STAGES = {"render": "Reading", "read": "Reading", "finish": "Finishing", "encode": "Encoding", "check": "Checking"}
+EXPORT_STAGES = {"finishing": "Finishing", "encoding": "Encoding", "checking": "Checking"}
 
 
 def export_progress_text(progress: Any) -> str:

@@ -84,16 +84,21 @@ def summary(checks: Sequence[Mapping[str, Any]], rules: str = "ACX") -> str:
     return f"{len(checks) - passed} of {len(checks)} file(s) fail {rules}'s rules: the reasons are under the table."
 
 
-def report_text(checks: Sequence[Mapping[str, Any]], rules: str = "ACX") -> str:
-    """What fails, file by file, as plain text (also what the dialog shows under the table)."""
-    lines = [summary(checks, rules)]
+def reasons_text(checks: Sequence[Mapping[str, Any]]) -> str:
+    """What fails, file by file (what the dialog shows under the table)."""
+    lines: list[str] = []
     for check in checks:
         reasons = failure_sentences(check)
         if reasons:
-            lines.append("")
-            lines.append(Path(str(check.get("path", ""))).name + ":")
+            lines += ["", Path(str(check.get("path", ""))).name + ":"] if lines else [Path(str(check["path"])).name + ":"]
             lines += [f"  • {reason}" for reason in reasons]
     return "\n".join(lines)
+
+
+def report_text(checks: Sequence[Mapping[str, Any]], rules: str = "ACX") -> str:
+    """The summary and the reasons, as plain text."""
+    reasons = reasons_text(checks)
+    return summary(checks, rules) + ("\n\n" + reasons if reasons else "")
 
 
 class CheckReport(QDialog):
@@ -119,14 +124,14 @@ class CheckReport(QDialog):
             header.setSectionResizeMode(column, QHeaderView.ResizeMode.ResizeToContents)
         self.summary = QLabel(summary(checks, rules), self)
         self.summary.setWordWrap(True)
-        self.reasons = QPlainTextEdit(report_text(checks, rules), self)
+        self.reasons = QPlainTextEdit(reasons_text(checks) or "Every rule is met.", self)
         self.reasons.setReadOnly(True)
         buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close, self)
         buttons.rejected.connect(self.reject)
         buttons.accepted.connect(self.accept)
-        column = QVBoxLayout(self)
-        column.addWidget(self.summary)
-        column.addWidget(self.table, 2)
-        column.addWidget(self.reasons, 1)
-        column.addWidget(buttons)
+        layout = QVBoxLayout(self)
+        layout.addWidget(self.summary)
+        layout.addWidget(self.table, 2)
+        layout.addWidget(self.reasons, 1)
+        layout.addWidget(buttons)
         self.resize(820, 420)

@@ -1,19 +1,14 @@
 """What the export dialog asks, as plain data: remembered across restarts (one JSON value in the app settings) and
-turned into the core's :class:`~core.narration.ExportRequest`. No widgets.
-
-Before any work, :func:`destination_problem` says what would stop the export at its end (a missing folder, one
-that cannot be written, too little free space for the estimated size), so the dialog shows it at once.
-"""
+turned into the core's :class:`~core.narration.ExportRequest`. No widgets."""
 
 from __future__ import annotations
 
 import json
-import os
-import shutil
 from dataclasses import asdict, dataclass, fields, replace
 from pathlib import Path
 
-from core.narration import BookInfo, EncodeSettings, ExportRequest, Project
+from core.engine import EncodeSettings
+from core.narration import BookInfo, ExportRequest, Project
 
 EXPORT_FORMATS = {
     ".m4b": "M4B audiobook (AAC, chapters, cover)",
@@ -28,11 +23,9 @@ BITRATE_FORMATS = (".m4b", ".mp3")
 BITRATES = (64, 96, 128, 160, 192, 256, 320)
 SAMPLE_RATES = (22050, 24000, 44100, 48000)
 SCOPES = ("book", "chapters", "segments")
-COVERS = ("book", "none", "file")
+COVERS = ("book", "file")
 ACX = {"format": ".mp3", "bitrate": 192, "sample_rate": 44100, "vbr": False, "per_chapter": True}
 """What ACX/Audible takes: 192 kb/s CBR MP3 at 44.1 kHz, one chapter per file."""
-MARGIN = 1.1
-"""Free space asked for beyond the estimate (the temporary file and the tags)."""
 
 
 @dataclass(frozen=True)
@@ -50,7 +43,7 @@ class ExportChoices:
     subtitles: str | None = None
     loudness: float | None = None
     cover: str = "book"
-    """``book`` (the book's own cover, if it has one), ``none`` or ``file`` (:attr:`cover_file`)."""
+    """``book`` (the book's own cover, if the project keeps one) or ``file`` (:attr:`cover_file`)."""
     cover_file: str = ""
     author: str = ""
     narrator: str = ""
@@ -94,35 +87,31 @@ class ExportChoices:
             author=self.author.strip() or None,
             narrator=self.narrator.strip() or None,
             year=self.year.strip() or None,
-            title=project.title,
         )
         encoding = EncodeSettings(
             sample_rate=self.sample_rate,
             bitrate=self.bitrate * 1000 if self.format in BITRATE_FORMATS else None,
             vbr=self.vbr and self.format in BITRATE_FORMATS,
         )
-        common = {
-            "loudness": None if self.master_acx else self.loudness,
-            "true_peak": float(project.finishing.get("true_peak", -1.0)),
-            "chapters": chapters,
-            "segments": segments,
-            "encoding": encoding,
-            "cover": cover,
-            "book": book,
-            "check": "acx" if self.check_acx else None,
-            "master": "acx" if self.master_acx else None,
-        }
+        base = ExportRequest(
+            loudness=None if self.master_acx else self.loudness,
+            true_peak=float(project.finishing.get("true_peak", -1.0)),
+            chapters=chapters,
+            segments=segments,
+            encoding=encoding,
+            cover=cover,
+            book=book,
+            check="acx" if self.check_acx else None,
+            master="acx" if self.master_acx else None,
+        )
         if self.per_chapter:
-            return ExportRequest(
-                per_chapter=path.with_suffix(""),
-                chapter_format=self.format,
-                chapter_subtitles=self.subtitles,
-                **common,
+            return replace(
+                base, per_chapter=path.with_suffix(""), chapter_format=self.format, chapter_subtitles=self.subtitles
             )
-        return ExportRequest(
+        return replace(
+            base,
             out=path.with_suffix(self.format),
             subtitles=path.with_suffix(self.subtitles) if self.subtitles else None,
-            **common,
         )
 
 
@@ -134,33 +123,3 @@ def _fits(value: object, name: str, default: ExportChoices) -> bool:
         return isinstance(value, (int, float)) and not isinstance(value, bool)
     kind = type(getattr(default, name)) if name != "subtitles" else str
     return isinstance(value, kind) and (kind is bool or not isinstance(value, bool))
-
-
-def destination_problem(path: Path, per_chapter: bool, needed_bytes: int) -> str | None:
-    """What stops writing there, in words, before any work (``None``: nothing). ``path`` is the file, or the
-    folder of a per-chapter export (created by the export if its parent exists)."""
-    if not str(path).strip() or not path.name:
-        return "Choose a file name."
-    folder = path.parent
-    if per_chapter and path.is_file():
-        return f"{path} is a file: one file per chapter needs a folder of that name."
-    if not per_chapter and path.is_dir():
-        return f"{path} is a folder: choose a file name."
-    if not folder.is_dir():
-        return f"The folder {folder} does not exist: choose one that does."
-    if not os.access(folder, os.W_OK | os.X_OK):
-        return f"The folder {folder} cannot be written to: choose another one."
-    if per_chapter and path.is_dir() and not os.access(path, os.W_OK | os.X_OK):
-        return f"The folder {path} cannot be written to: choose another one."
-    free = shutil.disk_usage(folder).free
-    if needed_bytes * MARGIN > free:
-        return f"The export needs about {_size(needed_bytes)} and {folder} has {_size(free)} free."
-    return None
-
-
-def _size(count: float) -> str:
-    for unit in ("bytes", "KB", "MB", "GB"):
-        if count < 1000 or unit == "GB":
-            return f"{count:.0f} {unit}" if unit == "bytes" else f"{count:.1f} {unit}"
-        count /= 1000
-    return f"{count:.1f} TB"

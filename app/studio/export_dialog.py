@@ -29,7 +29,7 @@ from PySide6.QtWidgets import (
 )
 
 from core.engine import ChatterboxError
-from core.narration import ExportRequest, Project, estimate_export
+from core.narration import ExportRequest, Project, check_request, check_space
 from core.wording import describe_error
 
 from .export_choices import (
@@ -39,7 +39,6 @@ from .export_choices import (
     EXPORT_FORMATS,
     SAMPLE_RATES,
     ExportChoices,
-    destination_problem,
 )
 
 SUBTITLES = {"None": None, "SRT (.srt)": ".srt", "WebVTT (.vtt)": ".vtt"}
@@ -50,7 +49,7 @@ LOUDNESS = (
     ("Broadcast, −23 LUFS", -23.0),
 )
 SCOPE_WORDS = {"book": "The whole book", "chapters": "Chapters", "segments": "The selected segments"}
-COVER_WORDS = {"book": "The book's cover", "none": "No cover", "file": "An image…"}
+COVER_WORDS = {"book": "The book's own (if it has one)", "file": "An image…"}
 IMAGE_FILTER = "Images (*.jpg *.jpeg *.png);;All files (*)"
 
 
@@ -64,14 +63,11 @@ def default_folder(remembered: str | None) -> Path:
     return Path.home()
 
 
-def _row(*widgets: QWidget | str, stretch: int | None = None) -> QHBoxLayout:
+def _row(*widgets: QWidget, stretch: int | None = None) -> QHBoxLayout:
     row = QHBoxLayout()
     row.setContentsMargins(0, 0, 0, 0)
     for index, widget in enumerate(widgets):
-        if isinstance(widget, str):
-            row.addWidget(QLabel(widget))
-        else:
-            row.addWidget(widget, 1 if index == stretch else 0)
+        row.addWidget(widget, 1 if index == stretch else 0)
     if stretch is None:
         row.addStretch(1)
     return row
@@ -164,16 +160,24 @@ class ExportDialog(QDialog):
         self.buttons.rejected.connect(self.reject)
 
         form = QFormLayout(self)
-        form.addRow("&File:", _row(self.path, browse, stretch=0))
-        form.addRow("F&ormat:", _row(self.format, self.bitrate, self.sample_rate, self.vbr))
-        form.addRow("E&xport:", _row(self.scope, self.first, self.to_label, self.last))
+        form.addRow(self._label("&File:", self.path), _row(self.path, browse, stretch=0))
+        form.addRow(self._label("F&ormat:", self.format), _row(self.format, self.bitrate, self.sample_rate, self.vbr))
+        form.addRow(self._label("E&xport:", self.scope), _row(self.scope, self.first, self.to_label, self.last))
         form.addRow("", self.per_chapter)
-        form.addRow("&Subtitles:", _row(self.subtitles, "Loudness:", self.loudness))
-        form.addRow("Co&ver:", _row(self.cover, self.cover_file, self.cover_browse, stretch=1))
-        form.addRow("&Credits:", _row(self.author, self.narrator, self.year, stretch=0))
+        form.addRow(
+            self._label("&Subtitles:", self.subtitles),
+            _row(self.subtitles, self._label("&Loudness:", self.loudness), self.loudness),
+        )
+        form.addRow(self._label("Co&ver:", self.cover), _row(self.cover, self.cover_file, self.cover_browse, stretch=1))
+        form.addRow(self._label("C&redits:", self.author), _row(self.author, self.narrator, self.year, stretch=0))
         form.addRow("Store:", _row(self.master_acx, self.check_acx))
         form.addRow(self.note)
         form.addRow(self.buttons)
+
+    def _label(self, text: str, buddy: QWidget) -> QLabel:
+        label = QLabel(text, self)
+        label.setBuddy(buddy)
+        return label
 
     def _connect(self) -> None:
         self.path.textEdited.connect(self._on_path_edited)
@@ -253,13 +257,13 @@ class ExportDialog(QDialog):
             return "Choose the cover image (a JPEG or PNG file)."
         if not self.path.text().strip():
             return "Choose a file name."
-        try:
+        try:  # the export's own checks (folder, permission, cover, free space), before any audio is read
             request = self.request()
-            needed = estimate_export(self.project, request).bytes
+            check_request(request)
+            check_space(self.project, request)
         except ChatterboxError as exc:
             return describe_error(exc)
-        return destination_problem(self.target().with_suffix("") if choices.per_chapter else self.target(),
-                                   choices.per_chapter, needed)
+        return None
 
     def validate(self) -> bool:
         problem = self.problem()

@@ -81,13 +81,13 @@ class ExportRunner(QObject):
 
     # --- the export's thread -----------------------------------------------------------------------------------
     def _run(self, project: Any, request: Any, cancel: threading.Event) -> None:
-        last = [0.0, None]  # when the last report went out, and its stage
+        sent: dict[str, Any] = {"at": 0.0, "stage": None}  # when the last report went out, and its stage
 
         def progress(report: Any) -> None:
             now, stage = time.monotonic(), getattr(report, "stage", None)
             done = getattr(report, "done", 0) >= getattr(report, "total", 1)
-            if now - last[0] >= PROGRESS_EVERY_S or stage != last[1] or done:
-                last[0], last[1] = now, stage
+            if now - sent["at"] >= PROGRESS_EVERY_S or stage != sent["stage"] or done:
+                sent["at"], sent["stage"] = now, stage
                 self._events.put(("progress", report))
 
         try:
