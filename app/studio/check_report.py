@@ -90,7 +90,8 @@ def reasons_text(checks: Sequence[Mapping[str, Any]]) -> str:
     for check in checks:
         reasons = failure_sentences(check)
         if reasons:
-            lines += ["", Path(str(check.get("path", ""))).name + ":"] if lines else [Path(str(check["path"])).name + ":"]
+            name = Path(str(check.get("path", ""))).name + ":"
+            lines += ["", name] if lines else [name]
             lines += [f"  • {reason}" for reason in reasons]
     return "\n".join(lines)
 
