@@ -573,6 +573,7 @@ def _report(project, summary, result) -> dict:
                 "takes": len(segment.takes),
                 "chosen": segment.chosen + 1 if segment.chosen is not None else None,
                 "pause_after": segment.pause_after,
+                "pause_exact": segment.pause_exact,
                 "speed": project.speed_of(segment),
                 "start": round(place.start, 3) if place else None,
                 "end": round(place.end, 3) if place else None,

@@ -5,7 +5,15 @@ from core.narration.book_import import Block, Document, DocumentError, parse_tex
 from core.narration.build import import_document, needs_import, source_identity
 from core.narration.editing import Edit, History, revert
 from core.narration.export import ExportRequest, Placement, check_request, export_project, preview
-from core.narration.project import SPEED_RANGE, Project, ProjectError, create_project, is_project, open_project
+from core.narration.project import (
+    SPEED_RANGE,
+    Project,
+    ProjectError,
+    create_project,
+    is_project,
+    open_project,
+    pause_seconds,
+)
 from core.narration.render import (
     RenderProgress,
     RenderSummary,
@@ -63,6 +71,7 @@ __all__ = [
     "needs_import",
     "open_project",
     "parse_text",
+    "pause_seconds",
     "pending_steps",
     "preview",
     "read_document",
