@@ -129,7 +129,7 @@ class StudioPanel(QWidget):
     export_finished = Signal(object)
     """An export ended and its files are in place (the export's result)."""
     export_ended = Signal()
-    """An export ended: written, failed or cancelled."""
+    """An export ended: written (after :attr:`export_finished`), failed or cancelled."""
 
     def __init__(
         self,
@@ -204,6 +204,7 @@ class StudioPanel(QWidget):
         self.render_more.setAccessibleName("Render chapters")
         self.render_more.setMenu(self.render_menu)
         self.render_more.setPopupMode(QToolButton.ToolButtonPopupMode.InstantPopup)
+        self.render_more.setStyleSheet("QToolButton::menu-indicator { image: none; }")  # the ▾ says it already
         self.export_button = QPushButton("E&xport…", self)
         self.cancel_export_button = QPushButton("&Cancel export", self)
         self.cancel_export_button.setToolTip("Stop the export: no file is left under its name")
@@ -860,21 +861,23 @@ class StudioPanel(QWidget):
         target = self._export_target or Path(".")
         self.settings.set(Key.EXPORT_FOLDER, str(target.parent))
         self._export_ended(export_done_text(result, target))
-        self.progress.setValue(self.progress.maximum())
         checks = list(getattr(result, "checks", None) or [])
         if checks:
             self.check_report = CheckReport(checks, parent=self)
             self.check_report.show()
         self.export_finished.emit(result)
+        self.export_ended.emit()
 
     @Slot(str)
     def _on_export_failed(self, message: str) -> None:
         self._export_ended("Export stopped: " + message)
         self.message.emit(message, True)
+        self.export_ended.emit()
 
     @Slot()
     def _on_export_cancelled(self) -> None:
         self._export_ended("Export cancelled: no file was written.")
+        self.export_ended.emit()
 
     def _export_ended(self, text: str) -> None:
         self.segments.editable = not self.controller.read_only
@@ -882,7 +885,6 @@ class StudioPanel(QWidget):
         self.progress.setValue(0)
         self.status.setText(text)
         self._update_controls()
-        self.export_ended.emit()
 
     def shutdown(self, timeout: float = 10.0) -> None:
         """The window closes: an export is cancelled and waited for, and the project's lock is given back."""
