@@ -255,7 +255,8 @@ class ExportDialog(QDialog):
             return "No segment is selected in the studio: select some, or export the book or chapters."
         if choices.cover == "file" and not Path(choices.cover_file).expanduser().is_file():
             return "Choose the cover image (a JPEG or PNG file)."
-        if not self.path.text().strip():
+        name = Path(self.path.text().strip()).expanduser().name
+        if not name or name.startswith("."):  # "", "/", "folder/", ".mp3"
             return "Choose a file name."
         try:  # the export's own checks (folder, permission, cover, free space), before any audio is read
             request = self.request()

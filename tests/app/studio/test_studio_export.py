@@ -14,8 +14,7 @@ from app.studio.check_report import CheckReport, failure_sentences, figures, rep
 from app.studio.export_choices import ExportChoices
 from app.studio.export_dialog import ExportDialog
 from core.narration import ExportRequest, ProjectLock, open_project
-
-from .support import new_project, render
+from tests.app.studio.support import new_project, render
 
 CHAPTERS = (
     "[chapter: Morning]\nThe first sentence is here. A second one follows!\n\n"
@@ -200,6 +199,9 @@ def test_destination_problems_are_said_while_choosing_not_after_the_work(qtbot, 
     assert "missing" in dialog.note.text() and not dialog.export_button.isEnabled()
     dialog.accept()
     assert dialog.result() == 0  # Export waits until the problem is fixed
+    for unnamed in ("", "/", f"{tmp_path}/", str(tmp_path / ".wav")):  # what typing a path goes through
+        dialog.path.setText(unnamed)
+        assert dialog.note.text() == "Choose a file name." and not dialog.export_button.isEnabled()
     dialog.path.setText(str(tmp_path / "book.wav"))
     assert dialog.export_button.isEnabled()
     usage = namedtuple("usage", "total used free")
