@@ -14,6 +14,7 @@ from core.engine.audio.encoder import (
     EncodeSettings,
     Encoding,
     StreamEncoder,
+    check_settings,
     encoding_for,
     parse_bitrate,
 )
@@ -21,6 +22,7 @@ from core.engine.audio.finishing import (
     DEFAULT_TRUE_PEAK,
     LoudnessMeter,
     StreamingLimiter,
+    TruePeakMeter,
     normalize_loudness,
     parse_loudness,
     stretch,
@@ -50,6 +52,7 @@ from core.engine.errors import (
     VoiceReferenceError,
 )
 from core.engine.files.atomic import (
+    PARTIAL,
     atomic_path,
     copy_file_atomic,
     remove_partial_files,
@@ -119,6 +122,7 @@ __all__ = [
     "EncodeSettings",
     "Encoding",
     "StreamEncoder",
+    "check_settings",
     "encoding_for",
     "parse_bitrate",
     "DEFAULT_TRUE_PEAK",
@@ -151,6 +155,7 @@ __all__ = [
     "ModelFailed",
     "ModelLoaded",
     "Notice",
+    "PARTIAL",
     "PRECISIONS",
     "PROVIDERS",
     "Pause",
@@ -161,6 +166,7 @@ __all__ = [
     "SAMPLES_PER_TOKEN",
     "SAMPLE_RATE",
     "StreamingLimiter",
+    "TruePeakMeter",
     "SESSION_FIELDS",
     "SILENCE_TOKEN",
     "START_SPEECH",

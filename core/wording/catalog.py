@@ -284,6 +284,13 @@ def _no_take(d: Mapping[str, Any]) -> str:
     return f"Segment {d['segment']} has {have}; there is no take {d['take']}."
 
 
+def _size(n: int) -> str:
+    for unit, scale in (("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
+        if n >= scale:
+            return f"{n / scale:.1f} {unit}"
+    return f"{n} bytes"
+
+
 def _not_rendered(d: Mapping[str, Any]) -> str:
     pending = d["pending"]
     shown = _join(pending[:10]) + ("…" if len(pending) > 10 else "")
@@ -376,6 +383,25 @@ PROJECT = {
     "export.take_foreign": Words("{file} is not a take written by this app; regenerate segment {segment}."),
     "export.folder_failed": Words("Cannot create {folder}: {reason}."),
     "export.write_failed": Words("Cannot write {path}: {reason}."),
+    "export.cancelled": Words("The export was cancelled; no file was left half written."),
+    "export.no_chapter": Words("There is no chapter {number}: the project has chapters 1 to {count}."),
+    "export.nothing_chosen": Words(
+        "The chosen chapters and segments hold nothing to hear (they are skipped or empty): choose others."
+    ),
+    "export.bad_range": Words("{text!r} is not a choice of {what}: give numbers and ranges such as 3, 2-4 or 1,3,5-7."),
+    "export.unknown_rules": Words(lambda d: f"There are no rules named {d['rules']!r}; known: {_join(d['known'])}."),
+    "export.cover_unreadable": Words("The cover image {path} cannot be read: {reason}."),
+    "export.cover_format": Words("The cover image {path} is not a JPEG or PNG picture."),
+    "export.folder_missing": Words(
+        "The folder {folder} does not exist: choose an existing folder (nothing was exported)."
+    ),
+    "export.no_permission": Words("You may not write to {folder}: choose another folder (nothing was exported)."),
+    "export.no_space": Words(
+        lambda d: (
+            f"{d['folder']} has {_size(d['free'])} free, and this export needs about {_size(d['needed'])}: "
+            "free some space or choose another disk (nothing was exported)."
+        )
+    ),
 }
 
 

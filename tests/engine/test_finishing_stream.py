@@ -49,3 +49,14 @@ def test_the_streaming_limiter_gives_back_every_sample_in_place_as_the_whole_fil
     assert np.max(np.abs(streamed - whole)) < 1e-6
     assert 20 * np.log10(np.max(np.abs(streamed))) <= -2.99
     assert limiter.flush().size == 0
+
+
+def test_the_true_peak_meter_reads_block_by_block_what_the_whole_file_check_reads():
+    from core.engine.audio.finishing import TruePeakMeter, true_peak_db
+
+    audio = tone(3, 0.7, 5000.0)
+    meter = TruePeakMeter()
+    for start in range(0, audio.size, 999):
+        meter.add(audio[start : start + 999])
+    meter.add(np.zeros(0, np.float32), last=True)
+    assert abs(meter.peak_db() - true_peak_db(audio)) < 0.05

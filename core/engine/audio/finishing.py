@@ -97,6 +97,26 @@ def integrated_loudness(audio: np.ndarray) -> float | None:
     return meter.integrated()
 
 
+class TruePeakMeter:
+    """The highest true peak (4× oversampled with ``soxr``, as :func:`true_peak_db`) of audio given block by block."""
+
+    def __init__(self, sample_rate: int = SAMPLE_RATE) -> None:
+        import soxr
+
+        self._stream = soxr.ResampleStream(sample_rate, 4 * sample_rate, 1, dtype="float32")
+        self.peak = 0.0
+
+    def add(self, block: np.ndarray, last: bool = False) -> None:
+        block = np.ascontiguousarray(block, dtype=np.float32).reshape(-1)
+        out = self._stream.resample_chunk(block, last=last)
+        if out.size:
+            self.peak = max(self.peak, float(np.max(np.abs(out))))
+
+    def peak_db(self) -> float | None:
+        """dBTP of everything added (call :meth:`add` with ``last=True`` once at the end first)."""
+        return 20 * math.log10(self.peak) if self.peak > 0 else None
+
+
 class StreamingLimiter:
     """pedalboard's true-peak ``BrickwallLimiter`` over a stream of blocks: its look-ahead state carries from block to
     block (``reset=False``), and its delay is taken out, so the samples out line up with the samples in."""
