@@ -22,7 +22,8 @@ from core.narration import (
 from core.wording import describe_error
 
 NO_PROJECT = "No project: File → New project, Import or Open."
-READ_ONLY = "It is open read-only here: it can be played and exported, not rendered or edited (open it again later)."
+PLAY_AND_EXPORT = "It can be played and exported here; rendering and edits wait."
+READ_ONLY = f"It is open read-only: {PLAY_AND_EXPORT[0].lower()}{PLAY_AND_EXPORT[1:]}"
 
 
 class StudioController:
@@ -42,11 +43,11 @@ class StudioController:
         self.project, self.dirty = project, False
         if project is None:
             return
-        lock = ProjectLock(project.folder)
+        lock = ProjectLock(project.folder, "studio")
         try:
             lock.acquire()
-        except ProjectLocked as exc:
-            self.read_only = f"{describe_error(exc)} {READ_ONLY}"
+        except ProjectLocked as exc:  # its words say who holds it, and that it opens read-only
+            self.read_only = f"{describe_error(exc)} {PLAY_AND_EXPORT}"
         except ChatterboxError as exc:  # a folder where no lock can be written (read-only medium): read-only too
             self.read_only = f"{describe_error(exc)} {READ_ONLY}"
         else:

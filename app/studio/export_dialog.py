@@ -10,6 +10,7 @@ while choosing, and Export waits until it is fixed.
 
 from __future__ import annotations
 
+import os
 from dataclasses import replace
 from pathlib import Path
 
@@ -255,8 +256,9 @@ class ExportDialog(QDialog):
             return "No segment is selected in the studio: select some, or export the book or chapters."
         if choices.cover == "file" and not Path(choices.cover_file).expanduser().is_file():
             return "Choose the cover image (a JPEG or PNG file)."
-        name = Path(self.path.text().strip()).expanduser().name
-        if not name or name.startswith("."):  # "", "/", "folder/", ".mp3"
+        text = self.path.text().strip()
+        name = Path(text).expanduser().name
+        if not name or name.startswith(".") or text.endswith(("/", os.sep)):  # "", "/", "folder/", ".mp3"
             return "Choose a file name."
         try:  # the export's own checks (folder, permission, cover, free space), before any audio is read
             request = self.request()

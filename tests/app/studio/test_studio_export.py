@@ -5,6 +5,9 @@ that another process holds opened read-only."""
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 import threading
 
 import av
@@ -21,6 +24,15 @@ CHAPTERS = (
     "[chapter: Evening]\nA new paragraph starts. And it ends.\n\n"
     "[chapter: Night]\nThe night is short. The end."
 )
+
+
+HOLD_LOCK = """
+import sys
+from core.narration import ProjectLock
+with ProjectLock(sys.argv[1], "render"):
+    print("held", flush=True)
+    sys.stdin.read()
+"""
 
 
 def _gated_export(studio, gate: threading.Event, seen: dict):
@@ -297,22 +309,28 @@ def test_a_project_another_process_holds_opens_read_only(qtbot, studio_window, t
     render(qtbot, window)
     assert window.studio_panel.save()
     window.studio_panel.set_project(None)  # the window lets go of it
-    other = ProjectLock(project.folder)
-    other.acquire()  # another process renders it
+    holder = subprocess.Popen(  # another Chatterbox Desk renders it
+        [sys.executable, "-c", HOLD_LOCK, str(project.folder)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+    )
     try:
+        assert holder.stdout.readline().strip() == "held"
         opened = window.project_files.open(project.folder)
         studio = window.studio_panel
         assert opened is not None and studio.controller.read_only
-        assert "read-only" in studio.status.text() and "read-only" in studio.title.text()
+        assert f"process {holder.pid}" in studio.status.text() and "read-only" in studio.status.text()
+        assert "read-only" in studio.title.text()
         assert not studio.render_button.isEnabled() and not studio.render_more.isEnabled()
         assert not studio.pace.isEnabled() and studio.export_button.isEnabled() and studio.play_button.isEnabled()
         assert not studio.edit_text(1, "Changed.") and not studio.delete_segment(1)
         assert not studio.segments.editable
+        studio.render_pending()
+        assert studio.rendering is None
         assert open_project(project.folder).segments[0].text == project.segments[0].text
     finally:
-        other.release()
+        holder.communicate("", timeout=30)  # it lets go and ends
     window.project_files.open(project.folder)  # free again: it is ours
     assert window.studio_panel.controller.read_only is None and window.studio_panel.render_button.isEnabled()
+    assert ProjectLock(project.folder).holder().pid == os.getpid()
 
 
 def test_closing_the_window_cancels_the_export_and_gives_the_lock_back(qtbot, studio_window, tmp_path):
@@ -329,6 +347,4 @@ def test_closing_the_window_cancels_the_export_and_gives_the_lock_back(qtbot, st
     threading.Timer(0.2, gate.set).start()  # the export goes on while the window waits for it, and sees the cancel
     window.close()
     assert not studio.exporting and not out.exists()
-    mine = ProjectLock(project.folder)
-    mine.acquire()  # nobody holds it any more
-    mine.release()
+    assert ProjectLock(project.folder).holder() is None  # nobody holds it any more
