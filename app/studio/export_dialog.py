@@ -31,7 +31,7 @@ from PySide6.QtWidgets import (
 
 from core.engine import ChatterboxError
 from core.narration import ExportRequest, Project, check_request, check_space
-from core.wording import describe_error
+from core.wording import describe, describe_error
 
 from .export_choices import (
     ACX,
@@ -254,6 +254,9 @@ class ExportDialog(QDialog):
         choices = self.choices()
         if choices.scope == "segments" and not self.selected:
             return "No segment is selected in the studio: select some, or export the book or chapters."
+        pending = self._not_rendered(choices)
+        if pending:
+            return describe("export.not_rendered", {"pending": pending, "total": len(self.project.segments)})
         if choices.cover == "file" and not Path(choices.cover_file).expanduser().is_file():
             return "Choose the cover image (a JPEG or PNG file)."
         text = self.path.text().strip()
@@ -267,6 +270,19 @@ class ExportDialog(QDialog):
         except ChatterboxError as exc:
             return describe_error(exc)
         return None
+
+    def _not_rendered(self, choices: ExportChoices) -> list[int]:
+        """The numbers of the chosen segments that have no current take (the export would stop on them)."""
+        project, chosen = self.project, set(self.selected)
+        first, last = choices.first - 1, choices.last - 1
+        return [
+            number
+            for number, segment in enumerate(project.segments, 1)
+            if not project.is_skipped(segment)
+            and (choices.scope != "chapters" or first <= segment.chapter <= last)
+            and (choices.scope != "segments" or number in chosen)
+            and project.status(segment) != "rendered"
+        ]
 
     def validate(self) -> bool:
         problem = self.problem()

@@ -230,6 +230,23 @@ def test_destination_problems_are_said_while_choosing_not_after_the_work(qtbot, 
     assert "select" in dialog.note.text().lower() or dialog.scope.currentData() == "book"
 
 
+def test_segments_not_rendered_are_said_in_the_dialog(qtbot, studio_window, tmp_path):
+    window = studio_window
+    project = new_project(window, tmp_path, CHAPTERS)
+    studio = window.studio_panel
+    with qtbot.waitSignal(window.bridge.render_done, timeout=60000):
+        studio.render_chapters(2, 2)
+    dialog = ExportDialog(project, tmp_path, ExportChoices(format=".wav"), (), window)
+    qtbot.addWidget(dialog)
+    assert "not rendered yet" in dialog.note.text() and not dialog.export_button.isEnabled()
+    dialog.scope.setCurrentIndex(dialog.scope.findData("chapters"))
+    dialog.first.setCurrentIndex(1)
+    dialog.last.setCurrentIndex(1)
+    assert dialog.note.text() == "" and dialog.export_button.isEnabled()  # chapter 2 alone is rendered
+    dialog.last.setCurrentIndex(2)
+    assert "not rendered yet" in dialog.note.text()
+
+
 def test_the_dialog_fits_a_small_screen(qtbot, studio_window, tmp_path):
     window = studio_window
     project = new_project(window, tmp_path, CHAPTERS)
