@@ -44,10 +44,9 @@ from core.narration.export_stream import (
     choose_level,
     finish_segments,
     leveled,
-    pause_seconds,
     spooled,
 )
-from core.narration.project import STALE_PARTIAL_S, Project, ProjectError, Segment
+from core.narration.project import STALE_PARTIAL_S, Project, ProjectError, Segment, pause_seconds
 from core.narration.subtitles import Cue, write_subtitles
 
 __all__ = [
@@ -233,7 +232,14 @@ class _Job:
 def _target(request: ExportRequest) -> Target | None:
     preset = mastering_preset(request.master)
     if preset is not None:
-        return Target(preset.rms_db, preset.peak_db, rms=True, head_s=preset.head_s, tail_s=preset.tail_s)
+        return Target(
+            preset.rms_db,
+            preset.peak_db,
+            rms=True,
+            head_s=preset.head_s,
+            tail_s=preset.tail_s,
+            room_tone_db=preset.room_tone_db,
+        )
     if request.loudness is not None:
         return Target(request.loudness, request.true_peak)
     return None

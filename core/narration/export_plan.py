@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from core.engine import DEFAULT_TRUE_PEAK, SAMPLE_RATE, EncodeSettings, check_settings, encoding_for
-from core.narration.project import Project, ProjectError, Segment
+from core.narration.project import Project, ProjectError, Segment, pause_seconds
 from core.narration.subtitles import SUBTITLE_SUFFIXES
 
 CHECK_RULES = ("acx",)
@@ -162,8 +162,6 @@ def _book_title(project: Project, request: ExportRequest) -> str:
 
 def audio_seconds(project: Project, segments: list[Segment]) -> float:
     """The exported length of ``segments`` from what the project records (no audio is read)."""
-    from core.narration.export_stream import pause_seconds
-
     total = 0.0
     for index, segment in enumerate(segments):
         take = project.chosen_take(segment)

@@ -20,7 +20,9 @@ import math
 import os
 import tempfile
 import time
+from collections import deque
 from collections.abc import Callable, Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -38,6 +40,9 @@ from core.engine import (
 from core.narration.export_plan import ExportCancelled, ExportProgress, ProgressCallback
 from core.narration.project import Project, ProjectError, Segment, pause_seconds
 
+WORKERS = max(1, min(4, (os.cpu_count() or 1)))
+AHEAD = 2 * WORKERS
+"""Takes read and stretched ahead of the one being spooled (each a few seconds of audio)."""
 BLOCK = 1 << 18
 """Samples per block in pass 2 (about 11 s: large enough that per-call costs vanish, small enough to stay flat)."""
 _LIMITER_MARGIN_DB = 0.3
@@ -87,10 +92,12 @@ class Level:
     head: int = 0
     tail: int = 0
     """Samples of room tone before and after the programme."""
+    room_tone_db: float | None = None
+    """A steady noise this loud (RMS) under everything, so no stretch is digital silence (``None``: none)."""
 
     @property
     def changes_audio(self) -> bool:
-        return bool(self.gain_db or self.ceiling_db is not None or self.trim_db)
+        return bool(self.gain_db or self.ceiling_db is not None or self.trim_db or self.room_tone_db is not None)
 
 
 @dataclass
@@ -102,6 +109,7 @@ class Target:
     rms: bool = False
     head_s: float = 0.0
     tail_s: float = 0.0
+    room_tone_db: float | None = None
 
 
 @dataclass
@@ -144,16 +152,35 @@ def finish_segments(
     project: Project, segments: list[Segment], ticker: Ticker | None = None, file: Path | str = ""
 ) -> Iterator[tuple[np.ndarray, tuple[int, int, int] | None]]:
     """Each segment's speech at its pace, then its pause (none after the last); with each segment's pause block
-    (or its speech, when it has no pause) comes its (id, speech, pause) lengths."""
-    for index, segment in enumerate(segments):
-        speech = read_take(project, segment)
-        pause = round(pause_seconds(project, segment) * SAMPLE_RATE) if index < len(segments) - 1 else 0
-        entry = (segment.id, speech.size, pause)
-        yield speech, None if pause else entry
-        if pause:
-            yield np.zeros(pause, np.float32), entry
-        if ticker is not None:
-            ticker.tick("finishing", file, (speech.size + pause) / SAMPLE_RATE)
+    (or its speech, when it has no pause) comes its (id, speech, pause) lengths.
+
+    Takes are read and stretched a few ahead on worker threads (Rubber Band and libsndfile release the GIL), so
+    the stretching, the longest step, uses the machine's cores; at most :data:`AHEAD` takes wait in memory."""
+    with ThreadPoolExecutor(max_workers=WORKERS, thread_name_prefix="export-finish") as pool:
+        waiting: deque[Future[np.ndarray]] = deque()
+        upcoming = iter(segments)
+
+        def top_up() -> None:
+            while len(waiting) < AHEAD:
+                segment = next(upcoming, None)
+                if segment is None:
+                    return
+                waiting.append(pool.submit(read_take, project, segment))
+
+        try:
+            for index, segment in enumerate(segments):
+                top_up()
+                speech = waiting.popleft().result()
+                pause = round(pause_seconds(project, segment) * SAMPLE_RATE) if index < len(segments) - 1 else 0
+                entry = (segment.id, speech.size, pause)
+                yield speech, None if pause else entry
+                if pause:
+                    yield np.zeros(pause, np.float32), entry
+                if ticker is not None:
+                    ticker.tick("finishing", file, (speech.size + pause) / SAMPLE_RATE)
+        finally:
+            for future in waiting:
+                future.cancel()
 
 
 def spool_blocks(spool: Path) -> Iterator[np.ndarray]:
@@ -167,25 +194,42 @@ def spool_blocks(spool: Path) -> Iterator[np.ndarray]:
 
 def leveled(spool: Path, level: Level) -> Iterator[np.ndarray]:
     """The spooled programme with ``level`` applied: room tone, gain, limiter, trim (as many samples as given)."""
+    tone = _RoomTone(level.room_tone_db)
     if level.head:
-        yield np.zeros(level.head, np.float32)
+        yield tone.over(np.zeros(level.head, np.float32))
     gain = np.float32(10 ** ((level.gain_db + level.trim_db) / 20))
     pre = np.float32(10 ** (level.gain_db / 20))
     trim = np.float32(10 ** (level.trim_db / 20))
     limiter = StreamingLimiter(level.ceiling_db) if level.ceiling_db is not None else None
     for block in spool_blocks(spool):
         if limiter is None:
-            yield block * gain if level.changes_audio else block
+            yield tone.over(block * gain) if level.changes_audio else block
         else:
             out = limiter.process(block * pre)
             if out.size:
-                yield out * trim
+                yield tone.over(out * trim)
     if limiter is not None:
         tail = limiter.flush()
         if tail.size:
-            yield tail * trim
+            yield tone.over(tail * trim)
     if level.tail:
-        yield np.zeros(level.tail, np.float32)
+        yield tone.over(np.zeros(level.tail, np.float32))
+
+
+class _RoomTone:
+    """Steady noise added under the programme (the same samples for the same file: one seed, blocks in order)."""
+
+    def __init__(self, level_db: float | None) -> None:
+        self.scale = None if level_db is None else np.float32(10 ** (level_db / 20))
+        self.rng = np.random.default_rng(0)
+
+    def over(self, block: np.ndarray) -> np.ndarray:
+        if self.scale is None:
+            return block
+        noise = self.rng.standard_normal(block.size, dtype=np.float32)
+        noise *= self.scale
+        noise += block
+        return noise
 
 
 def choose_level(finished: Finished, target: Target | None) -> tuple[Level, float | None, bool]:
@@ -193,7 +237,7 @@ def choose_level(finished: Finished, target: Target | None) -> tuple[Level, floa
     and whether the limiter had to work. Passes over the spool without encoding only where the limiter lowers the
     level (the encoding pass measures the result)."""
     head, tail = (round(target.head_s * SAMPLE_RATE), round(target.tail_s * SAMPLE_RATE)) if target else (0, 0)
-    level = Level(head=head, tail=tail)
+    level = Level(head=head, tail=tail, room_tone_db=target.room_tone_db if target else None)
     if target is None:
         return level, None, False
     before = _measure_finished(finished, target, head + tail)
