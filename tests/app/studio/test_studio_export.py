@@ -350,6 +350,25 @@ def test_a_project_another_process_holds_opens_read_only(qtbot, studio_window, t
     assert ProjectLock(project.folder).holder().pid == os.getpid()
 
 
+def test_importing_into_a_project_another_process_holds_is_refused(qtbot, studio_window, tmp_path):
+    window = studio_window
+    project = new_project(window, tmp_path)
+    assert window.studio_panel.save()
+    window.studio_panel.set_project(None)
+    before = (project.folder / "project.json").read_bytes()
+    holder = subprocess.Popen(
+        [sys.executable, "-c", HOLD_LOCK, str(project.folder)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+    )
+    try:
+        assert holder.stdout.readline().strip() == "held"
+        window.speak_panel.text.set_text("Other words entirely. Nothing like the first.")
+        assert window.project_files.new_from_text(window.speak_panel.text.text, project.folder) is None
+        assert f"process {holder.pid}" in window.message.text()
+        assert (project.folder / "project.json").read_bytes() == before
+    finally:
+        holder.communicate("", timeout=30)
+
+
 def test_closing_the_window_cancels_the_export_and_gives_the_lock_back(qtbot, studio_window, tmp_path):
     window = studio_window
     project = new_project(window, tmp_path)
