@@ -401,6 +401,7 @@ class MainWindow(QMainWindow):
             return
         if self.studio_panel.rendering is not None:
             self.bridge.cancel_render()
+        self.studio_panel.shutdown()  # an export is cancelled and waited for; the project's lock is given back
         self.settings.set(Key.GEOMETRY, self.saveGeometry())
         self.save_draft()
         self.settings.sync()

@@ -183,9 +183,13 @@ def _studio_round(app, window, out: Path, timeout: float) -> dict:
             raise RuntimeError(f"rendering the project did not finish within {timeout:.0f} s")
         if isinstance(done[-1], str):
             raise RuntimeError(f"rendering the project failed: {done[-1]}")
-    export = studio.export(ExportRequest(out=out / "selftest.mp3", subtitles=out / "selftest.srt", loudness=-16.0))
-    if export is None:
-        raise RuntimeError(f"the export failed: {window.message.text()}")
+    exported: list = []  # the export runs on its own thread: its result (or None) arrives as a signal
+    studio.export_finished.connect(exported.append)
+    studio.export_ended.connect(lambda: exported.append(None))
+    request = ExportRequest(out=out / "selftest.mp3", subtitles=out / "selftest.srt", loudness=-16.0)
+    if not studio.export(request) or not _wait(app, lambda: bool(exported), timeout) or exported[0] is None:
+        raise RuntimeError(f"the export failed: {studio.status.text()}")
+    export = exported[0]
     _wait(app, lambda: False, 0.2)
     return {
         "segments": len(project.segments),
