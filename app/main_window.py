@@ -18,7 +18,7 @@ from typing import Any
 
 from PySide6.QtCore import QByteArray, Qt, QTimer, Slot
 from PySide6.QtGui import QAction, QCloseEvent, QDragEnterEvent, QDropEvent, QKeySequence
-from PySide6.QtWidgets import QLabel, QMainWindow, QMenu, QScrollArea, QSplitter, QTabWidget, QWidget
+from PySide6.QtWidgets import QMainWindow, QMenu, QScrollArea, QSplitter, QTabWidget, QWidget
 
 from core.engine import ChatterboxError, ModelLoaded, RuntimeOptions, decoder_costs_dir
 from core.narration import is_project, open_project
@@ -44,9 +44,11 @@ from .settings import SESSION_KEYS, Key, Settings
 from .studio.export_dialog import export_name
 from .studio.project_files import ProjectFiles
 from .studio.studio_panel import StudioPanel
+from .widgets.elided_label import ElidedLabel
 from .widgets.message_bar import MessageBar
 from .widgets.model_dialog import ModelDialog
 from .widgets.shortcuts_dialog import ShortcutsDialog
+from .window_placement import fits_screen, place_on_screen
 
 log = logging.getLogger(__name__)
 TITLE = "Chatterbox Desk"
@@ -127,17 +129,18 @@ class MainWindow(QMainWindow):
         self.setCentralWidget(self.splitter)
 
     def _build_status_bar(self) -> None:
-        self.model_label = QLabel("No model", self)
-        self.load_label = QLabel("", self)
+        # Elided labels: a long model name or work status shortens (whole in its tooltip), never widens the window.
+        self.model_label = ElidedLabel("No model", self)
+        self.load_label = ElidedLabel("", self)
         self.load_label.hide()
-        self.provider_label = QLabel("", self)
-        self.rtf_label = QLabel("", self)
-        self.playback_label = QLabel("", self)
-        self.work_label = QLabel("", self)  # what the inference thread runs and what waits (the API's requests too)
+        self.provider_label = ElidedLabel("", self)
+        self.rtf_label = ElidedLabel("", self)
+        self.playback_label = ElidedLabel("", self)
+        self.work_label = ElidedLabel("", self)  # what the inference thread runs and what waits (the API's too)
         labels = (self.work_label, self.load_label, self.model_label, self.provider_label, self.rtf_label)
         for label in (*labels, self.playback_label):
-            label.setStyleSheet("padding: 0 8px;")
-            self.statusBar().addPermanentWidget(label)
+            label.setContentsMargins(8, 0, 8, 0)
+            self.statusBar().addPermanentWidget(label, 1 if label is self.work_label else 0)
 
     def _build_menus(self) -> None:
         models = self.menuBar().addMenu("&Models")
@@ -183,10 +186,9 @@ class MainWindow(QMainWindow):
 
     def _restore(self) -> None:
         geometry = self.settings.get(Key.GEOMETRY)
-        if isinstance(geometry, QByteArray | bytes):
-            self.restoreGeometry(geometry)
-        else:
-            self.resize(1280, 800)
+        restored = isinstance(geometry, QByteArray | bytes) and self.restoreGeometry(geometry)
+        if not restored or not fits_screen(self):
+            place_on_screen(self)  # first start, or a remembered place that is off this screen or too large for it
         self.voice_panel.restore()
         self.history_panel.refresh()
         self.library.empty_trash()  # recordings of voices removed in an earlier session

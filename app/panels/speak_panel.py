@@ -96,10 +96,10 @@ class SpeakPanel(QWidget):
         buttons.addStretch(1)
         buttons.addWidget(self.export_button)
         column = QVBoxLayout(self)
-        column.addWidget(self.text, 3)
+        column.addWidget(self.text, 2)  # the plots keep room on short screens
         column.addLayout(buttons)
         column.addWidget(self.waveform, 2)
-        column.addWidget(self.latency, 2)
+        column.addWidget(self.latency, 3)
         self._play_timer = QTimer(self)
         self._play_timer.setInterval(50)
 

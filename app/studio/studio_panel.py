@@ -196,19 +196,21 @@ class StudioPanel(QWidget):
         self.waveform = SeekableWaveform(self)
         self.waveform.setMinimumHeight(70)
 
+        title = QHBoxLayout()  # Undo / Redo beside the title: the button row stays narrow for small screens
+        title.addWidget(self.title, 1)
+        title.addWidget(self.undo_button)
+        title.addWidget(self.redo_button)
         buttons = QHBoxLayout()
         for widget in (self.render_button, self.stop_button, self.play_button, self.export_button):
             buttons.addWidget(widget)
         buttons.addStretch(1)
-        buttons.addWidget(self.undo_button)
-        buttons.addWidget(self.redo_button)
         pace = QHBoxLayout()
         pace.addWidget(self.pace_label)
         pace.addWidget(self.pace, 1)
         pace.addWidget(self.listen)
         pace.addWidget(self.lexicon_button)  # here, beside a slider that yields room: the window fits small screens
         column = QVBoxLayout(self)
-        column.addWidget(self.title)
+        column.addLayout(title)
         column.addLayout(buttons)
         column.addWidget(self.progress)
         column.addWidget(self.status)
