@@ -212,11 +212,20 @@ class MainWindow(QMainWindow):
 
     def _restore_project(self) -> None:
         folder = self.settings.get(Key.PROJECT)
-        if folder and is_project(Path(folder)):
-            try:
-                self.studio_panel.set_project(open_project(Path(folder)))
-            except ChatterboxError as exc:
-                self.show_message(f"The last project could not be opened: {describe_error(exc)}", error=False)
+        if not folder:
+            return
+        if not is_project(Path(folder)):  # moved, renamed or deleted since the last session
+            self.show_message(
+                f"The last project, {folder}, is no longer there (moved, renamed or deleted). "
+                "Open it from its new place with File → Open project.",
+                error=False,
+            )
+            self.settings.set(Key.PROJECT, "")
+            return
+        try:
+            self.studio_panel.set_project(open_project(Path(folder)))
+        except ChatterboxError as exc:
+            self.show_message(f"The last project could not be opened: {describe_error(exc)}", error=False)
 
     @Slot(int)
     def _on_side_tab_changed(self, index: int) -> None:
@@ -249,15 +258,21 @@ class MainWindow(QMainWindow):
     def choose_model(self) -> None:
         dialog = ModelDialog(self.paths.models, self, hub=self.hub)
         if dialog.exec() and dialog.chosen is not None:
-            self.load_model(self.build_standin() if dialog.chosen == "standin" else Path(dialog.chosen))
+            chosen = str(dialog.chosen)
+            if chosen.startswith("standin"):
+                self.load_model(self.build_standin(chosen.partition(":")[2] or "original"))
+            else:
+                self.load_model(Path(chosen))
 
-    def build_standin(self) -> Path:
+    def build_standin(self, variant: str = "original") -> Path:
+        """The offline test model of ``variant`` (the Original one keeps its first folder name, ``test-model``)."""
         from core.standin import make_standin
 
-        target = self.paths.models / "test-model"
+        target = self.paths.models / ("test-model" if variant == "original" else f"test-model-{variant}")
         if not (target / "standin.json").is_file():
-            self.show_message("Building the test model…", error=False)
-            make_standin(target, "original", "tiny")
+            self.statusBar().showMessage(f"Building the {variant.capitalize()} test model…", 10000)
+            make_standin(target, variant, "tiny")
+            self.statusBar().clearMessage()  # done: the note must not stay behind
         return target
 
     def runtime_options(self) -> RuntimeOptions:

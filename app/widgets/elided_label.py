@@ -12,9 +12,10 @@ class ElidedLabel(QLabel):
     """It can shrink to this many characters' width (and never below its own text when that is shorter)."""
 
     def __init__(self, text: str = "", parent=None) -> None:
-        super().__init__(text, parent)
+        super().__init__("", parent)
         self.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Preferred)
         self._own_tooltip = ""
+        self.setText(text)
 
     def setText(self, text: str) -> None:
         super().setText(text)

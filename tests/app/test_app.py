@@ -299,7 +299,7 @@ def test_first_start_without_a_model_offers_the_model_dialog(qtbot, tmp_path, bu
 
     def fake_exec(dialog):
         shown.append(dialog.windowTitle())
-        dialog.chosen = "standin"
+        dialog.chosen = "standin:turbo"
         return 1
 
     monkeypatch.setattr(model_dialog.ModelDialog, "exec", fake_exec)
@@ -308,6 +308,7 @@ def test_first_start_without_a_model_offers_the_model_dialog(qtbot, tmp_path, bu
         with qtbot.waitSignal(w.bridge.model_loaded, timeout=30000):
             w.start()
         assert shown == ["Choose a voice model"]
-        assert w.settings.get(Key.BUNDLE).endswith("test-model")
+        assert w.settings.get(Key.BUNDLE).endswith("test-model-turbo")
+        assert w.bridge.model.variant == "turbo"
     finally:
         w.close()
