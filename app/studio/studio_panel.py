@@ -127,6 +127,8 @@ class StudioPanel(QWidget):
         self._paused_at: float | None = None
         self._live = False
         """Playing chunks as they render (rather than a preview of finished segments)."""
+        self._heard_marks: list[tuple[int, int]] = []
+        """While listening to a render: (sample where a segment's audio starts in the player, its number)."""
         self._windows = PreviewWindows()
         """Finished segments are played a window at a time (see :mod:`app.studio.preview_windows`)."""
         self._build()
@@ -319,6 +321,7 @@ class StudioPanel(QWidget):
             return
         self.stop_playback()
         self._live = self.listen.isChecked()
+        self._heard_marks = []
         if self._live:
             self.player.begin()
             self.waveform.clear_audio()
@@ -341,9 +344,12 @@ class StudioPanel(QWidget):
         self.progress_events += 1
         if step.kind == "chunk":
             if self._live and step.chunk is not None:
+                if not self._heard_marks or self._heard_marks[-1][1] != step.number:
+                    self._heard_marks.append((self.player.queued, step.number))  # where its audio starts
                 self.player.feed(step.chunk.samples)
                 self.waveform.append(step.chunk.samples)
-            self.segments.highlight(step.number)
+            else:
+                self.segments.highlight(step.number)  # nobody listens: the segment being generated
             return
         self.segments.refresh(step.number)
         self.progress.setValue(step.done)
@@ -506,6 +512,7 @@ class StudioPanel(QWidget):
             elif self.rendering is not None:
                 self.status.setText("Generating…")
             self.waveform.set_playhead(min(player.played, player.queued))
+            self.segments.highlight(heard_segment(self._heard_marks, player.played))
             return
         seconds = self.position()
         self.waveform.set_playhead(round(seconds * SAMPLE_RATE))
@@ -733,3 +740,13 @@ class StudioPanel(QWidget):
         self.pace.setEnabled(has)
         self.undo_action.setEnabled(has and not busy and self.undo_stack.canUndo())
         self.redo_action.setEnabled(has and not busy and self.undo_stack.canRedo())
+
+
+def heard_segment(marks: list[tuple[int, int]], played: int) -> int | None:
+    """The segment whose audio the player is playing: the last one that started at or before ``played``."""
+    heard = None
+    for start, number in marks:
+        if start > played:
+            break
+        heard = number
+    return heard
