@@ -52,6 +52,9 @@ from .window_placement import fits_screen, place_on_screen
 
 log = logging.getLogger(__name__)
 TITLE = "Chatterbox Desk"
+PLAYBACK_NOTE_MS = 6000
+FINAL_PLAYBACK = ("finished", "stopped", "failed")
+"""Playback states that are over: said for :data:`PLAYBACK_NOTE_MS`, then cleared from the status bar."""
 
 
 class MainWindow(QMainWindow):
@@ -142,6 +145,31 @@ class MainWindow(QMainWindow):
             label.setContentsMargins(8, 0, 8, 0)
             self.statusBar().addPermanentWidget(label, 1 if label is self.work_label else 0)
 
+        # A finished or stopped playback is said for a few seconds, then cleared: the status bar never shows a
+        # playback that is long over (or the Speak panel's while the studio plays).
+        self._playback_expiry = QTimer(self)
+        self._playback_expiry.setSingleShot(True)
+        self._playback_expiry.setInterval(PLAYBACK_NOTE_MS)
+        self._playback_expiry.timeout.connect(self._expire_playback_status)
+        self._playback_shown = ""
+        self._playback_expired: str | None = None
+
+    @Slot(str)
+    def _on_playback_status(self, text: str) -> None:
+        if text in (self._playback_shown, self._playback_expired):
+            return  # the playback timer repeats the same words: an expired final state stays cleared
+        self._playback_shown, self._playback_expired = text, None
+        self.playback_label.setText(text)
+        if text.startswith(FINAL_PLAYBACK):
+            self._playback_expiry.start()
+        else:
+            self._playback_expiry.stop()
+
+    @Slot()
+    def _expire_playback_status(self) -> None:
+        self._playback_expired, self._playback_shown = self._playback_shown, ""
+        self.playback_label.setText("")
+
     def _build_menus(self) -> None:
         models = self.menuBar().addMenu("&Models")
         self.choose_model_action = QAction("Choose model…", self)
@@ -170,7 +198,7 @@ class MainWindow(QMainWindow):
         self.choose_model_action.triggered.connect(self.choose_model)
         speak = self.speak_panel
         speak.export_available.connect(self.export_action.setEnabled)
-        speak.playback_status.connect(self.playback_label.setText)
+        speak.playback_status.connect(self._on_playback_status)
         speak.timing_status.connect(self.rtf_label.setText)
         self.voice_panel.play_requested.connect(speak.play_reference)
         self.settings_panel.changed.connect(self._on_setting_changed)

@@ -53,6 +53,15 @@ def placeholder(plot_item, widget, text: str) -> pg.TextItem:
     color = widget.palette().color(QPalette.ColorRole.PlaceholderText)
     item = pg.TextItem(text, color=color, anchor=(0.5, 0.5))
     plot_item.addItem(item, ignoreBounds=True)
+    natural = item.textItem.boundingRect().width()
+
+    def wrap() -> None:  # a narrow plot (a small screen) wraps the hint instead of cutting it at both sides
+        room = plot_item.vb.width() - 8
+        item.setTextWidth(room if 0 < room < natural else -1)
+        # Still too tall for the plot: not shown rather than cut (the plot's own axes say what it is).
+        item.setOpacity(0.0 if item.textItem.boundingRect().height() > plot_item.vb.height() - 4 else 1.0)
+
+    plot_item.vb.sigResized.connect(wrap)
     return item
 
 

@@ -97,3 +97,34 @@ def test_a_moved_last_project_is_said_on_start(qtbot, tmp_path, bundles):
         assert again.settings.get(Key.PROJECT) == ""
     finally:
         again.close()
+
+
+def test_a_finished_playback_leaves_the_status_bar_after_a_moment(qtbot, tmp_path, bundles):
+    w = make_window(qtbot, tmp_path, bundles["original"], load=False)
+    try:
+        w._playback_expiry.setInterval(50)
+        w.speak_panel.playback_status.emit("playing · 1.0 s")
+        assert w.playback_label.text() == "playing · 1.0 s"
+        w.speak_panel.playback_status.emit("finished · played 2.0 s")
+        qtbot.waitUntil(lambda: w.playback_label.text() == "", timeout=5000)
+        w.speak_panel.playback_status.emit("finished · played 2.0 s")  # the playback timer repeating itself
+        assert w.playback_label.text() == ""
+        w.speak_panel.playback_status.emit("generating…")  # a new request is said again
+        assert w.playback_label.text() == "generating…"
+    finally:
+        w.close()
+
+
+def test_the_reference_playing_note_goes_when_it_has_played(qtbot, tmp_path, bundles):
+    from core.engine import voice_from_array
+    from core.standin import synthetic_voice
+
+    w = make_window(qtbot, tmp_path, bundles["original"], load=False)
+    try:
+        w._playback_expiry.setInterval(50)
+        voice = voice_from_array(synthetic_voice(1.2, seed=1, pitch_hz=150), 24000, source="probe")
+        w.speak_panel.play_reference(voice)
+        assert w.playback_label.text() == "playing the reference"
+        qtbot.waitUntil(lambda: w.playback_label.text() == "", timeout=10000)
+    finally:
+        w.close()
