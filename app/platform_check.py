@@ -10,7 +10,6 @@ where Qt cannot start.
 from __future__ import annotations
 
 import ctypes
-import importlib.util
 import os
 import re
 import shutil
@@ -134,10 +133,11 @@ def qt_plugin_dir() -> Path | None:
         base = Path(getattr(sys, "_MEIPASS", Path(sys.executable).parent))
         candidate = base / "PySide6" / "Qt" / "plugins" / "platforms"
         return candidate if candidate.is_dir() else None
-    spec = importlib.util.find_spec("PySide6")
-    if spec is None or not spec.submodule_search_locations:
-        return None
-    return Path(next(iter(spec.submodule_search_locations))) / "Qt" / "plugins" / "platforms"
+    for entry in sys.path:  # where ``import PySide6`` would find it
+        package = Path(entry or ".") / "PySide6"
+        if (package / "__init__.py").is_file():
+            return package / "Qt" / "plugins" / "platforms"
+    return None
 
 
 def candidate_platforms(environ: dict[str, str] | os._Environ[str] | None = None) -> list[str]:

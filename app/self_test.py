@@ -116,6 +116,7 @@ def _run(out: Path, bundle: Path | None, timeout: float) -> int:
     studio = _studio_round(app, window, out, max(30.0, timeout - (time.monotonic() - started)))
     window.grab().save(str(out / "window-project.png"))
     api = _api_round(app, window)
+    encoders = _encoders_round(window.speak_panel.last_audio)
     first_start = _first_start(out)
     player = window.player
     generated = window.speak_panel.last_audio
@@ -136,6 +137,7 @@ def _run(out: Path, bundle: Path | None, timeout: float) -> int:
         "latency_points": window.speak_panel.latency.points,
         **studio,
         "api": api,
+        "encoders": encoders,
         "first_start": first_start,
         "seconds": round(time.monotonic() - started, 2),
     }
@@ -149,6 +151,9 @@ def _run(out: Path, bundle: Path | None, timeout: float) -> int:
         problems.append("a plot is empty")
     if result["segments"] != 3 or not result["regenerated"]:
         problems.append("the project was not rendered and regenerated")
+    broken = {f: n for f, n in encoders.items() if not isinstance(n, int) or n <= 0}
+    if broken:
+        problems.append(f"encoding the speech failed: {broken}")
     if not api.get("ok"):
         problems.append(f"the local API did not answer: {api}")
     problems += [
@@ -196,6 +201,24 @@ def _studio_round(app, window, out: Path, timeout: float) -> dict:
         "export_seconds": round(export.seconds, 3),
         "progress_events": studio.progress_events,
     }
+
+
+def _encoders_round(audio) -> dict:
+    """The speech through every streaming encoder (PyAV's FFmpeg: MP3, AAC, Opus, FLAC…): bytes each, or the error.
+    Proves the frozen app carries a working PyAV."""
+    import numpy as np
+
+    from core.engine import STREAM_FORMATS, StreamEncoder
+
+    samples = np.zeros(0, np.float32) if audio is None else np.asarray(audio, np.float32)
+    result: dict = {}
+    for fmt in STREAM_FORMATS:
+        try:
+            encoder = StreamEncoder(fmt)
+            result[fmt] = len(encoder.encode(samples) + encoder.finish())
+        except Exception as exc:  # noqa: BLE001 - reported in the self-test's report
+            result[fmt] = f"{type(exc).__name__}: {exc}"
+    return result
 
 
 def _api_round(app, window) -> dict:

@@ -274,6 +274,15 @@ def test_self_test_command(tmp_path):
     assert report["waveform_points"] > 0 and report["latency_points"] > 0
     assert report["providers"]["language_model"] == "cpu"
     assert (out / "window.png").stat().st_size > 10000
+    screens = report["first_start"]
+    assert [s["screen"] for s in screens] == ["1024x600@150%", "1366x768@100%", "1920x1080@200%"]
+    for screen in screens:
+        assert screen["fits"] and not screen["outside"] and Path(screen["png"]).stat().st_size > 10000
+        width, height = (int(v) for v in screen["window"].split("x"))
+        device_w, device_h = (int(v) for v in screen["screen"].split("@")[0].split("x"))
+        scale = int(screen["screen"].split("@")[1].rstrip("%")) / 100
+        assert width <= device_w / scale and height <= device_h / scale
+    assert report["encoders"] and all(isinstance(n, int) and n > 0 for n in report["encoders"].values())
 
 
 def test_qt_binding_keeps_reference_counts(qapp):
