@@ -88,6 +88,7 @@ class ChunkLatencyPlot(pg.PlotWidget):
         self.empty.setText(empty_text)
         self.empty.setVisible(not self.chunks)
         self.legend.setVisible(bool(self.chunks))  # an empty plot shows its hint, not a legend over it
+        self.legend.fit()
         self.hover.hide()
         self._fit()
 

@@ -121,6 +121,7 @@ class RequestLatencyPlot(pg.PlotWidget):
         for item, label in zip(self.group_items, self.group_labels(), strict=True):
             self.legend.addItem(item, label)
         self.legend.setVisible(bool(self.groups))
+        self.legend.fit()
         self.realtime.setVisible(self.metric.attribute == "rtf")
         self.empty.setVisible(not self.requests)
         self.hover.hide()

@@ -128,3 +128,16 @@ def test_the_reference_playing_note_goes_when_it_has_played(qtbot, tmp_path, bun
         qtbot.waitUntil(lambda: w.playback_label.text() == "", timeout=10000)
     finally:
         w.close()
+
+
+def test_a_legend_that_would_be_cut_off_steps_aside_and_returns_when_there_is_room(qtbot):
+    from app.widgets.chunk_latency_plot import ChunkLatencyPlot, ChunkPoint
+
+    plot = ChunkLatencyPlot()
+    qtbot.addWidget(plot)
+    plot.show()
+    plot.show_chunks([ChunkPoint(40 + i, 60 + i, 0.7, 100 * i) for i in range(6)])
+    plot.resize(160, 90)
+    qtbot.waitUntil(lambda: plot.legend.opacity() == 0.0, timeout=5000)
+    plot.resize(700, 300)
+    qtbot.waitUntil(lambda: plot.legend.opacity() == 1.0, timeout=5000)
