@@ -59,7 +59,7 @@ def add_legend(plot_item, widget, offset=(8, 8), columns: int = 1) -> pg.LegendI
         legend.setOpacity(0.0 if room_w > 0 and room_h > 0 else 1.0)
 
     plot_item.vb.sigResized.connect(fit)
-    legend.fit = fit  # type: ignore[attr-defined] - for plots that add entries later
+    legend.fit = fit  # type: ignore[attr-defined]  # for plots that add entries later
     return legend
 
 
