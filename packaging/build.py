@@ -80,6 +80,9 @@ def run_self_test(app_dir: Path, out: Path, timeout: int = 600) -> dict:
     report = json.loads(report_file.read_text()) if report_file.is_file() else {}
     if not report.get("ok") or report.get("samples_played", 0) < report.get("samples_generated", 1):
         problems.append(f"report.json is not a passing report: {report}")
+    for screen in report.get("first_start", []):  # the first window on each screen, from the frozen app itself
+        if not screen.get("fits") or not Path(screen.get("png", "")).is_file():
+            problems.append(f"the first window does not fit {screen.get('screen')}: {screen.get('outside')}")
     return {"seconds": round(seconds, 1), "problems": problems, "report": report}
 
 
