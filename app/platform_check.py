@@ -21,6 +21,8 @@ from pathlib import Path
 HEADLESS = {"offscreen", "minimal", "vnc", "vkkhrdisplay", "linuxfb", "eglfs", "minimalegl"}
 """Platforms that need no desktop session (and no X11 or Wayland libraries)."""
 
+SKIP_ENV = "CHATTERBOX_SKIP_PLATFORM_CHECK"
+"""Set to 1 to start without this check (should it ever be wrong about a machine)."""
 FAMILIES = ("debian", "fedora", "arch")
 INSTALL = {
     "debian": "sudo apt-get install -y",
@@ -79,6 +81,7 @@ class WindowProblem:
             lines.append("Install the missing system libraries with:")
             lines.append("    " + install_command(self.missing, family))
             lines.append("(README.md, 'Install', lists the libraries for each Linux family.)")
+        lines.append(f"To start without this check: {SKIP_ENV}=1.")
         return "\n".join(lines)
 
 
@@ -176,7 +179,9 @@ def plugin_problem(platform: str, plugin_dir: Path | None) -> WindowProblem | No
         for soname in _ldd_not_found(plugin):
             if soname not in missing:
                 missing.append(soname)
-        names = ", ".join(missing) if missing else str(exc)
+        if not missing:  # not a library we can name: let Qt try (and say what it says) rather than block a start
+            return None
+        names = ", ".join(missing)
         return WindowProblem(
             platform, f"Qt's '{platform}' platform needs system libraries that are missing: {names}.", missing
         )
@@ -205,7 +210,7 @@ def _ldd_not_found(plugin: Path) -> list[str]:
 def window_problem(environ=None, platform: str | None = None) -> WindowProblem | None:
     """Why Qt would abort on start here, or ``None`` when it can open the window (Linux only; elsewhere ``None``)."""
     env = os.environ if environ is None else environ
-    if (platform or sys.platform) != "linux":
+    if (platform or sys.platform) != "linux" or env.get(SKIP_ENV) == "1":
         return None
     plugin_dir = qt_plugin_dir()
     problems = []

@@ -62,8 +62,9 @@ def test_no_display_is_said_in_words(monkeypatch):
     assert window_problem({"QT_QPA_PLATFORM": "xcb", "DISPLAY": ":0"}, platform="linux") is None
 
 
-def test_headless_platforms_need_no_check():
+def test_headless_platforms_need_no_check_and_the_check_can_be_skipped():
     assert window_problem({"QT_QPA_PLATFORM": "offscreen"}) is None
+    assert window_problem({"QT_QPA_PLATFORM": "xcb", "CHATTERBOX_SKIP_PLATFORM_CHECK": "1"}, platform="linux") is None
     assert window_problem({"QT_QPA_PLATFORM": "xcb"}, platform="win32") is None
 
 
