@@ -150,6 +150,8 @@ class StudioPanel(QWidget):
         self._paused_at: float | None = None
         self._live = False
         """Playing chunks as they render (rather than a preview of finished segments)."""
+        self._heard_marks: list[tuple[int, int]] = []
+        """While listening to a render: (sample where a segment's audio starts in the player, its number)."""
         self._windows = PreviewWindows()
         """Finished segments are played a window at a time (see :mod:`app.studio.preview_windows`)."""
         self.export_runner = ExportRunner(export_project, self)
@@ -244,6 +246,10 @@ class StudioPanel(QWidget):
         self.waveform = SeekableWaveform(self)
         self.waveform.setMinimumHeight(70)
 
+        title = QHBoxLayout()  # Undo / Redo beside the title: the button row stays narrow for small screens
+        title.addWidget(self.title, 1)
+        title.addWidget(self.undo_button)
+        title.addWidget(self.redo_button)
         buttons = QHBoxLayout()
         buttons.setSpacing(4)
         for widget in (
@@ -256,15 +262,13 @@ class StudioPanel(QWidget):
         ):
             buttons.addWidget(widget)
         buttons.addStretch(1)
-        buttons.addWidget(self.undo_button)
-        buttons.addWidget(self.redo_button)
         pace = QHBoxLayout()
         pace.addWidget(self.pace_label)
         pace.addWidget(self.pace, 1)
         pace.addWidget(self.listen)
         pace.addWidget(self.lexicon_button)  # here, beside a slider that yields room: the window fits small screens
         column = QVBoxLayout(self)
-        column.addWidget(self.title)
+        column.addLayout(title)
         column.addLayout(buttons)
         column.addWidget(self.progress)
         column.addWidget(self.status)
@@ -437,6 +441,7 @@ class StudioPanel(QWidget):
             return
         self.stop_playback()
         self._live = self.listen.isChecked()
+        self._heard_marks = []
         if self._live:
             self.player.begin()
             self.waveform.clear_audio()
@@ -459,9 +464,12 @@ class StudioPanel(QWidget):
         self.progress_events += 1
         if step.kind == "chunk":
             if self._live and step.chunk is not None:
+                if not self._heard_marks or self._heard_marks[-1][1] != step.number:
+                    self._heard_marks.append((self.player.queued, step.number))  # where its audio starts
                 self.player.feed(step.chunk.samples)
                 self.waveform.append(step.chunk.samples)
-            self.segments.highlight(step.number)
+            else:
+                self.segments.highlight(step.number)  # nobody listens: the segment being generated
             return
         self.segments.refresh(step.number)
         self.progress.setValue(step.done)
@@ -624,6 +632,7 @@ class StudioPanel(QWidget):
             elif self.rendering is not None:
                 self.status.setText("Generating…")
             self.waveform.set_playhead(min(player.played, player.queued))
+            self.segments.highlight(heard_segment(self._heard_marks, player.played))
             return
         seconds = self.position()
         self.waveform.set_playhead(round(seconds * SAMPLE_RATE))
@@ -914,3 +923,13 @@ class StudioPanel(QWidget):
         self.pace.setEnabled(has and not exporting and not self.controller.read_only)
         self.undo_action.setEnabled(writable and self.undo_stack.canUndo())
         self.redo_action.setEnabled(writable and self.undo_stack.canRedo())
+
+
+def heard_segment(marks: list[tuple[int, int]], played: int) -> int | None:
+    """The segment whose audio the player is playing: the last one that started at or before ``played``."""
+    heard = None
+    for start, number in marks:
+        if start > played:
+            break
+        heard = number
+    return heard

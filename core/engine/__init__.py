@@ -74,6 +74,7 @@ from core.engine.generation.lm_runners import ChainedKV, CopiedKV
 from core.engine.generation.sampler import Sampler
 from core.engine.languages import language_label
 from core.engine.model.bundle import GRAPHS, SUFFIXES, file_stamp
+from core.engine.model.gpu import nvidia_gpu_present
 from core.engine.model.model_parts import Capabilities
 from core.engine.options import (
     PRECISIONS,
@@ -199,6 +200,7 @@ __all__ = [
     "language_label",
     "load_voice",
     "new_seed",
+    "nvidia_gpu_present",
     "remove_partial_files",
     "split_text",
     "step_overhead_share",

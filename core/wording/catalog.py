@@ -193,6 +193,39 @@ AUDIO = {
     "subtitles.write_failed": Words("Cannot write {path}: {reason}. Check free space and permissions."),
 }
 
+# --- the sound device (the window's playback and microphone) -------------------------------------------------------
+_STILL_WORKS = "Synthesis, export and the history still work."
+SOUND = {
+    "sound.portaudio_missing": Words(
+        "Sound is unavailable: the PortAudio library is not installed ({reason}). Install it (Debian/Ubuntu: "
+        "sudo apt-get install libportaudio2; Fedora: sudo dnf install portaudio) and restart. " + _STILL_WORKS
+    ),
+    "sound.no_output": Words(
+        "No output device is available — connect speakers or headphones, or check that the system's sound service "
+        "is running. " + _STILL_WORKS
+    ),
+    "sound.output_busy": Words(
+        "The sound output is in use by another program or unavailable. Close that program or pick another output "
+        "in the system's sound settings. " + _STILL_WORKS
+    ),
+    "sound.output_rate": Words(
+        "The sound output refuses 24 kHz audio. Choose another output in the system's sound settings. " + _STILL_WORKS
+    ),
+    "sound.output_failed": Words("The sound output cannot be opened ({reason}). " + _STILL_WORKS),
+    "sound.output_lost": Words(
+        "The sound output stopped during playback (was the device unplugged?). Synthesis goes on and the result can "
+        "be exported; the next playback tries the sound device again."
+    ),
+    "sound.no_input": Words("No microphone is available — connect one, or choose a recorded file instead."),
+    "sound.input_busy": Words(
+        "The microphone is in use by another program or unavailable. Close that program, or choose a recorded file."
+    ),
+    "sound.input_rate": Words(
+        "The microphone refuses 24 kHz recording. Choose another input in the system's sound settings, or a file."
+    ),
+    "sound.input_failed": Words("The microphone cannot be opened ({reason}). Choose a recorded file instead."),
+}
+
 # --- requests on the inference thread -------------------------------------------------------------------------------
 WORKER = {
     "synthesis.cancelled": Words("The request was cancelled."),
@@ -494,6 +527,7 @@ CATALOG: dict[str, Words] = {
     **NOTICES,
     **TEXT,
     **AUDIO,
+    **SOUND,
     **WORKER,
     **DOCUMENT,
     **PROJECT,

@@ -33,6 +33,8 @@ def test_a_new_project_shows_its_segments_and_renders_with_progress(qtbot, studi
         assert studio.status.text() == "Generating…"
     assert studio.progress.value() == studio.progress.maximum() == 4
     assert studio.progress.format().startswith("Segment 4 of 4")
+    # The highlight follows what is heard: the last segment is highlighted once its audio plays.
+    qtbot.waitUntil(lambda: highlighted.append(studio.segments.current) or 4 in highlighted, timeout=30000)
     assert studio.progress_events > 4 and set(highlighted) >= {1, 2, 3, 4}
     assert all(studio.segments.items[n].text(1) == "● rendered" for n in range(1, 5))
     assert studio.status.text().startswith("Rendered 4 segment(s)")  # stays until something else happens
