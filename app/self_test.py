@@ -172,7 +172,8 @@ PROJECT_TEXT = "The studio renders this first sentence. The second one is regene
 
 
 def _studio_round(app, window, out: Path, timeout: float) -> dict:
-    """A three-segment project: render, regenerate segment 2, export MP3 + SRT (what a narrating user does)."""
+    """A three-segment project: render, regenerate segment 2, export an M4B audiobook + SRT (what a narrating user
+    does); the M4B is read back with PyAV (its length and chapters), which proves the frozen app writes one."""
     from core.narration import ExportRequest
 
     window.speak_panel.text.set_text(PROJECT_TEXT)
@@ -192,15 +193,22 @@ def _studio_round(app, window, out: Path, timeout: float) -> dict:
     exported: list = []  # the export runs on its own thread: its result (or None) arrives as a signal
     studio.export_finished.connect(exported.append)
     studio.export_ended.connect(lambda: exported.append(None))
-    request = ExportRequest(out=out / "selftest.mp3", subtitles=out / "selftest.srt", loudness=-16.0)
+    request = ExportRequest(out=out / "selftest.m4b", subtitles=out / "selftest.srt", loudness=-16.0)
     if not studio.export(request) or not _wait(app, lambda: bool(exported), timeout) or exported[0] is None:
         raise RuntimeError(f"the export failed: {studio.status.text()}")
     export = exported[0]
     _wait(app, lambda: False, 0.2)
+    import av
+
+    with av.open(str(out / "selftest.m4b")) as book:
+        m4b = {"seconds": round((book.duration or 0) / 1_000_000, 3), "chapters": len(book.chapters())}
+    if m4b["chapters"] < 1 or abs(m4b["seconds"] - export.seconds) > 0.1:
+        raise RuntimeError(f"the M4B export reads back wrong: {m4b}, expected {export.seconds:.3f} s")
     return {
         "segments": len(project.segments),
         "regenerated": len(project.segments[1].takes) == 2 and project.segments[1].chosen == 1,
-        "export_path": str(out / "selftest.mp3"),
+        "export_path": str(out / "selftest.m4b"),
+        "m4b": m4b,
         "subtitles_path": str(out / "selftest.srt"),
         "export_seconds": round(export.seconds, 3),
         "progress_events": studio.progress_events,

@@ -263,7 +263,8 @@ class SpeakPanel(QWidget):
         self.player.end_of_input()
         self.playback_status.emit("playing the reference")
         serial = self._reference_serial = self._reference_serial + 1
-        QTimer.singleShot(round(voice.duration_s * 1000) + 300, lambda: self._reference_played(serial))
+        # with the panel as context, the timer dies with it (a window closed before the reference ends)
+        QTimer.singleShot(round(voice.duration_s * 1000) + 300, self, lambda: self._reference_played(serial))
 
     def _reference_played(self, serial: int) -> None:
         """The reference has played: its status goes, unless something else plays or was started since."""
