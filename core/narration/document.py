@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from core.engine import Notice, TextInputError
 
@@ -32,6 +33,8 @@ class Document:
     """The book's declared language (``dc:language`` of an EPUB; empty when unknown)."""
     warnings: list[Notice] = field(default_factory=list)
     """What the import left out and why (a missing or damaged file of an EPUB): the rest was imported."""
+    book: Path | None = None
+    """The EPUB file the document was read from (the project keeps a copy for the read-along export)."""
 
 
 class DocumentError(TextInputError):
