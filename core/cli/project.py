@@ -116,6 +116,16 @@ def _export_arguments(p, formats) -> None:
     p.add_argument("--per-chapter", type=Path, metavar="DIR", help="one file per chapter and a chapter list")
     p.add_argument("--format", choices=[s.lstrip(".") for s in formats], help="chapter file format (default flac)")
     p.add_argument("--chapter-subtitles", choices=("srt", "vtt"), help="a subtitle file beside each chapter file")
+    _readalong_arguments(p)
+
+
+def _readalong_arguments(p) -> None:
+    """``--chapters`` and ``--bitrate`` (a read-along ``--out BOOK.epub`` uses both), unless the export already
+    has them."""
+    if "--chapters" not in p._option_string_actions:
+        p.add_argument("--chapters", metavar="A-B", help="export only these chapters (3, 2-5 or 1,3-4)")
+    if "--bitrate" not in p._option_string_actions:
+        p.add_argument("--bitrate", help="bitrate of lossy audio (64k, 128k; a read-along book's default: 64k)")
 
 
 # --- narrate --------------------------------------------------------------------------------------------------------
@@ -272,7 +282,13 @@ def _export_request(args, loudness: float | None, true_peak: float):
     from core.narration import ExportRequest
 
     chapter_format = f".{args.format}" if args.format else (args.out.suffix.lower() if args.out else ".flac")
+    if chapter_format == ".epub":
+        chapter_format = ".mp3"  # a read-along book's audio (--format m4a: AAC)
+    readalong = {}
+    if args.out is not None and args.out.suffix.lower() == ".epub":
+        readalong = _readalong_request(args)
     return ExportRequest(
+        **readalong,
         out=args.out,
         subtitles=args.subtitles,
         per_chapter=args.per_chapter,
@@ -281,6 +297,30 @@ def _export_request(args, loudness: float | None, true_peak: float):
         loudness=loudness,
         true_peak=true_peak,
     )
+
+
+def _readalong_request(args) -> dict:
+    """``chapters`` and ``encoding`` of a read-along export from ``--chapters`` and ``--bitrate``."""
+    from core.engine import EncodeSettings, parse_bitrate
+
+    chapters = getattr(args, "chapters", None)
+    if isinstance(chapters, str):
+        chapters = _chapter_numbers(chapters)
+    return {"chapters": chapters, "encoding": EncodeSettings(bitrate=parse_bitrate(getattr(args, "bitrate", None)))}
+
+
+def _chapter_numbers(text: str) -> tuple[int, ...]:
+    numbers: list[int] = []
+    for part in text.split(","):
+        low, _, high = part.strip().partition("-")
+        try:
+            first, last = int(low), int(high or low)
+        except ValueError:
+            raise CliError(f"--chapters takes chapter numbers such as 3, 2-5 or 1,3-4, not {text!r}.") from None
+        if first < 1 or last < first:
+            raise CliError(f"--chapters takes chapter numbers such as 3, 2-5 or 1,3-4, not {text!r}.")
+        numbers += range(first, last + 1)
+    return tuple(dict.fromkeys(numbers))
 
 
 def _check_export_arguments(args) -> None:

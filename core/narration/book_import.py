@@ -260,9 +260,8 @@ def build_script(doc: Document, voice: str | None, language: str | None = "en", 
                 if voice not in voices:
                     voices.append(voice)
                 cursor = match.end()
-        source = getattr(block, "source", None)  # a caller's own block object may lack it
-        if source is not None:
-            _locate(block.text, source, segments[first:])
+        if block.source is not None:
+            _locate(block.text, block.source, segments[first:])
         if segments and segments[-1].paragraph == paragraph and kind == "sentence":
             segments[-1].pause_after = max(segments[-1].pause_after, PAUSE_PARAGRAPH_S)
     if segments:

@@ -22,6 +22,10 @@ class Block:
     skipped: bool = False
     """A ``chapter`` block kept in the project but not narrated (a cover, the table of contents, a page without
     text); its text, if any, becomes segments of that skipped chapter."""
+    source: dict | None = None
+    """Where the block stands in its EPUB: ``file`` (the archive member), ``block`` (its number among the blocks of
+    that file, as :func:`core.narration.html_text.text_runs` counts them) and ``path`` (its element, an lxml path);
+    ``None`` for text and Markdown. The read-along export finds the block's sentences there again."""
 
 
 @dataclass

@@ -18,6 +18,7 @@ import soundfile as sf
 from core.engine import (
     DEFAULT_TRUE_PEAK,
     SAMPLE_RATE,
+    EncodeSettings,
     audio_format,
     normalize_loudness,
     stretch,
@@ -26,6 +27,7 @@ from core.engine import (
 )
 from core.narration.chapter_marks import ChapterMark, supports_chapters, write_chapter_marks
 from core.narration.project import Project, ProjectError, Segment
+from core.narration.readalong import export_readalong, is_readalong
 from core.narration.subtitles import SUBTITLE_SUFFIXES, Cue, write_subtitles
 
 APP = "Chatterbox Desk"
@@ -69,9 +71,14 @@ class ExportRequest:
     """``.srt`` or ``.vtt``: a subtitle file beside each chapter file."""
     loudness: float | None = None
     true_peak: float = DEFAULT_TRUE_PEAK
+    chapters: tuple[int, ...] | None = None
+    """1-based chapter numbers to export (``None``: every chapter); used by the read-along export."""
+    encoding: EncodeSettings = field(default_factory=EncodeSettings)
 
 
-def export_project(project: Project, request: ExportRequest) -> ExportResult:
+def export_project(project: Project, request: ExportRequest, progress=None, cancelled=None) -> ExportResult:
+    if is_readalong(request.out):
+        return _export_readalong(project, request, progress, cancelled)
     check_request(request)
     _check_rendered(project)
     finished = _finished_segments(project)
@@ -114,13 +121,51 @@ def check_request(request: ExportRequest) -> None:
     """Refuse a request whose file names or formats cannot be written (before any rendering or reading)."""
     if request.out is None and request.per_chapter is None and request.subtitles is None:
         raise ProjectError("export.nothing")
-    if request.out is not None:
+    if request.out is not None and not is_readalong(request.out):
         audio_format(request.out)
-    audio_format(Path("chapter" + request.chapter_format))
+    if not is_readalong(request.out):  # a read-along book's audio is MP3, or AAC for .m4a
+        audio_format(Path("chapter" + request.chapter_format))
     if request.subtitles is not None and request.subtitles.suffix.lower() not in SUBTITLE_SUFFIXES:
         raise ProjectError("subtitles.bad_suffix", name=request.subtitles.name)
     if request.chapter_subtitles not in (None, *SUBTITLE_SUFFIXES):
         raise ProjectError("export.chapter_subtitles", value=request.chapter_subtitles)
+
+
+def _export_readalong(project: Project, request: ExportRequest, progress, cancelled) -> ExportResult:
+    """A read-along EPUB (:mod:`core.narration.readalong`); the timeline is each segment's place in its chapter's
+    audio file."""
+    assert request.out is not None
+    done = export_readalong(
+        project,
+        request.out,
+        getattr(request, "chapters", None),
+        request.chapter_format,
+        getattr(request, "encoding", None),
+        progress,
+        cancelled,
+    )
+    result = ExportResult(seconds=done.seconds)
+    by_id = {s.id: n for n, s in enumerate(project.segments, 1)}
+    for audio in done.chapters:
+        for clip in audio.clips:
+            number = by_id[clip.segment]
+            result.timeline[number] = Placement(number, clip.start / SAMPLE_RATE, clip.speech_end / SAMPLE_RATE)
+        result.chapters.append(
+            {"number": audio.chapter + 1, "title": project.chapters[audio.chapter].title, "start": 0.0}
+        )
+    result.files.append(
+        {
+            "path": str(done.path),
+            "kind": "read-along",
+            "seconds": round(done.seconds, 3),
+            "overlays": len(done.report.overlays),
+            "chapters_encoded": sum(1 for a in done.chapters if not a.reused),
+            "chapters_reused": sum(1 for a in done.chapters if a.reused),
+            "from_book": done.from_book,
+            "not_highlighted": done.report.lost,
+        }
+    )
+    return result
 
 
 def _check_rendered(project: Project) -> None:
