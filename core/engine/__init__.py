@@ -14,10 +14,19 @@ from core.engine.audio.encoder import (
     EncodeSettings,
     Encoding,
     StreamEncoder,
+    check_settings,
     encoding_for,
     parse_bitrate,
 )
-from core.engine.audio.finishing import DEFAULT_TRUE_PEAK, normalize_loudness, parse_loudness, stretch
+from core.engine.audio.finishing import (
+    DEFAULT_TRUE_PEAK,
+    LoudnessMeter,
+    StreamingLimiter,
+    TruePeakMeter,
+    normalize_loudness,
+    parse_loudness,
+    stretch,
+)
 from core.engine.audio.speech_decoder import finish_sentence
 from core.engine.audio.voice_reference import VoiceReference, load_voice, voice_from_array
 from core.engine.caches.conditioning import Conditioning
@@ -43,6 +52,7 @@ from core.engine.errors import (
     VoiceReferenceError,
 )
 from core.engine.files.atomic import (
+    PARTIAL,
     atomic_path,
     copy_file_atomic,
     remove_partial_files,
@@ -112,6 +122,7 @@ __all__ = [
     "EncodeSettings",
     "Encoding",
     "StreamEncoder",
+    "check_settings",
     "encoding_for",
     "parse_bitrate",
     "DEFAULT_TRUE_PEAK",
@@ -137,12 +148,14 @@ __all__ = [
     "Generated",
     "InferenceWorker",
     "InvalidOptions",
+    "LoudnessMeter",
     "LOGITS_VOCAB",
     "LoadProgress",
     "MAX_TEXT_CHARS",
     "ModelFailed",
     "ModelLoaded",
     "Notice",
+    "PARTIAL",
     "PRECISIONS",
     "PROVIDERS",
     "Pause",
@@ -152,6 +165,8 @@ __all__ = [
     "RuntimeOptions",
     "SAMPLES_PER_TOKEN",
     "SAMPLE_RATE",
+    "StreamingLimiter",
+    "TruePeakMeter",
     "SESSION_FIELDS",
     "SILENCE_TOKEN",
     "START_SPEECH",

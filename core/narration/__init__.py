@@ -4,8 +4,28 @@ from core.narration import editing
 from core.narration.book_import import Block, Document, DocumentError, parse_text, read_document
 from core.narration.build import import_document, needs_import, source_identity
 from core.narration.editing import Edit, History, revert
-from core.narration.export import ExportRequest, Placement, check_request, export_project, preview
-from core.narration.project import SPEED_RANGE, Project, ProjectError, create_project, is_project, open_project
+from core.narration.export import (
+    ExportCancelled,
+    ExportEstimate,
+    ExportProgress,
+    ExportRequest,
+    ExportResult,
+    Placement,
+    check_request,
+    estimate_export,
+    export_project,
+    preview,
+)
+from core.narration.export_plan import EXPORT_SUFFIXES, BookInfo, parse_numbers
+from core.narration.project import (
+    SPEED_RANGE,
+    Project,
+    ProjectError,
+    create_project,
+    is_project,
+    open_project,
+    pause_seconds,
+)
 from core.narration.render import (
     RenderProgress,
     RenderSummary,
@@ -16,6 +36,17 @@ from core.narration.render import (
     render_pending,
 )
 from core.narration.render_job import RenderDone, RenderJob, RenderStep
+from core.narration.store_check import (
+    MASTERING,
+    STORE_RULES,
+    FileCheck,
+    MasteringPreset,
+    StoreCheckError,
+    StoreRules,
+    check_file,
+    check_files,
+    room_tone,
+)
 from core.narration.voices import resolve_voices
 
 __all__ = [
@@ -24,7 +55,16 @@ __all__ = [
     "Edit",
     "History",
     "DocumentError",
+    "BookInfo",
+    "EXPORT_SUFFIXES",
+    "ExportCancelled",
+    "ExportEstimate",
+    "ExportProgress",
     "ExportRequest",
+    "ExportResult",
+    "FileCheck",
+    "MASTERING",
+    "MasteringPreset",
     "Placement",
     "Project",
     "ProjectError",
@@ -34,16 +74,24 @@ __all__ = [
     "RenderStep",
     "RenderSummary",
     "SPEED_RANGE",
+    "STORE_RULES",
+    "StoreCheckError",
+    "StoreRules",
+    "check_file",
+    "check_files",
     "check_request",
     "clock",
     "create_project",
     "editing",
+    "estimate_export",
     "export_project",
+    "parse_numbers",
     "import_document",
     "is_project",
     "needs_import",
     "open_project",
     "parse_text",
+    "pause_seconds",
     "pending_steps",
     "preview",
     "read_document",
@@ -52,5 +100,6 @@ __all__ = [
     "render_pending",
     "resolve_voices",
     "revert",
+    "room_tone",
     "source_identity",
 ]

@@ -11,16 +11,17 @@ under a temporary name beside ``out`` and renamed when complete, so a cancel or 
 from __future__ import annotations
 
 import hashlib
-import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from core.engine import EncodeSettings, atomic_path
+from core.engine import atomic_path, check_settings, encoding_for
+from core.narration.book_tags import find_cover
 from core.narration.build import kept_book
 from core.narration.epub_writer import PackageWriter
+from core.narration.export_plan import ExportCancelled, ExportRequest, ProgressCallback
 from core.narration.project import Project, ProjectError, Segment
-from core.narration.readalong_audio import AUDIO_FORMATS, DEFAULT_BITRATE, ChapterAudio, chapter_audio
+from core.narration.readalong_audio import AUDIO_FORMATS, ChapterAudio, chapter_files
 from core.narration.readalong_book import BookReport, write_from_book
 from core.narration.readalong_scratch import write_from_scratch
 
@@ -30,21 +31,6 @@ STYLESHEET = (
     "/* Chatterbox Desk read-along: the sentence being read */\n"
     f".{ACTIVE_CLASS} {{ background-color: #ffe38a; color: #000; border-radius: 0.15em; }}\n"
 ).encode()
-
-
-@dataclass(frozen=True)
-class ReadalongProgress:
-    stage: str
-    """``encoding`` (the chapters' audio) or ``packaging`` (the book)."""
-    done: float
-    total: float
-    """Seconds of audio worked through, of all of it."""
-    file: str
-    elapsed: float
-
-    @property
-    def fraction(self) -> float:
-        return min(1.0, self.done / self.total) if self.total > 0 else 0.0
 
 
 @dataclass
@@ -71,7 +57,7 @@ def chosen_chapters(project: Project, chapters: tuple[int, ...] | None) -> dict[
     if chapters is not None:
         for number in chapters:
             if not 1 <= number <= len(project.chapters):
-                raise ProjectError("readalong.no_chapter", number=number, count=len(project.chapters))
+                raise ProjectError("export.no_chapter", number=number, count=len(project.chapters))
     wanted = None if chapters is None else {n - 1 for n in chapters}
     out: dict[int, list[Segment]] = {}
     for segment in project.audible():
@@ -90,45 +76,38 @@ def chosen_chapters(project: Project, chapters: tuple[int, ...] | None) -> dict[
     return out
 
 
+def check_readalong(request: ExportRequest) -> None:
+    """Refuse a read-along request that cannot be written, before any work (:func:`export_plan.check_request`)."""
+    assert request.out is not None
+    if request.per_chapter is not None or request.subtitles is not None:
+        raise ProjectError("readalong.alone")
+    folder = request.out.parent if str(request.out.parent) else Path(".")
+    if not folder.is_dir():
+        raise ProjectError("export.folder_failed", folder=str(folder), reason="no such folder")
+    check_settings(encoding_for(Path("chapter" + audio_suffix(request.chapter_format))), request.encoding)
+
+
 def export_readalong(
     project: Project,
-    out: Path,
-    chapters: tuple[int, ...] | None = None,
-    chapter_format: str | None = None,
-    encoding: EncodeSettings | None = None,
-    progress: Callable[[ReadalongProgress], None] | None = None,
+    request: ExportRequest,
+    progress: ProgressCallback | None = None,
     cancelled: Callable[[], bool] | None = None,
-    author: str = "",
-    cover: Path | None = None,
 ) -> ReadalongResult:
-    started = time.monotonic()
-    chosen = chosen_chapters(project, chapters)
-    suffix = audio_suffix(chapter_format)
-    settings = encoding or EncodeSettings()
-    if settings.bitrate is None:
-        settings = EncodeSettings(settings.sample_rate, DEFAULT_BITRATE, settings.vbr)
+    """Write the read-along book ``request.out`` (chapters: ``request.chapters``; audio: ``request.chapter_format``
+    and ``request.encoding``; level: ``request.loudness``); progress and cancel as for every export."""
+    assert request.out is not None
+    out = request.out
+    check_readalong(request)
+    chosen = chosen_chapters(project, request.chapters)
+    suffix = audio_suffix(request.chapter_format)
     book = _book(project)
-    total = sum(project.rendered_take(s).seconds / project.speed_of(s) for ss in chosen.values() for s in ss)
-    done = 0.0
+    audios = chapter_files(project, request, chosen, suffix, progress, cancelled)
 
     def check() -> None:
         if cancelled is not None and cancelled():
-            raise ProjectError("readalong.cancelled")
+            raise ExportCancelled()
 
-    def step(stage: str, name: str) -> Callable[[float], None]:
-        def advance(seconds: float) -> None:
-            nonlocal done
-            done += seconds
-            if progress is not None:
-                progress(ReadalongProgress(stage, done, total, name, time.monotonic() - started))
-            check()
-
-        return advance
-
-    audios = []
-    for index, segments in chosen.items():
-        check()
-        audios.append(chapter_audio(project, index, segments, suffix, settings, step("encoding", str(out))))
+    author = request.book.author or ""
     try:
         with atomic_path(out) as temporary:
             writer = PackageWriter(temporary)
@@ -136,6 +115,7 @@ def export_readalong(
                 if book is not None:
                     report = write_from_book(book, writer, project, audios, suffix, ACTIVE_CLASS, STYLESHEET, check)
                 else:
+                    cover = find_cover(project, request.cover)
                     report = write_from_scratch(
                         writer, project, audios, suffix, ACTIVE_CLASS, STYLESHEET, check, author, cover
                     )
@@ -145,8 +125,6 @@ def export_readalong(
             writer.close()
     except OSError as exc:
         raise ProjectError("export.write_failed", path=str(out), reason=str(exc.strerror or exc)) from exc
-    if progress is not None:
-        progress(ReadalongProgress("packaging", total, total, str(out), time.monotonic() - started))
     seconds = sum(a.seconds for a in audios)
     return ReadalongResult(Path(out), seconds, audios, report, book is not None)
 
@@ -168,4 +146,4 @@ def _book(project: Project) -> Path | None:
     return book
 
 
-__all__ = ["AUDIO_FORMATS", "ReadalongProgress", "ReadalongResult", "export_readalong", "is_readalong"]
+__all__ = ["AUDIO_FORMATS", "ReadalongResult", "check_readalong", "export_readalong", "is_readalong"]

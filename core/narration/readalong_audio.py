@@ -1,26 +1,23 @@
-"""The audio of a read-along book: one MP3 or AAC (``.m4a``) file per chapter, streamed, and where each sentence is.
+"""The audio of a read-along book: one MP3 or AAC (``.m4a``) file per chapter, and where each sentence is in it.
 
-A chapter's file is its segments' chosen takes at their pace, each followed by its pause (none after the chapter's
-last), encoded block by block as they are read (memory flat in the chapter's length) through the engine's
-:class:`~core.engine.AudioEncoder`. Each file is kept in the project's ``cache/readalong/`` under a key of
-everything that makes its audio (take files and keys, pace, pauses, format, bitrate): exporting again after one
-sentence was fixed re-encodes only that sentence's chapter. Positions are counted in samples of the audio written,
-so they hold in the decoded file (FFmpeg writes the encoder's delay into the MP3's LAME header and the MP4's edit
-list, and decoders remove it).
+The files are the audiobook export's chapter files (:func:`core.narration.export.export_project` with
+``per_chapter``): the same streaming (memory flat in the book's length), pauses, level, progress and cancel, written
+into the project's ``cache/readalong/`` folder, whose manifest keeps every chapter file that did not change (exporting
+again after one sentence was fixed encodes only that sentence's chapter). Each sentence's place is counted in samples
+from the speech lengths that export records, so it holds in the decoded file (FFmpeg writes the encoder's delay into
+the MP3's LAME header and the MP4's edit list, and decoders remove it).
 """
 
 from __future__ import annotations
 
-import hashlib
-import json
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
-import soundfile as sf
-
-from core.engine import SAMPLE_RATE, AudioEncoder, EncodeSettings, stretch
-from core.narration.project import Project, ProjectError, Segment
+from core.engine import SAMPLE_RATE, EncodeSettings
+from core.narration import export_manifest
+from core.narration.export_plan import ExportRequest, output_files
+from core.narration.project import Project, Segment, pause_seconds
 
 CACHE_DIR = "cache/readalong"
 AUDIO_FORMATS = {".mp3": "audio/mpeg", ".m4a": "audio/mp4"}
@@ -48,106 +45,69 @@ class ChapterAudio:
     clips: list[Clip]
     samples: int
     reused: bool
-    """Taken from the cache (nothing was encoded)."""
+    """Kept from an earlier export (nothing was encoded)."""
 
     @property
     def seconds(self) -> float:
         return self.samples / SAMPLE_RATE
 
 
-def chapter_audio(
+def chapter_files(
     project: Project,
-    chapter: int,
-    segments: list[Segment],
+    request: ExportRequest,
+    chosen: dict[int, list[Segment]],
     suffix: str,
-    settings: EncodeSettings,
-    step: Callable[[float], None] | None = None,
-) -> ChapterAudio:
-    """Chapter ``chapter``'s file (encoded now, or the cached one when nothing in it changed); ``step(seconds)``
-    after each segment written (it may raise to cancel: nothing is left under the cache's final name)."""
-    key = _key(project, segments, suffix, settings)
+    progress: Callable | None = None,
+    cancelled: Callable[[], bool] | None = None,
+) -> list[ChapterAudio]:
+    """The chapter files of ``chosen`` (chapter index → its segments), made or kept by the audiobook export, each
+    with the place of every segment in it."""
+    from core.narration.export import export_project
+
     folder = project.folder / CACHE_DIR
-    path = folder / f"ch{chapter + 1:04d}-{key}{suffix}"
-    index = path.with_suffix(".json")
-    cached = _cached(path, index)
-    if cached is not None:
-        if step is not None:
-            step(cached.samples / SAMPLE_RATE)
-        cached.chapter = chapter
-        return cached
-    try:
-        folder.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise ProjectError("export.folder_failed", folder=str(folder), reason=str(exc.strerror or exc)) from exc
-    clips: list[Clip] = []
-    cursor = 0
-    with AudioEncoder(path, settings, {"title": project.chapters[chapter].title, "album": project.title}) as encoder:
-        for position, segment in enumerate(segments):
-            speech = _speech(project, segment)
-            encoder.write(speech)
-            start, cursor = cursor, cursor + speech.size
-            speech_end = cursor
-            if position < len(segments) - 1:
-                pause = round(segment.pause_after / project.speed_of(segment) * SAMPLE_RATE)
-                if pause:
-                    encoder.write(_silence(pause))
-                cursor += pause
-            clips.append(Clip(segment.id, start, speech_end, cursor))
-            if step is not None:
-                step(speech.size / SAMPLE_RATE)
-    _write_index(index, clips, cursor)
-    for old in folder.glob(f"ch{chapter + 1:04d}-*"):  # this chapter's earlier versions
-        if old not in (path, index):
-            old.unlink(missing_ok=True)
-    return ChapterAudio(chapter, path, clips, cursor, reused=False)
-
-
-def _speech(project: Project, segment: Segment):
-    take = project.rendered_take(segment)
-    try:
-        audio, rate = sf.read(project.path(take.file), dtype="float32", always_2d=False)
-    except (OSError, sf.LibsndfileError) as exc:
-        raise ProjectError(
-            "export.take_unreadable", segment=project.number(segment), file=take.file, reason=str(exc)
-        ) from exc
-    if rate != SAMPLE_RATE or audio.ndim != 1:
-        raise ProjectError("export.take_foreign", segment=project.number(segment), file=take.file)
-    return stretch(audio, project.speed_of(segment))
-
-
-def _silence(samples: int):
-    import numpy as np
-
-    return np.zeros(samples, np.float32)
-
-
-def _key(project: Project, segments: list[Segment], suffix: str, settings: EncodeSettings) -> str:
-    parts = []
-    for position, segment in enumerate(segments):
-        take = project.rendered_take(segment)
-        pause = segment.pause_after if position < len(segments) - 1 else 0.0
-        parts.append([segment.id, take.file, take.key, project.speed_of(segment), pause])
-    identity = {"segments": parts, "format": suffix, "rate": settings.sample_rate, "bitrate": settings.bitrate}
-    return hashlib.sha256(json.dumps(identity, sort_keys=True).encode()).hexdigest()[:16]
-
-
-def _cached(path: Path, index: Path) -> ChapterAudio | None:
-    if not path.is_file() or not index.is_file():
-        return None
-    try:
-        data = json.loads(index.read_text(encoding="utf-8"))
-        clips = [Clip(*c) for c in data["clips"]]
-        return ChapterAudio(-1, path, clips, int(data["samples"]), reused=True)
-    except (OSError, ValueError, KeyError, TypeError):
-        return None
-
-
-def _write_index(index: Path, clips: list[Clip], samples: int) -> None:
-    from core.engine import write_json_atomic
-
-    try:
-        write_json_atomic(
-            index, {"samples": samples, "clips": [[c.segment, c.start, c.speech_end, c.end] for c in clips]}
+    encoding = request.encoding
+    if encoding.bitrate is None:
+        encoding = EncodeSettings(encoding.sample_rate, DEFAULT_BITRATE, encoding.vbr)
+    audio_request = replace(
+        request,
+        out=None,
+        subtitles=None,
+        per_chapter=folder,
+        chapter_format=suffix,
+        chapter_subtitles=None,
+        chapters=tuple(sorted(i + 1 for i in chosen)),
+        segments=None,
+        encoding=encoding,
+        check=None,
+        master=None,
+    )
+    result = export_project(project, audio_request, progress, cancelled)
+    kept = {f["path"]: bool(f.get("kept")) for f in result.files if f.get("kind") == "audio"}
+    entries = export_manifest.load(folder)
+    out = []
+    for file in output_files(project, audio_request, [s for segments in chosen.values() for s in segments]):
+        entry = entries[file.path.name]
+        speech = {int(k): int(v) for k, v in entry["speech"].items()}
+        samples = round(float(entry["seconds"]) * SAMPLE_RATE)
+        out.append(
+            ChapterAudio(
+                int(file.chapter or 0),
+                file.path,
+                _clips(project, file.segments, speech, samples),
+                samples,
+                kept.get(str(file.path), False),
+            )
         )
-    except OSError as exc:
-        raise ProjectError("export.write_failed", path=str(index), reason=str(exc.strerror or exc)) from exc
+    return out
+
+
+def _clips(project: Project, segments: list[Segment], speech: dict[int, int], samples: int) -> list[Clip]:
+    clips, cursor = [], 0
+    for index, segment in enumerate(segments):
+        start = cursor
+        cursor += speech[segment.id]
+        speech_end = cursor
+        if index < len(segments) - 1:
+            cursor += round(pause_seconds(project, segment) * SAMPLE_RATE)
+        clips.append(Clip(segment.id, start, speech_end, cursor if index < len(segments) - 1 else samples))
+    return clips

@@ -8,7 +8,6 @@ import hashlib
 import uuid
 from collections.abc import Callable
 from datetime import datetime, timezone
-from pathlib import Path
 from xml.sax.saxutils import escape, quoteattr
 
 from core.engine import SAMPLE_RATE
@@ -19,7 +18,7 @@ from core.narration.readalong_book import BookReport, Placed
 from core.narration.smil import SMIL_TYPE, Par, clock, duration_ms, overlay
 from core.narration.xhtml_spans import ID_PREFIX
 
-_COVERS = {".jpg": "image/jpeg", ".jpeg": "image/jpeg", ".png": "image/png"}
+_COVERS = {"image/jpeg": ".jpg", "image/png": ".png"}
 _CONTAINER = (
     '<?xml version="1.0" encoding="utf-8"?>\n'
     '<container version="1.0" xmlns="urn:oasis:names:tc:opendocument:xmlns:container">'
@@ -37,7 +36,7 @@ def write_from_scratch(
     css: bytes,
     check: Callable[[], None],
     author: str = "",
-    cover: Path | None = None,
+    cover: bytes | None = None,
 ) -> BookReport:
     report = BookReport()
     language = project.language or "en"
@@ -84,12 +83,10 @@ def write_from_scratch(
             f'media-type="{AUDIO_FORMATS[suffix]}"/>'
         )
     cover_name = None
-    if cover is not None and cover.suffix.lower() in _COVERS and cover.is_file():
-        cover_name = f"images/cover{cover.suffix.lower()}"
-        manifest.append(
-            f'<item id="cover" href="{cover_name}" media-type="{_COVERS[cover.suffix.lower()]}" '
-            'properties="cover-image"/>'
-        )
+    kind = _image_type(cover)
+    if kind is not None:
+        cover_name = f"images/cover{_COVERS[kind]}"
+        manifest.append(f'<item id="cover" href="{cover_name}" media-type="{kind}" properties="cover-image"/>')
     manifest.append('<item id="nav" href="nav.xhtml" media-type="application/xhtml+xml" properties="nav"/>')
     manifest.append('<item id="css" href="readalong.css" media-type="text/css"/>')
     metas.append(f'<meta property="media:duration">{clock(total)}</meta>')
@@ -101,11 +98,21 @@ def write_from_scratch(
         writer.add_bytes(f"OEBPS/{name}", data)
     writer.add_bytes("OEBPS/readalong.css", css)
     if cover_name is not None and cover is not None:
-        writer.add_file(f"OEBPS/{cover_name}", cover)
+        writer.add_bytes(f"OEBPS/{cover_name}", cover, compress=False)
     for audio in audios:
         check()
         writer.add_file(f"OEBPS/audio/chapter-{audio.chapter + 1:03d}{suffix}", audio.path)
     return report
+
+
+def _image_type(data: bytes | None) -> str | None:
+    if data is None:
+        return None
+    if data.startswith(b"\x89PNG"):
+        return "image/png"
+    if data.startswith(b"\xff\xd8"):
+        return "image/jpeg"
+    return None
 
 
 def _document(project: Project, title: str, segments: list[Segment], language: str) -> bytes:

@@ -284,6 +284,13 @@ def _no_take(d: Mapping[str, Any]) -> str:
     return f"Segment {d['segment']} has {have}; there is no take {d['take']}."
 
 
+def _size(n: int) -> str:
+    for unit, scale in (("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
+        if n >= scale:
+            return f"{n / scale:.1f} {unit}"
+    return f"{n} bytes"
+
+
 def _not_rendered(d: Mapping[str, Any]) -> str:
     pending = d["pending"]
     shown = _join(pending[:10]) + ("…" if len(pending) > 10 else "")
@@ -376,6 +383,54 @@ PROJECT = {
     "export.take_foreign": Words("{file} is not a take written by this app; regenerate segment {segment}."),
     "export.folder_failed": Words("Cannot create {folder}: {reason}."),
     "export.write_failed": Words("Cannot write {path}: {reason}."),
+    "export.cancelled": Words("The export was cancelled; no file was left half written."),
+    "export.no_chapter": Words("There is no chapter {number}: the project has chapters 1 to {count}."),
+    "export.nothing_chosen": Words(
+        "The chosen chapters and segments hold nothing to hear (they are skipped or empty): choose others."
+    ),
+    "export.bad_range": Words("{text!r} is not a choice of {what}: give numbers and ranges such as 3, 2-4 or 1,3,5-7."),
+    "export.unknown_rules": Words(lambda d: f"There are no rules named {d['rules']!r}; known: {_join(d['known'])}."),
+    "export.cover_unreadable": Words("The cover image {path} cannot be read: {reason}."),
+    "export.cover_format": Words("The cover image {path} is not a JPEG or PNG picture."),
+    "export.folder_missing": Words(
+        "The folder {folder} does not exist: choose an existing folder (nothing was exported)."
+    ),
+    "export.no_permission": Words("You may not write to {folder}: choose another folder (nothing was exported)."),
+    "export.no_space": Words(
+        lambda d: (
+            f"{d['folder']} has {_size(d['free'])} free, and this export needs about {_size(d['needed'])}: "
+            "free some space or choose another disk (nothing was exported)."
+        )
+    ),
+}
+
+
+# --- the store check: one sentence per failed rule (core.narration.store_check) ------------------------------------
+STORE = {
+    "store.unknown_rules": Words(
+        lambda d: f"There are no store rules named {d['rules']!r}; use {_join(d['choices'])}."
+    ),
+    "store.unreadable": Words("{path} cannot be read as audio: {reason}."),
+    "store.no_audio": Words("{path} holds no audio to check."),
+    "acx.rms_low": Words("RMS {rms_db} dBFS is too quiet: ACX wants {low} to {high} dBFS."),
+    "acx.rms_high": Words("RMS {rms_db} dBFS is too loud: ACX wants {low} to {high} dBFS."),
+    "acx.peak_high": Words("Peak {peak_db} dBFS is too high: ACX allows at most {high} dBFS."),
+    "acx.noise_high": Words("Noise floor {noise_db} dBFS is too high: ACX allows at most {high} dBFS."),
+    "acx.dead_silence": Words(
+        "Noise floor {noise_db} dBFS is digital silence: ACX wants a steady, low room tone between the words."
+    ),
+    "acx.head": Words("{seconds} s of room tone at the start: ACX wants {low} to {high} s."),
+    "acx.tail": Words("{seconds} s of room tone at the end: ACX wants {low} to {high} s."),
+    "acx.not_mp3": Words("The audio is {codec}: ACX takes MP3 files only."),
+    "acx.bitrate_low": Words("{kbps} kb/s is too low: ACX wants MP3 at {low} kb/s or more."),
+    "acx.not_cbr": Words("The MP3 has a variable bit rate (about {kbps} kb/s): ACX wants a constant bit rate."),
+    "acx.sample_rate": Words(lambda d: f"{d['rate']} Hz: ACX wants {_join(d['rates'])} Hz."),
+    "acx.channels": Words("{channels} channels: ACX takes mono or stereo."),
+    "acx.channels_mixed": Words(
+        "{channels} channel(s) here but {first_channels} in {first}: every file of a book must be mono, or every "
+        "one stereo."
+    ),
+    "acx.too_long": Words("{minutes} minutes long: ACX takes files of at most {limit} minutes."),
 }
 
 
@@ -393,7 +448,6 @@ READALONG = {
         _chapters_not_rendered,
         cli=lambda d: _chapters_not_rendered(d).replace("export only rendered chapters", "choose them with --chapters"),
     ),
-    "readalong.no_chapter": Words("There is no chapter {number}: the project has chapters 1 to {count}."),
     "readalong.nothing": Words("Nothing to narrate in these chapters: every segment is skipped."),
     "readalong.no_book": Words(
         "The project does not keep the book {name} as it was imported: import it again (its segments and takes "
@@ -409,7 +463,10 @@ READALONG = {
     "readalong.nothing_found": Words(
         "No narrated sentence of {name} was found in the book itself: import the book again, then export."
     ),
-    "readalong.cancelled": Words("The read-along export was cancelled; nothing was written."),
+    "readalong.alone": Words(
+        "A read-along book is exported on its own: export chapter files or subtitles in a second export.",
+        cli="A read-along book (--out BOOK.epub) is exported on its own: drop --per-chapter and --subtitles.",
+    ),
 }
 
 
@@ -452,5 +509,6 @@ CATALOG: dict[str, Words] = {
     **DOCUMENT,
     **PROJECT,
     **READALONG,
+    **STORE,
     **FRONTS,
 }

@@ -31,7 +31,7 @@ import numpy as np
 
 from core.engine.constants import SAMPLE_RATE
 from core.engine.errors import ChatterboxError
-from core.engine.files.atomic import PARTIAL
+from core.engine.files.atomic import FILE_MODE, PARTIAL
 
 
 class EncodeError(ChatterboxError):
@@ -360,6 +360,7 @@ class AudioEncoder:
                 prefix=f".{self.path.stem}.", suffix=f"{PARTIAL}{self.path.suffix}", dir=self.path.parent
             )
             os.close(fd)
+            os.chmod(tmp, FILE_MODE)  # the mode a plain open() gives (mkstemp makes 0600)
         except OSError as exc:
             raise EncodeError("encode.write_failed", path=str(self.path), reason=str(exc.strerror or exc)) from exc
         self.temporary = Path(tmp)
