@@ -57,3 +57,24 @@ def _by_letters(text: str, keys: tuple[str, list[int]], part: str, cursor: int) 
     while end < len(text) and not text[end].isspace() and not text[end].isalnum():
         end += 1
     return start, end
+
+
+def split_place(source: dict | None, text: str, at: int) -> tuple[dict | None, dict | None]:
+    """The places of a segment's two parts when it is split after ``at`` characters of its ``text`` (each part
+    keeps its share of the range; a range that no longer matches the text's length is shared as it is)."""
+    if source is None:
+        return None, None
+    start, end = source["start"], source["end"]
+    if end - start != len(text):
+        return dict(source), dict(source)
+    head = len(text[:at].rstrip())
+    tail = at + len(text[at:]) - len(text[at:].lstrip())
+    return {**source, "end": start + head}, {**source, "start": start + tail}
+
+
+def merged_place(first: dict | None, second: dict | None) -> dict | None:
+    """The place of two segments merged: their joint range when they stand in the same block."""
+    if first is None or second is None:
+        return first or second
+    same = all(first.get(k) == second.get(k) for k in ("file", "block"))
+    return {**first, "end": second["end"]} if same else dict(first)

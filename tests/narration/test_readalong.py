@@ -264,3 +264,31 @@ def test_a_project_imported_before_places_were_recorded_is_told_to_import_again(
     report = import_document(project, read_document(book), None, None, tmp_path, project.source)
     assert report.new == 0 and all(s.source for s in project.audible())
     export_project(project, ExportRequest(out=tmp_path / "x.epub"))
+
+
+def test_places_survive_cleaning_splits_and_merges():
+    from core.narration.text_locator import locate, merged_place, split_place
+
+    text = "“Wait,” she said — [sic] 3 ✨ times. Then she left."
+    parts = ["“Wait,” she said — (sic) 3 times.", "Then she left."]  # brackets and emoji changed for speech
+    (a, b), (c, d) = locate(text, parts)
+    assert text[a:b] == "“Wait,” she said — [sic] 3 ✨ times." and text[c:d] == "Then she left."
+    place = {"file": "f.xhtml", "block": 2, "path": "/p", "start": 10, "end": 24}
+    first, second = split_place(place, "Alpha beta gam", 6)
+    assert (first["start"], first["end"], second["start"], second["end"]) == (10, 15, 16, 24)
+    assert merged_place(first, second) == {**place, "start": 10, "end": 24}
+    assert merged_place(first, {**second, "block": 3}) == first
+
+
+def test_a_split_sentence_is_highlighted_in_two_parts(novel, tmp_path):
+    from core.narration import editing
+
+    _book, project = novel
+    number = next(n for n, s in enumerate(project.segments, 1) if s.text == "The inn was warm.")
+    editing.split(project, number, 8)
+    render_tones(project, project.segments[number - 1 : number + 1])
+    out = tmp_path / "split.epub"
+    export_project(project, ExportRequest(out=out, chapters=(3,)))
+    chapter = Book(out).document("OEBPS/chapter2.xhtml")
+    texts = {e.get("id"): visible(e) for e in chapter.iter("{*}span")}
+    assert texts[f"cbx-s{number}"] == "The inn" and texts[f"cbx-s{number + 1}"] == "was warm."
