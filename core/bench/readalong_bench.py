@@ -173,8 +173,8 @@ def _novel(path: Path, sentences: int) -> Path:
         )
         links = "".join(f'<li><a href="{n}">{t}</a></li>' for n, t, _b in documents)
         archive.writestr("OEBPS/nav.xhtml", _xhtml("Contents", f'<nav epub:type="toc"><ol>{links}</ol></nav>'))
-        for name, title, body in documents:
-            archive.writestr(f"OEBPS/{name}", _xhtml(title, f"<h1>{title}</h1>\n{body}"))
+        for name, title, text in documents:
+            archive.writestr(f"OEBPS/{name}", _xhtml(title, f"<h1>{title}</h1>\n{text}"))
     return path
 
 
