@@ -292,3 +292,16 @@ def test_a_split_sentence_is_highlighted_in_two_parts(novel, tmp_path):
     chapter = Book(out).document("OEBPS/chapter2.xhtml")
     texts = {e.get("id"): visible(e) for e in chapter.iter("{*}span")}
     assert texts[f"cbx-s{number}"] == "The inn" and texts[f"cbx-s{number + 1}"] == "was warm."
+
+
+@_JAVA
+def test_a_book_written_by_another_tool_gains_no_new_epubcheck_error(tmp_path):
+    from tests.narration_support import make_epub
+
+    book = make_epub(tmp_path / "ebooklib.epub", ["Dawn", "Dusk"])
+    project = import_book(tmp_path, book)
+    render_tones(project)
+    out = tmp_path / "ebooklib-read.epub"
+    result = export_project(project, ExportRequest(out=out))
+    assert errors(out) <= errors(book)
+    check_readalong(out, book, project, result)
