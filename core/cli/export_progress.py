@@ -16,14 +16,21 @@ class ExportBar:
         self.tty = stream.isatty()
         self.shown_at = 0.0
         self.open = False
+        self.unshown = None
+        """The latest progress not shown yet (shown by :meth:`close`: a log ends with where the export got to)."""
 
     def update(self, progress) -> None:
-        from core.narration import clock
-
         now = time.monotonic()
         if now - self.shown_at < (0.2 if self.tty else _PIPE_EVERY_S):
+            self.unshown = progress
             return
         self.shown_at = now
+        self._show(progress)
+
+    def _show(self, progress) -> None:
+        from core.narration import clock
+
+        self.unshown = None
         filled = round(_WIDTH * progress.fraction)
         left = progress.seconds_left
         left_text = f"{clock(left)} left" if left is not None else "estimating…"
@@ -39,6 +46,8 @@ class ExportBar:
         self.stream.flush()
 
     def close(self) -> None:
+        if self.unshown is not None:
+            self._show(self.unshown)
         if self.open:
             self.stream.write("\n")
             self.stream.flush()

@@ -20,7 +20,9 @@ import math
 import os
 import tempfile
 import time
+from collections import deque
 from collections.abc import Callable, Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -38,6 +40,9 @@ from core.engine import (
 from core.narration.export_plan import ExportCancelled, ExportProgress, ProgressCallback
 from core.narration.project import Project, ProjectError, Segment, pause_seconds
 
+WORKERS = max(1, min(4, (os.cpu_count() or 1)))
+AHEAD = 2 * WORKERS
+"""Takes read and stretched ahead of the one being spooled (each a few seconds of audio)."""
 BLOCK = 1 << 18
 """Samples per block in pass 2 (about 11 s: large enough that per-call costs vanish, small enough to stay flat)."""
 _LIMITER_MARGIN_DB = 0.3
@@ -147,16 +152,35 @@ def finish_segments(
     project: Project, segments: list[Segment], ticker: Ticker | None = None, file: Path | str = ""
 ) -> Iterator[tuple[np.ndarray, tuple[int, int, int] | None]]:
     """Each segment's speech at its pace, then its pause (none after the last); with each segment's pause block
-    (or its speech, when it has no pause) comes its (id, speech, pause) lengths."""
-    for index, segment in enumerate(segments):
-        speech = read_take(project, segment)
-        pause = round(pause_seconds(project, segment) * SAMPLE_RATE) if index < len(segments) - 1 else 0
-        entry = (segment.id, speech.size, pause)
-        yield speech, None if pause else entry
-        if pause:
-            yield np.zeros(pause, np.float32), entry
-        if ticker is not None:
-            ticker.tick("finishing", file, (speech.size + pause) / SAMPLE_RATE)
+    (or its speech, when it has no pause) comes its (id, speech, pause) lengths.
+
+    Takes are read and stretched a few ahead on worker threads (Rubber Band and libsndfile release the GIL), so
+    the stretching, the longest step, uses the machine's cores; at most :data:`AHEAD` takes wait in memory."""
+    with ThreadPoolExecutor(max_workers=WORKERS, thread_name_prefix="export-finish") as pool:
+        waiting: deque[Future[np.ndarray]] = deque()
+        upcoming = iter(segments)
+
+        def top_up() -> None:
+            while len(waiting) < AHEAD:
+                segment = next(upcoming, None)
+                if segment is None:
+                    return
+                waiting.append(pool.submit(read_take, project, segment))
+
+        try:
+            for index, segment in enumerate(segments):
+                top_up()
+                speech = waiting.popleft().result()
+                pause = round(pause_seconds(project, segment) * SAMPLE_RATE) if index < len(segments) - 1 else 0
+                entry = (segment.id, speech.size, pause)
+                yield speech, None if pause else entry
+                if pause:
+                    yield np.zeros(pause, np.float32), entry
+                if ticker is not None:
+                    ticker.tick("finishing", file, (speech.size + pause) / SAMPLE_RATE)
+        finally:
+            for future in waiting:
+                future.cancel()
 
 
 def spool_blocks(spool: Path) -> Iterator[np.ndarray]:
