@@ -150,3 +150,20 @@ def test_pace_and_pauses_are_in_the_streamed_export_as_in_the_preview(project, t
     written, _ = sf.read(tmp_path / "book.wav", dtype="float32")
     assert written.size == audio.size
     assert np.max(np.abs(written - audio)) < 1e-4  # 16-bit WAV of the same samples
+
+
+def test_the_cover_of_an_epub_is_kept_with_the_project_and_goes_into_the_m4b(tmp_path, bundles):
+    from core.engine.pipeline import Pipeline
+    from core.narration import create_project, import_document, read_document, render_pending, source_identity
+    from tests.narration_support import make_epub
+
+    book = make_epub(tmp_path / "book.epub", ["Arrival", "Departure"], cover=tiny_png())
+    doc = read_document(book)
+    assert doc.cover == tiny_png()
+    project = create_project(tmp_path / "E.cbproj", doc.title)
+    import_document(project, doc, None, None, tmp_path, source_identity("book.epub", b"x", None))
+    project.save()
+    assert (project.folder / "cover.png").read_bytes() == tiny_png()
+    render_pending(project, Pipeline.from_bundle(bundles["original"]))
+    export_project(project, ExportRequest(out=tmp_path / "book.m4b"))
+    assert bytes(mutagen.File(tmp_path / "book.m4b").tags["covr"][0]) == tiny_png()
