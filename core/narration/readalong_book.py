@@ -83,7 +83,7 @@ def write_from_book(
         spine = [items[r.get("idref")] for r in _child(opf, "spine") if r.get("idref") in items]
         for number, item in enumerate(spine, 1):
             name = _resolve(base, item.get("href", ""))
-            if name not in wanted:
+            if name not in wanted or name in changed:  # a document listed twice in the spine is narrated once
                 continue
             check()
             try:
