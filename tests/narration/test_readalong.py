@@ -305,3 +305,21 @@ def test_a_book_written_by_another_tool_gains_no_new_epubcheck_error(tmp_path):
     result = export_project(project, ExportRequest(out=out))
     assert errors(out) <= errors(book)
     check_readalong(out, book, project, result)
+
+
+def test_a_book_from_scratch_carries_the_chosen_cover_and_the_author(tmp_path):
+    from core.narration import BookInfo, create_project, import_document, source_identity
+    from tests.epub_fixtures import _png
+
+    text = "[chapter: Only]\nOne sentence here. Another one."
+    project = create_project(tmp_path / "p", "Cover")
+    import_document(project, parse_text(text, "Cover"), None, None, tmp_path, source_identity("c.txt", text, None))
+    render_tones(project)
+    cover = tmp_path / "cover.png"
+    cover.write_bytes(_png())
+    out = tmp_path / "cover.epub"
+    export_project(project, ExportRequest(out=out, cover=cover, book=BookInfo(author="A. Writer")))
+    exported = Book(out)
+    item = next(i for i in exported.items.values() if i.get("properties") == "cover-image")
+    assert exported.zip.read(exported.member(item.get("href"))) == cover.read_bytes()
+    assert [c.text for c in exported.opf.iter("{http://purl.org/dc/elements/1.1/}creator")] == ["A. Writer"]
