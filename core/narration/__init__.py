@@ -26,6 +26,7 @@ from core.narration.project import (
     open_project,
     pause_seconds,
 )
+from core.narration.project_lock import LockHolder, ProjectLock, ProjectLocked
 from core.narration.render import (
     RenderProgress,
     RenderSummary,
@@ -65,9 +66,12 @@ __all__ = [
     "FileCheck",
     "MASTERING",
     "MasteringPreset",
+    "LockHolder",
     "Placement",
     "Project",
     "ProjectError",
+    "ProjectLock",
+    "ProjectLocked",
     "RenderDone",
     "RenderJob",
     "RenderProgress",

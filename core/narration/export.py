@@ -16,8 +16,8 @@ from pathlib import Path
 
 import numpy as np
 
+import core.narration.export_manifest as export_manifest
 from core.engine import SAMPLE_RATE, remove_partial_files, write_text_atomic
-from core.narration import export_manifest
 from core.narration.book_tags import FileTags, Writer, file_tags, find_cover
 from core.narration.chapter_marks import ChapterMark, supports_chapters
 from core.narration.export_plan import (
@@ -47,7 +47,8 @@ from core.narration.export_stream import (
     spooled,
 )
 from core.narration.project import STALE_PARTIAL_S, Project, ProjectError, Segment, pause_seconds
-from core.narration.readalong import export_readalong, is_readalong
+from core.narration.readalong import export_readalong
+from core.narration.readalong_check import is_readalong
 from core.narration.subtitles import Cue, write_subtitles
 
 __all__ = [
@@ -297,7 +298,7 @@ def preview(project: Project, first: int = 1, max_seconds: float | None = None) 
 def _export_readalong(project: Project, request: ExportRequest, progress, cancelled) -> ExportResult:
     """A read-along EPUB (:mod:`core.narration.readalong`); the timeline is each segment's place in its chapter's
     audio file, and ``chapters`` the chapters narrated."""
-    done = export_readalong(project, request, progress, cancelled)
+    done = export_readalong(project, request, progress, cancelled, export=export_project)
     result = ExportResult(seconds=round(done.seconds, 3))
     numbers = {s.id: n for n, s in enumerate(project.segments, 1)}
     for audio in done.chapters:

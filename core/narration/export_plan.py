@@ -12,6 +12,7 @@ from pathlib import Path
 
 from core.engine import DEFAULT_TRUE_PEAK, SAMPLE_RATE, EncodeSettings, check_settings, encoding_for
 from core.narration.project import Project, ProjectError, Segment, pause_seconds
+from core.narration.readalong_check import check_readalong
 from core.narration.subtitles import SUBTITLE_SUFFIXES
 
 CHECK_RULES = ("acx",)
@@ -90,10 +91,8 @@ class ExportEstimate:
 
 
 class ExportCancelled(ProjectError):
-    """The export was cancelled: no file was written under a final name, the project is unchanged."""
-
-    def __init__(self) -> None:
-        super().__init__("export.cancelled")
+    """The export was cancelled (code ``export.cancelled``): no file was left half written under a final name, the
+    project is unchanged."""
 
 
 @dataclass
@@ -225,8 +224,6 @@ def check_request(request: ExportRequest) -> None:
     if request.out is None and request.per_chapter is None and request.subtitles is None:
         raise ProjectError("export.nothing")
     if request.out is not None and request.out.suffix.lower() == ".epub":  # a read-along book
-        from core.narration.readalong import check_readalong
-
         return check_readalong(request)
     encoding = request.encoding if request.master is None else None
     if request.out is not None:

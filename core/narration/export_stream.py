@@ -74,7 +74,7 @@ class Ticker:
 
     def tick(self, stage: str, file: Path | str, seconds: float = 0.0) -> None:
         if self.cancelled is not None and self.cancelled():
-            raise ExportCancelled()
+            raise ExportCancelled("export.cancelled")
         self.done += seconds
         if self.progress is not None:
             elapsed = time.monotonic() - self.started

@@ -26,6 +26,9 @@ SCHEMA_VERSION = 1
 PROJECT_FILE = "project.json"
 TAKES_DIR = "takes"
 VOICES_DIR = "voices"
+LOCK_FILE = ".project.lock"
+HOLDER_FILE = ".project-lock.json"
+"""The lock of :mod:`core.narration.project_lock` (a folder that holds only these is still empty for a new project)."""
 DEFAULT_VOICE = None
 """A segment whose voice is ``None`` speaks in the model's built-in voice (Original and Multilingual only)."""
 SPEED_RANGE = (0.5, 2.0)
@@ -388,7 +391,11 @@ def create_project(folder: Path, title: str) -> Project:
     folder = Path(folder)
     if folder.exists() and not folder.is_dir():
         raise ProjectError("project.is_a_file", folder=str(folder))
-    if folder.is_dir() and any(folder.iterdir()) and not is_project(folder):
+    if (
+        folder.is_dir()
+        and any(p.name not in (LOCK_FILE, HOLDER_FILE) for p in folder.iterdir())
+        and not is_project(folder)
+    ):
         raise ProjectError("project.folder_not_empty", folder=str(folder), file=PROJECT_FILE)
     return Project(folder=folder, title=title, chapters=[], segments=[])
 

@@ -15,7 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from core.engine import atomic_path, check_settings, encoding_for
+from core.engine import atomic_path
 from core.narration.book_tags import find_cover
 from core.narration.build import kept_book
 from core.narration.epub_writer import PackageWriter
@@ -23,9 +23,9 @@ from core.narration.export_plan import ExportCancelled, ExportRequest, ProgressC
 from core.narration.project import Project, ProjectError, Segment
 from core.narration.readalong_audio import AUDIO_FORMATS, ChapterAudio, chapter_files
 from core.narration.readalong_book import BookReport, write_from_book
+from core.narration.readalong_check import SUFFIX, audio_suffix, check_readalong, is_readalong
 from core.narration.readalong_scratch import write_from_scratch
 
-SUFFIX = ".epub"
 ACTIVE_CLASS = "-epub-media-overlay-active"
 STYLESHEET = (
     "/* Chatterbox Desk read-along: the sentence being read */\n"
@@ -40,15 +40,6 @@ class ReadalongResult:
     chapters: list[ChapterAudio]
     report: BookReport
     from_book: bool
-
-
-def is_readalong(path: Path | None) -> bool:
-    return path is not None and Path(path).suffix.lower() == SUFFIX
-
-
-def audio_suffix(chapter_format: str | None) -> str:
-    """The audio of a read-along book: AAC when the chapter format asks for ``.m4a``/``.m4b``/``.aac``, else MP3."""
-    return ".m4a" if (chapter_format or "").lower() in (".m4a", ".m4b", ".aac") else ".mp3"
 
 
 def chosen_chapters(project: Project, chapters: tuple[int, ...] | None) -> dict[int, list[Segment]]:
@@ -76,36 +67,29 @@ def chosen_chapters(project: Project, chapters: tuple[int, ...] | None) -> dict[
     return out
 
 
-def check_readalong(request: ExportRequest) -> None:
-    """Refuse a read-along request that cannot be written, before any work (:func:`export_plan.check_request`)."""
-    assert request.out is not None
-    if request.per_chapter is not None or request.subtitles is not None:
-        raise ProjectError("readalong.alone")
-    folder = request.out.parent if str(request.out.parent) else Path(".")
-    if not folder.is_dir():
-        raise ProjectError("export.folder_failed", folder=str(folder), reason="no such folder")
-    check_settings(encoding_for(Path("chapter" + audio_suffix(request.chapter_format))), request.encoding)
-
-
 def export_readalong(
     project: Project,
     request: ExportRequest,
     progress: ProgressCallback | None = None,
     cancelled: Callable[[], bool] | None = None,
+    *,
+    export: Callable,
 ) -> ReadalongResult:
     """Write the read-along book ``request.out`` (chapters: ``request.chapters``; audio: ``request.chapter_format``
-    and ``request.encoding``; level: ``request.loudness``); progress and cancel as for every export."""
+    and ``request.encoding``; level: ``request.loudness``); progress and cancel as for every export. ``export``:
+    the audiobook export that writes the chapter files (``export_project``, passed in so that neither module
+    imports the other)."""
     assert request.out is not None
     out = request.out
     check_readalong(request)
     chosen = chosen_chapters(project, request.chapters)
     suffix = audio_suffix(request.chapter_format)
     book = _book(project)
-    audios = chapter_files(project, request, chosen, suffix, progress, cancelled)
+    audios = chapter_files(project, request, chosen, suffix, export, progress, cancelled)
 
     def check() -> None:
         if cancelled is not None and cancelled():
-            raise ExportCancelled()
+            raise ExportCancelled("export.cancelled")
 
     author = request.book.author or ""
     try:

@@ -14,8 +14,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+import core.narration.export_manifest as export_manifest
 from core.engine import SAMPLE_RATE, EncodeSettings
-from core.narration import export_manifest
 from core.narration.export_plan import ExportRequest, output_files
 from core.narration.project import Project, Segment, pause_seconds
 
@@ -57,13 +57,12 @@ def chapter_files(
     request: ExportRequest,
     chosen: dict[int, list[Segment]],
     suffix: str,
+    export: Callable,
     progress: Callable | None = None,
     cancelled: Callable[[], bool] | None = None,
 ) -> list[ChapterAudio]:
     """The chapter files of ``chosen`` (chapter index → its segments), made or kept by the audiobook export, each
     with the place of every segment in it."""
-    from core.narration.export import export_project
-
     folder = project.folder / CACHE_DIR
     encoding = request.encoding
     if encoding.bitrate is None:
@@ -81,7 +80,7 @@ def chapter_files(
         check=None,
         master=None,
     )
-    result = export_project(project, audio_request, progress, cancelled)
+    result = export(project, audio_request, progress, cancelled)
     kept = {f["path"]: bool(f.get("kept")) for f in result.files if f.get("kind") == "audio"}
     entries = export_manifest.load(folder)
     out = []

@@ -8,15 +8,20 @@ import hashlib
 import uuid
 from collections.abc import Callable
 from datetime import datetime, timezone
-from xml.sax.saxutils import escape, quoteattr
+from html import escape as _escape
 
 from core.engine import SAMPLE_RATE
 from core.narration.epub_writer import PackageWriter
 from core.narration.project import Project, Segment
 from core.narration.readalong_audio import AUDIO_FORMATS, ChapterAudio
 from core.narration.readalong_book import BookReport, Placed
-from core.narration.smil import SMIL_TYPE, Par, clock, duration_ms, overlay
+from core.narration.smil import SMIL_TYPE, Par, clock, duration_ms, overlay, quoteattr
 from core.narration.xhtml_spans import ID_PREFIX
+
+
+def escape_text(text: str) -> str:
+    return _escape(text, quote=False)
+
 
 _COVERS = {"image/jpeg": ".jpg", "image/png": ".png"}
 _CONTAINER = (
@@ -76,7 +81,7 @@ def write_from_scratch(
             report.overlays.append(Placed(name, smil, duration, len(pars)))
         manifest.append(f'<item id="{ident}" href="{name}" media-type="application/xhtml+xml"{attrs}/>')
         spine.append(f'<itemref idref="{ident}"/>')
-        nav.append(f"<li><a href={quoteattr(name)}>{escape(title)}</a></li>")
+        nav.append(f"<li><a href={quoteattr(name)}>{escape_text(title)}</a></li>")
     for audio in audios:
         manifest.append(
             f'<item id="audio-{audio.chapter + 1}" href="audio/chapter-{audio.chapter + 1:03d}{suffix}" '
@@ -90,7 +95,7 @@ def write_from_scratch(
     manifest.append('<item id="nav" href="nav.xhtml" media-type="application/xhtml+xml" properties="nav"/>')
     manifest.append('<item id="css" href="readalong.css" media-type="text/css"/>')
     metas.append(f'<meta property="media:duration">{clock(total)}</meta>')
-    metas.append(f'<meta property="media:active-class">{escape(active_class)}</meta>')
+    metas.append(f'<meta property="media:active-class">{escape_text(active_class)}</meta>')
     members["nav.xhtml"] = _nav(project.title, nav, language)
     members["content.opf"] = _package(project, author, language, manifest, spine, metas)
     writer.add_bytes("META-INF/container.xml", _CONTAINER.encode())
@@ -126,7 +131,7 @@ def _document(project: Project, title: str, segments: list[Segment], language: s
             paragraph.clear()
 
     for segment in segments:
-        span = f'<span id="{ID_PREFIX}{project.number(segment)}">{escape(segment.text)}</span>'
+        span = f'<span id="{ID_PREFIX}{project.number(segment)}">{escape_text(segment.text)}</span>'
         if segment.kind == "heading":
             flush()
             body.append(f"<h{1 if not body else 2}>{span}</h{1 if not body else 2}>")
@@ -145,13 +150,13 @@ def _xhtml(title: str, body: str, language: str, css: bool = True) -> bytes:
     return (
         '<?xml version="1.0" encoding="utf-8"?>\n<!DOCTYPE html>\n'
         f'<html xmlns="http://www.w3.org/1999/xhtml" xmlns:epub="http://www.idpf.org/2007/ops" lang={lang} '
-        f'xml:lang={lang}>\n<head><meta charset="utf-8"/><title>{escape(title)}</title>{link}</head>\n'
+        f'xml:lang={lang}>\n<head><meta charset="utf-8"/><title>{escape_text(title)}</title>{link}</head>\n'
         f"<body>\n{body}\n</body>\n</html>\n"
     ).encode()
 
 
 def _nav(title: str, entries: list[str], language: str) -> bytes:
-    body = f'<nav epub:type="toc" id="toc"><h1>{escape(title)}</h1><ol>{"".join(entries)}</ol></nav>'
+    body = f'<nav epub:type="toc" id="toc"><h1>{escape_text(title)}</h1><ol>{"".join(entries)}</ol></nav>'
     return _xhtml(title, body, language, css=False)
 
 
@@ -159,15 +164,15 @@ def _package(project: Project, author: str, language: str, manifest, spine, meta
     seed = hashlib.sha256(f"{project.title}\n{project.source.get('sha256', '')}".encode()).hexdigest()
     identifier = uuid.UUID(seed[:32])
     modified = datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
-    creator = f"<dc:creator>{escape(author)}</dc:creator>" if author else ""
+    creator = f"<dc:creator>{escape_text(author)}</dc:creator>" if author else ""
     return (
         '<?xml version="1.0" encoding="utf-8"?>\n'
         '<package xmlns="http://www.idpf.org/2007/opf" version="3.0" unique-identifier="uid" xml:lang='
         f"{quoteattr(language)}>\n"
         '<metadata xmlns:dc="http://purl.org/dc/elements/1.1/">'
         f'<dc:identifier id="uid">urn:uuid:{identifier}</dc:identifier>'
-        f"<dc:title>{escape(project.title or 'Untitled')}</dc:title>{creator}"
-        f"<dc:language>{escape(language)}</dc:language>"
+        f"<dc:title>{escape_text(project.title or 'Untitled')}</dc:title>{creator}"
+        f"<dc:language>{escape_text(language)}</dc:language>"
         f'<meta property="dcterms:modified">{modified}</meta>' + "".join(metas) + "</metadata>\n"
         f"<manifest>{''.join(manifest)}</manifest>\n"
         f"<spine>{''.join(spine)}</spine>\n</package>\n"

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from xml.sax.saxutils import quoteattr
+from html import escape
 
 SMIL_TYPE = "application/smil+xml"
 
@@ -22,6 +22,11 @@ class Par:
     """The audio file, relative to the overlay."""
     begin_ms: int
     end_ms: int
+
+
+def quoteattr(value: str) -> str:
+    """An XML attribute value in double quotes (``xml.sax.saxutils`` would import ``urllib.request``)."""
+    return f'"{escape(value, quote=True)}"'
 
 
 def clock(ms: int) -> str:

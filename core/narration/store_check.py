@@ -267,11 +267,13 @@ def _measure(path: Path, store: StoreRules) -> FileCheck:
         channels = int(context.layout.nb_channels)
         codec = str(context.codec.name)
         meter = _Meter(rate, store.speech_db)
-        resampler = av.AudioResampler(format="fltp", layout=context.layout, rate=rate)
+        # one conversion per second of audio, not per codec frame (a 1152-sample MP3 frame is 26 ms)
+        resampler = av.AudioResampler(format="fltp", layout=context.layout, rate=rate, frame_size=rate)
         bits, packet_seconds, packet_kbps = 0, 0.0, set()
+        time_base = float(stream.time_base) if stream.time_base else 0.0
         for packet in container.demux(stream):
-            if packet.size and packet.duration and packet.time_base:
-                seconds = float(packet.duration * packet.time_base)
+            if packet.size and packet.duration and time_base:
+                seconds = packet.duration * time_base
                 bits += packet.size * 8
                 packet_seconds += seconds
                 packet_kbps.add(round(packet.size * 8 / seconds / 1000))

@@ -284,7 +284,9 @@ def _no_take(d: Mapping[str, Any]) -> str:
     return f"Segment {d['segment']} has {have}; there is no take {d['take']}."
 
 
-def _size(n: int) -> str:
+def _size(n: Any) -> str:
+    if not isinstance(n, (int, float)):
+        return str(n)
     for unit, scale in (("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
         if n >= scale:
             return f"{n / scale:.1f} {unit}"
@@ -295,6 +297,17 @@ def _not_rendered(d: Mapping[str, Any]) -> str:
     pending = d["pending"]
     shown = _join(pending[:10]) + ("…" if len(pending) > 10 else "")
     return f"{len(pending)} of {d['total']} segments are not rendered yet ({shown}): render the project first."
+
+
+def _lock_purpose(d: Mapping[str, Any]) -> str:
+    words = {"render": "being rendered", "narrate": "being narrated", "export": "being exported"}
+    return words.get(str(d.get("purpose")), "in use")
+
+
+def _lock_holder(d: Mapping[str, Any]) -> str:
+    if not d.get("pid"):
+        return "a process that did not say who it is"
+    return f"process {d['pid']} on {d['host']}, since {d['since']}"
 
 
 _NO_VOICE = "This model ({variant}) has no built-in voice, and segment {segment} has no voice of its own: "
@@ -365,6 +378,18 @@ PROJECT = {
         "The model folder this project was rendered with, {folder}, is not there any more; choose a model.",
         cli="The model folder this project was rendered with, {folder}, is not there any more; add --bundle DIR.",
     ),
+    "project.locked": Words(
+        lambda d: (
+            f"{d['folder']} is {_lock_purpose(d)} by another Chatterbox Desk ({_lock_holder(d)}). It is "
+            "opened read-only: wait until it is done, or close the project there."
+        ),
+        cli=lambda d: (
+            f"{d['folder']} is {_lock_purpose(d)} by another Chatterbox Desk ({_lock_holder(d)}); wait "
+            "until it is done, or close the project there, and run the command again."
+        ),
+        api=lambda d: f"The project is {_lock_purpose(d)} by another process ({_lock_holder(d)}).",
+    ),
+    "project.lock_failed": Words("Cannot lock the project in {folder}: {reason}."),
     "voices.unknown": Words(_unknown_voices),
     "render.no_voice": Words(
         _NO_VOICE + "give the project a voice (a recording or a voice-library name).",

@@ -135,6 +135,38 @@ def test_the_format_rules_bitrate_cbr_sample_rate_and_codec(tmp_path):
     assert flac.failures == ["acx.not_mp3"] and flac.cbr is None
 
 
+def test_the_engines_encoder_with_the_presets_format_writes_what_acx_takes(tmp_path):
+    """Audio at the model's 24 kHz, mastered as the preset says, through the export's encoder (resampled to 44.1
+    kHz, LAME CBR 192 kb/s): it passes; the same with VBR does not."""
+    from core.engine import SAMPLE_RATE, AudioEncoder, EncodeSettings
+
+    audio = narration(rate=SAMPLE_RATE)
+    for vbr in (False, True):
+        settings = EncodeSettings(sample_rate=PRESET.sample_rate, bitrate=PRESET.bitrate, vbr=vbr)
+        encoder = AudioEncoder(tmp_path / f"vbr-{vbr}.mp3", settings)
+        for start in range(0, audio.size, SAMPLE_RATE):
+            encoder.write(audio[start : start + SAMPLE_RATE])
+        check = check_file(encoder.close())
+        assert (check.sample_rate, check.channels) == (44_100, 1)
+        if not vbr:
+            assert check.passed, check.failures
+        else:  # LAME's VBR also drops the −72 dB room tone as inaudible (digital silence) and averages < 192 kb/s
+            assert {"acx.not_cbr", "acx.bitrate_low"} <= set(check.failures)
+
+
+def test_cbr_is_told_from_vbr_behind_a_large_id3_tag_with_a_cover(tmp_path):
+    from mutagen.id3 import APIC, ID3
+
+    audio = narration()
+    for name, extra in (("cbr", {}), ("vbr", {"bitrate": None, "qscale": 2})):
+        path = write(tmp_path / f"{name}.mp3", audio, **extra)
+        tags = ID3()
+        tags.add(APIC(encoding=3, mime="image/jpeg", type=3, desc="cover", data=bytes(range(256)) * 800))
+        tags.save(path)
+        assert path.stat().st_size > 200_000
+        assert check_file(path).cbr is (name == "cbr")
+
+
 def test_every_format_the_export_writes_is_measured_alike(tmp_path):
     """m4b, opus, flac and wav of the same audio: the same RMS, peak and room tone (lossy codecs shift the peak
     and the noise floor a little)."""

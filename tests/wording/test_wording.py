@@ -129,7 +129,6 @@ def _raised() -> dict[str, set[frozenset[str]]]:
         "cli.message": {frozenset(CliError("x").data)},
         "api.unknown_voice": {frozenset(UnknownVoice("alloy", ["Ada"]).data)},
         "synthesis.cancelled": {frozenset()},
-        "export.cancelled": {frozenset()},  # ExportCancelled() (core/narration/export_plan.py)
     }
     for _path, call, code in _code_calls():
         if not (isinstance(code, ast.Constant) and isinstance(code.value, str)):
@@ -164,8 +163,6 @@ def test_below_the_front_ends_every_error_is_raised_with_a_literal_code():
         if not (isinstance(code, ast.Constant) and isinstance(code.value, str) and is_code(code.value)):
             if _name(call.func) == "SynthesisCancelled" and code is None:
                 continue  # its code is "synthesis.cancelled" by default
-            if _name(call.func) == "ExportCancelled" and code is None:
-                continue  # its code is "export.cancelled" by default
             if isinstance(code, ast.Attribute) and code.attr == "code":
                 continue  # an error passed on with its own code (``exc.code, **exc.data``)
             wrong.append(f"{rel}:{call.lineno}")
