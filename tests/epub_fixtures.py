@@ -54,13 +54,19 @@ def write_epub(
     extra_manifest: dict[str, str] | None = None,
     renditions: list[tuple[str, str]] | None = None,
     direction: str = "",
+    modified: bool = False,
+    item_attrs: dict[str, str] | None = None,
+    metadata: str = "",
 ) -> Path:
     """An EPUB of ``documents`` (file name under ``OEBPS/`` → XHTML) with an EPUB 3 nav or an EPUB 2 NCX from
     ``toc``. ``missing``: files listed in the package but left out of the archive. ``renditions``: more
     ``rootfile`` entries (full path, package XML) listed *after* the default one. ``extra``: more members."""
     toc = toc if toc is not None else [Nav(name, name) for name, _ in documents]
     spine = spine if spine is not None else [name for name, _ in documents]
-    manifest = [f'<item id="{_id(n)}" href="{n}" media-type="application/xhtml+xml"/>' for n, _ in documents]
+    attrs = item_attrs or {}
+    manifest = [
+        f'<item id="{_id(n)}" href="{n}" media-type="application/xhtml+xml"{attrs.get(n, "")}/>' for n, _ in documents
+    ]
     manifest += [f'<item id="{_id(n)}" href="{n}" media-type="application/xhtml+xml"/>' for n in missing]
     manifest += [f'<item id="{_id(h)}" href="{h}" media-type="{k}"/>' for h, k in (extra_manifest or {}).items()]
     members: dict[str, str | bytes] = {f"{OPS}/{n}": text for n, text in documents}
@@ -83,7 +89,9 @@ def write_epub(
         'unique-identifier="id">\n'
         '<metadata xmlns:dc="http://purl.org/dc/elements/1.1/">'
         f'<dc:identifier id="id">fixture</dc:identifier><dc:title>{title}</dc:title>'
-        f"<dc:language>{language}</dc:language><dc:creator>Fixture Author</dc:creator></metadata>\n"
+        f"<dc:language>{language}</dc:language><dc:creator>Fixture Author</dc:creator>"
+        + ('<meta property="dcterms:modified">2024-01-01T00:00:00Z</meta>' if modified and version >= 3 else "")
+        + f"{metadata}</metadata>\n"
         f"<manifest>{''.join(manifest)}</manifest>\n"
         f"<spine{spine_attrs}>{''.join(itemrefs)}</spine>\n" + (f"<guide>{guide_xml}</guide>" if guide_xml else "")
     ) + "</package>\n"
@@ -221,3 +229,126 @@ def novel(path: Path, text_chars: int = 1_000_000, chapters: int = 40, seed: int
         documents.append((name, xhtml(f"<h2>Chapter {number}</h2>\n" + "\n".join(paragraphs), f"Chapter {number}")))
         toc.append(Nav(f"Chapter {number}", name))
     return write_epub(path, documents, toc, title="A Long Voyage")
+
+
+# --- books for the read-along export ------------------------------------------------------------------------------
+READALONG_CSS = "body { font-family: serif; }\n"
+FONT_BYTES = bytes(range(256)) * 4
+"""Stands for a font file: copied byte for byte, never parsed."""
+
+
+def readalong_novel(path: Path, overlays: bool = False) -> Path:
+    """An EPUB 3 with what a read-along book meets: several sentences per paragraph, sentences across ``<em>``,
+    ``<a>`` and ruby, a footnote mark, headings, a list and a table, a file holding two chapters, a stylesheet, an
+    image and a font (kept byte for byte). ``overlays``: the book already has Media Overlays of its own."""
+    css = '<link rel="stylesheet" type="text/css" href="style.css"/>'
+    one = xhtml(
+        '<h1 id="c1">Chapter <em>One</em></h1>\n'
+        "<p>The harbour was quiet. Gulls circled over the masts. Nobody moved on the quay.</p>\n"
+        '<p>She read the <em>whole letter</em> twice. Then she went to <a href="chapter2.xhtml">the inn</a> and '
+        "waited.</p>\n"
+        '<p>It began <em>slowly. Then it</em> rained hard.<a epub:type="noteref" href="#n1">1</a> The roads '
+        "flooded.</p>\n"
+        '<p><img src="images/map.png" alt="a map"/>The map showed <ruby>東<rt>とう</rt>京<rt>きょう</rt></ruby> '
+        "in the corner. It was old.</p>\n"
+        '<aside epub:type="footnote" id="n1"><p>A note about the rain.</p></aside>\n',
+        "One",
+        head=css,
+    )
+    two = xhtml(
+        '<h1 id="c2">Chapter Two</h1>\n<p>The inn was warm. A fire burned in the hearth.</p>\n'
+        "<ul><li>Bread was on the table.</li><li>Wine stood beside it.</li></ul>\n"
+        '<h1 id="c3">Chapter Three</h1>\n'
+        "<table><tr><th>Day</th><th>Weather</th></tr><tr><td>Monday was grey.</td><td>Tuesday was clear.</td></tr>"
+        "</table>\n<p>They left at dawn. The sea was calm again.</p>\n",
+        "Two and Three",
+        head=css,
+    )
+    documents = [("chapter1.xhtml", one), ("chapter2.xhtml", two)]
+    toc = [Nav("One", "chapter1.xhtml"), Nav("Two", "chapter2.xhtml#c2"), Nav("Three", "chapter2.xhtml#c3")]
+    extra: dict[str, str | bytes] = {
+        f"{OPS}/style.css": READALONG_CSS,
+        f"{OPS}/images/map.png": _png(),
+        f"{OPS}/fonts/serif.woff": FONT_BYTES,
+    }
+    manifest = {"style.css": "text/css", "images/map.png": "image/png", "fonts/serif.woff": "font/woff"}
+    attrs: dict[str, str] = {}
+    metadata = ""
+    if overlays:
+        smil = (
+            '<?xml version="1.0" encoding="utf-8"?>\n<smil xmlns="http://www.w3.org/ns/SMIL" version="3.0">'
+            '<body><par id="p1"><text src="../chapter1.xhtml#c1"/>'
+            '<audio src="../audio/old.mp3" clipBegin="0:00:00.000" clipEnd="0:00:01.000"/></par></body></smil>\n'
+        )
+        extra[f"{OPS}/smil/chapter1.smil"] = smil
+        extra[f"{OPS}/audio/old.mp3"] = _silent_mp3()
+        manifest.update({"smil/chapter1.smil": "application/smil+xml", "audio/old.mp3": "audio/mpeg"})
+        attrs["chapter1.xhtml"] = ' media-overlay="i-smil-chapter1-smil"'
+        metadata = (
+            '<meta property="media:duration" refines="#i-smil-chapter1-smil">0:00:01.000</meta>'
+            '<meta property="media:duration">0:00:01.000</meta>'
+            '<meta property="media:active-class">old-active</meta>'
+        )
+    return write_epub(
+        path,
+        documents,
+        toc,
+        extra=extra,
+        extra_manifest=manifest,
+        modified=True,
+        item_attrs=attrs,
+        metadata=metadata,
+    )
+
+
+def readalong_rtl(path: Path) -> Path:
+    """A right-to-left book (Arabic): ``dir="rtl"`` documents, the spine read right to left."""
+    one = xhtml(
+        "<h1>الفصل الأول</h1>\n<p>كان البحر هادئا. طارت النوارس فوق السفن. لم يتحرك أحد.</p>\n"
+        "<p>قرأت <em>الرسالة كلها</em> مرتين. ثم ذهبت إلى النزل.</p>\n",
+        "الفصل الأول",
+        lang="ar",
+        direction="rtl",
+    )
+    return write_epub(path, [("chapter1.xhtml", one)], language="ar", direction="rtl", modified=True)
+
+
+def readalong_vertical(path: Path) -> Path:
+    """Vertical Japanese: ``writing-mode: vertical-rl``, pages turned right to left, ruby over the kanji."""
+    one = xhtml(
+        "<h1>第一章</h1>\n<p>港は静かだった。<ruby>海<rt>うみ</rt></ruby>の上を鳥が飛んでいた。誰も動かなかった。</p>\n"
+        "<p>彼女は手紙を<em>二度</em>読んだ。それから宿へ行った。</p>\n",
+        "第一章",
+        lang="ja",
+        style="html { writing-mode: vertical-rl; -epub-writing-mode: vertical-rl; }",
+    )
+    return write_epub(path, [("chapter1.xhtml", one)], language="ja", direction="rtl", modified=True)
+
+
+def _png() -> bytes:
+    import struct
+    import zlib
+
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data) & 0xFFFFFFFF)
+
+    header = struct.pack(">IIBBBBB", 1, 1, 8, 0, 0, 0, 0)
+    return (
+        b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IDAT", zlib.compress(b"\x00\x00")) + chunk(b"IEND", b"")
+    )
+
+
+def _silent_mp3() -> bytes:
+    import io
+
+    import av
+    import numpy as np
+
+    buffer = io.BytesIO()
+    with av.open(buffer, "w", format="mp3") as container:
+        stream = container.add_stream("libmp3lame", rate=24000, layout="mono")
+        frame = av.AudioFrame.from_ndarray(np.zeros((1, 24000), np.float32), format="flt", layout="mono")
+        frame.sample_rate, frame.pts = 24000, 0
+        for packet in [*stream.encode(frame), *stream.encode(None)]:
+            container.mux(packet)
+    return buffer.getvalue()

@@ -25,6 +25,7 @@ from core.narration.document import MAX_DOCUMENT_CHARS, Block, Document, Documen
 from core.narration.epub_import import read_epub
 from core.narration.project import Chapter, Segment
 from core.narration.sentences import clean_paragraph, split_sentences
+from core.narration.text_locator import locate
 
 PAUSE_SENTENCE_S = 0.3
 PAUSE_PARAGRAPH_S = 0.8
@@ -224,7 +225,7 @@ def build_script(doc: Document, voice: str | None, language: str | None = "en", 
         kind = "sentence" if block.kind == "paragraph" else "heading"
         if kind == "sentence" and _PAGE_NUMBER.match(block.text):
             continue  # a page number of a scanned book, on a line of its own
-        cursor = 0
+        cursor, first = 0, len(segments)
         for match in list(_VOICE_TAG.finditer(block.text)) + [None]:
             piece = block.text[cursor : match.start() if match else len(block.text)]
             items = _pieces(piece, language, whole=kind == "heading")
@@ -259,6 +260,8 @@ def build_script(doc: Document, voice: str | None, language: str | None = "en", 
                 if voice not in voices:
                     voices.append(voice)
                 cursor = match.end()
+        if block.source is not None:
+            _locate(block.text, block.source, segments[first:])
         if segments and segments[-1].paragraph == paragraph and kind == "sentence":
             last = segments[-1]
             if last.pause_after < PAUSE_PARAGRAPH_S:  # a tag shorter than a paragraph's gap gives way to it
@@ -268,6 +271,13 @@ def build_script(doc: Document, voice: str | None, language: str | None = "en", 
     if not segments:
         raise TextInputError("document.nothing_to_say")
     return Script(chapters, segments, voices)
+
+
+def _locate(text: str, source: dict, segments: list[Segment]) -> None:
+    """Each segment's place in its EPUB block (the read-along export wraps it there)."""
+    for segment, place in zip(segments, locate(text, [s.text for s in segments])):
+        if place is not None:
+            segment.source = {**source, "start": place[0], "end": place[1]}
 
 
 def _pieces(text: str, language: str | None = "en", whole: bool = False) -> list[Sentence | Pause]:

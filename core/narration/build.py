@@ -13,7 +13,7 @@ import hashlib
 from dataclasses import dataclass
 from pathlib import Path
 
-from core.engine import atomic_path
+from core.engine import atomic_path, copy_file_atomic
 from core.narration.book_import import Document, build_script
 from core.narration.project import Project, ProjectError
 from core.narration.voices import resolve_voices
@@ -34,8 +34,23 @@ def source_identity(name: str, text_or_bytes: bytes | str, voice: str | None) ->
     return {"name": name, "sha256": hashlib.sha256(data).hexdigest(), "voice": voice}
 
 
+BOOK_FILE = "book/source.epub"
+"""The project's copy of the EPUB it was imported from (the read-along export adds narration to it)."""
+
+
 def needs_import(project: Project, source: dict) -> bool:
-    return not project.segments or project.source != source
+    """The document is new or changed, or an EPUB whose copy (and the segments' places in it, recorded since the
+    read-along export) the project lacks: importing it again keeps every unchanged segment with its takes."""
+    if not project.segments or project.source != source:
+        return True
+    epub = str(source.get("name", "")).lower().endswith(".epub")
+    return epub and not (project.folder / BOOK_FILE).is_file()
+
+
+def kept_book(project: Project) -> Path | None:
+    """The project's copy of its EPUB (``None``: not imported from an EPUB, or before copies were kept)."""
+    path = project.folder / BOOK_FILE
+    return path if path.is_file() else None
 
 
 def import_document(
@@ -76,6 +91,7 @@ def import_document(
             previous = carried.get(index)
             if previous is not None:
                 previous.chapter, previous.paragraph = segment.chapter, segment.paragraph
+                previous.source = segment.source
                 script.segments[index] = previous
                 kept += 1
             else:
@@ -88,12 +104,23 @@ def import_document(
     for index, chapter in enumerate(script.chapters):  # a chapter's voice stays with the chapter of that title
         if index < len(project.chapters) and project.chapters[index].title == chapter.title:
             chapter.voice = project.chapters[index].voice
+    if doc.book is not None:
+        _keep_book(project, doc.book)
     project.segments = script.segments
     project.chapters = script.chapters
     project.source = source
     if doc.cover:
         _keep_cover(project, doc.cover)
     return ImportReport(len(script.segments), kept, len(script.segments) - kept, len(script.chapters))
+
+
+def _keep_book(project: Project, book: Path) -> None:
+    target = project.folder / BOOK_FILE
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        copy_file_atomic(book, target)
+    except OSError as exc:
+        raise ProjectError("project.save_failed", folder=str(project.folder), reason=str(exc.strerror or exc)) from exc
 
 
 def _keep_cover(project: Project, image: bytes) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from core.engine import Notice, TextInputError
 
@@ -21,6 +22,10 @@ class Block:
     skipped: bool = False
     """A ``chapter`` block kept in the project but not narrated (a cover, the table of contents, a page without
     text); its text, if any, becomes segments of that skipped chapter."""
+    source: dict | None = None
+    """Where the block stands in its EPUB: ``file`` (the archive member), ``block`` (its number among the blocks of
+    that file, as :func:`core.narration.html_text.text_runs` counts them) and ``path`` (its element, an lxml path);
+    ``None`` for text and Markdown. The read-along export finds the block's sentences there again."""
 
 
 @dataclass
@@ -34,6 +39,8 @@ class Document:
     """The book's cover image (JPEG or PNG bytes, from an EPUB's manifest; empty: none): exports embed it."""
     warnings: list[Notice] = field(default_factory=list)
     """What the import left out and why (a missing or damaged file of an EPUB): the rest was imported."""
+    book: Path | None = None
+    """The EPUB file the document was read from (the project keeps a copy for the read-along export)."""
 
 
 class DocumentError(TextInputError):

@@ -28,6 +28,7 @@ from core.narration.project import (
     chapter_from_dict,
     segment_from_dict,
 )
+from core.narration.text_locator import merged_place, split_place
 
 HISTORY_FILE = "history.json"
 HISTORY_LIMIT = 100
@@ -124,6 +125,7 @@ def merge(project: Project, number: int) -> Edit:
     merged.kind = first.kind if first.kind == second.kind else "sentence"
     merged.pause_after, merged.pause_exact = second.pause_after, second.pause_exact
     merged.skipped = first.skipped and second.skipped
+    merged.source = merged_place(first.source, second.source)  # the read-along export finds it in the book
     project.segments[number - 1 : number + 1] = [merged]
     return _end(project, edit, 1)
 
@@ -137,6 +139,7 @@ def split(project: Project, number: int, at: int) -> Edit:
     edit = _begin(project, "split", number, number - 1, number)
     first, second = _derived(project, segment, head), _derived(project, segment, tail)
     first.pause_after, first.pause_exact = 0.0, False
+    first.source, second.source = split_place(segment.source, segment.text, at)
     project.segments[number - 1 : number] = [first, second]
     return _end(project, edit, 2)
 

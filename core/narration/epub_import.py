@@ -34,7 +34,15 @@ from lxml import etree
 
 from core.engine import Notice
 from core.narration.document import MAX_DOCUMENT_CHARS, Block, Document, DocumentError
-from core.narration.html_text import Anchor, epub_types, html_blocks, local_name, page_types, parse_xhtml, visible_text
+from core.narration.html_text import (
+    Anchor,
+    epub_types,
+    local_name,
+    page_types,
+    parse_xhtml,
+    text_runs,
+    visible_text,
+)
 
 MAX_EPUB_BYTES = 1 << 30
 """An EPUB file larger than 1 GiB is refused before it is opened."""
@@ -150,7 +158,9 @@ def read_epub(path: Path) -> Document:
         raise DocumentError("document.unreadable", path=str(path), reason=str(exc.strerror or exc)) from exc
     with archive:
         try:
-            return _read(_Archive(archive, path.name), path)
+            doc = _read(_Archive(archive, path.name), path)
+            doc.book = path
+            return doc
         except (zipfile.BadZipFile, zlib.error, EOFError) as exc:
             raise DocumentError("document.damaged_zip", name=path.name) from exc
         except NotImplementedError as exc:  # a compression method zipfile cannot inflate
@@ -187,6 +197,24 @@ def _read(archive: _Archive, path: Path) -> Document:
         doc.blocks.append(Block("chapter", "", title=title, skipped=chapter.skip))
         doc.blocks += chapter.blocks
     return doc
+
+
+def chapter_anchors(path: Path) -> dict[str, set[str]]:
+    """Archive member → the ids at which the import cut that file into chapters: walking a file again with the same
+    ids numbers its blocks as the import did (:attr:`~core.narration.document.Block.source`)."""
+    with zipfile.ZipFile(path) as zipped:
+        archive = _Archive(zipped, Path(path).name)
+        opf_name = _rootfile(archive)
+        opf = archive.xml(opf_name)
+        base = posixpath.dirname(opf_name)
+        items = _manifest(opf, base)
+        nav_item = next((i for i in items.values() if "nav" in i.properties), None)
+        entries, _skip = _navigation(archive, opf, base, items, nav_item, Document(""))
+    out: dict[str, set[str]] = {}
+    for entry in _split_points(entries):
+        if entry.fragment:
+            out.setdefault(entry.file, set()).add(entry.fragment)
+    return out
 
 
 def _first_words(chapter: _Chapter, count: int = 6) -> str:
@@ -428,7 +456,7 @@ def _chapters(archive, spine, entries, skip_files, nav_item, doc) -> list[_Chapt
         anchors = {f for f in here if f}
         kinds = page_types(root)
         skip = item.name in skip_files or bool(kinds & {"toc", "cover"}) or item is nav_item
-        items = html_blocks(root, anchors)
+        items = _located_blocks(root, anchors, item.name)
         if anchors and "" not in here and not any(isinstance(p, Anchor) for p in items):
             here = {"": next(iter(here.values()))}  # the navigation names ids the file lacks: it starts at the top
         if "" in here or not seen_start or skip:
@@ -455,3 +483,21 @@ def _chapters(archive, spine, entries, skip_files, nav_item, doc) -> list[_Chapt
         ):
             chapter.skip = True  # a page without text (a cover image, a blank page)
     return chapters
+
+
+def _located_blocks(root, anchors: set[str], name: str) -> list[Block | Anchor]:
+    """The file's blocks, each with its :attr:`~core.narration.document.Block.source` (file, number, element)."""
+    out: list[Block | Anchor] = []
+    tree = root.getroottree()
+    number = 0
+    for run in text_runs(root, anchors):
+        if isinstance(run, Anchor):
+            out.append(run)
+            continue
+        owner, attr = next(((n, a) for _, n, a in run.pieces if n is not None), (None, None))
+        element = owner.getparent() if attr == "tail" and owner is not None else owner
+        path = tree.getpath(element) if element is not None else ""
+        run.block.source = {"file": name, "block": number, "path": path}
+        number += 1
+        out.append(run.block)
+    return out

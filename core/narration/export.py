@@ -47,6 +47,8 @@ from core.narration.export_stream import (
     spooled,
 )
 from core.narration.project import STALE_PARTIAL_S, Project, ProjectError, Segment, pause_seconds
+from core.narration.readalong import export_readalong
+from core.narration.readalong_check import is_readalong
 from core.narration.subtitles import Cue, write_subtitles
 
 __all__ = [
@@ -91,6 +93,8 @@ def export_project(
 ) -> ExportResult:
     """Write the files ``request`` names; ``progress`` hears how far it is, ``cancelled()`` returning true stops it
     (:class:`ExportCancelled`; nothing is left under the name of the file being written)."""
+    if is_readalong(request.out):  # a read-along EPUB: its chapter files come back through here
+        return _export_readalong(project, request, progress, cancelled)
     check_request(request)
     segments = chosen_segments(project, request)
     _check_rendered(project, segments)
@@ -289,6 +293,34 @@ def preview(project: Project, first: int = 1, max_seconds: float | None = None) 
             speech[entry[0]] = entry[1]
     audio = np.concatenate(blocks) if blocks else np.zeros(0, np.float32)
     return audio, _timeline(project, segments, speech, 0)
+
+
+def _export_readalong(project: Project, request: ExportRequest, progress, cancelled) -> ExportResult:
+    """A read-along EPUB (:mod:`core.narration.readalong`); the timeline is each segment's place in its chapter's
+    audio file, and ``chapters`` the chapters narrated."""
+    done = export_readalong(project, request, progress, cancelled, export=export_project)
+    result = ExportResult(seconds=round(done.seconds, 3))
+    numbers = {s.id: n for n, s in enumerate(project.segments, 1)}
+    for audio in done.chapters:
+        for clip in audio.clips:
+            number = numbers[clip.segment]
+            result.timeline[number] = Placement(number, clip.start / SAMPLE_RATE, clip.speech_end / SAMPLE_RATE)
+        result.chapters.append(
+            {"number": audio.chapter + 1, "title": project.chapters[audio.chapter].title, "start": 0.0}
+        )
+    result.files.append(
+        {
+            "path": str(done.path),
+            "kind": "read-along",
+            "seconds": round(done.seconds, 3),
+            "overlays": len(done.report.overlays),
+            "chapters_encoded": sum(1 for a in done.chapters if not a.reused),
+            "chapters_kept": sum(1 for a in done.chapters if a.reused),
+            "from_book": done.from_book,
+            "not_highlighted": done.report.lost,
+        }
+    )
+    return result
 
 
 def _check_rendered(project: Project, segments: list[Segment]) -> None:

@@ -12,6 +12,7 @@ from pathlib import Path
 
 from core.engine import DEFAULT_TRUE_PEAK, SAMPLE_RATE, EncodeSettings, check_settings, encoding_for
 from core.narration.project import Project, ProjectError, Segment, pause_seconds
+from core.narration.readalong_check import check_readalong
 from core.narration.subtitles import SUBTITLE_SUFFIXES
 
 CHECK_RULES = ("acx",)
@@ -222,6 +223,8 @@ def check_request(request: ExportRequest) -> None:
     a missing folder, or one this user may not write to."""
     if request.out is None and request.per_chapter is None and request.subtitles is None:
         raise ProjectError("export.nothing")
+    if request.out is not None and request.out.suffix.lower() == ".epub":  # a read-along book
+        return check_readalong(request)
     encoding = request.encoding if request.master is None else None
     if request.out is not None:
         check_format(request.out, encoding)

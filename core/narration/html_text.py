@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import Any
 
 from lxml import etree, html
 
@@ -92,18 +93,37 @@ def page_types(root) -> set[str]:
     return out
 
 
+Piece = tuple[str, Any, str | None]
+"""A run of a block's raw text: the string, the element holding it and ``"text"`` or ``"tail"`` (which of its strings);
+``(" ", None, None)`` for a space a boundary or ``<br/>`` adds."""
+
+
+@dataclass
+class TextRun:
+    """A block and the raw strings of the document its text is made of (collapsed by :func:`collapse`)."""
+
+    block: Block
+    pieces: list[Piece]
+
+
 def html_blocks(root, anchors: Iterable[str] = ()) -> list[Block | Anchor]:
     """Headings and paragraphs of a parsed document in reading order, with an :class:`Anchor` where an element
     whose ``id`` is one of ``anchors`` begins."""
+    return [r.block if isinstance(r, TextRun) else r for r in text_runs(root, anchors)]
+
+
+def text_runs(root, anchors: Iterable[str] = ()) -> list[TextRun | Anchor]:
+    """:func:`html_blocks` with the strings of the document each block comes from (the read-along export wraps
+    sentences found there; both walk the same way, so a block's number in its file finds it again)."""
     wanted = frozenset(anchors)
-    out: list[Block | Anchor] = []
-    run: list[str] = []
+    out: list[TextRun | Anchor] = []
+    run: list[Piece] = []
 
     def flush() -> None:
-        words = _words("".join(run))
-        run.clear()
+        words = _words("".join(p[0] for p in run))
         if words:
-            out.append(Block("paragraph", words))
+            out.append(TextRun(Block("paragraph", words), list(run)))
+        run.clear()
 
     stack: list[tuple[etree._Element, bool]] = [(body_of(root), False)]
     while stack:
@@ -113,11 +133,11 @@ def html_blocks(root, anchors: Iterable[str] = ()) -> list[Block | Anchor]:
             if tag in BLOCK_TAGS:
                 flush()
             if node.tail:
-                run.append(node.tail)
+                run.append((node.tail, node, "tail"))
             continue
         if tag is None or tag in HIDDEN_TAGS or _unspoken(node):
             if node.tail:
-                run.append(node.tail)
+                run.append((node.tail, node, "tail"))
             continue
         ident = _anchor_id(node, tag)
         if ident in wanted:
@@ -127,21 +147,22 @@ def html_blocks(root, anchors: Iterable[str] = ()) -> list[Block | Anchor]:
             flush()
             inner = [a for a in (_anchor_id(d, local_name(d)) for d in node.iterdescendants()) if a in wanted]
             out += [Anchor(a) for a in inner if a != ident]
-            words = _words(visible_text(node))
+            pieces = visible_pieces(node)
+            words = _words("".join(p[0] for p in pieces))
             if words:
-                out.append(Block("heading", words))
+                out.append(TextRun(Block("heading", words), pieces))
             if node.tail:
-                run.append(node.tail)
+                run.append((node.tail, node, "tail"))
             continue
         if tag == "br":
-            run.append(" ")
+            run.append((" ", None, None))
             if node.tail:
-                run.append(node.tail)
+                run.append((node.tail, node, "tail"))
             continue
         if tag in BLOCK_TAGS:
             flush()
         if node.text:
-            run.append(node.text)
+            run.append((node.text, node, "text"))
         stack.append((node, True))
         stack.extend((child, False) for child in reversed(node))
     flush()
@@ -151,30 +172,36 @@ def html_blocks(root, anchors: Iterable[str] = ()) -> list[Block | Anchor]:
 def visible_text(node) -> str:
     """The text of an element and its descendants as a reader sees it (no ruby readings, scripts or styles;
     ``<br/>`` and block boundaries separate words)."""
-    parts: list[str] = []
+    return "".join(p[0] for p in visible_pieces(node))
+
+
+def visible_pieces(node) -> list[Piece]:
+    """:func:`visible_text` as the strings of the document it is made of."""
+    parts: list[Piece] = []
+    space: Piece = (" ", None, None)
     stack: list[tuple[etree._Element, bool]] = [(node, False)]
     while stack:
         current, closing = stack.pop()
         tag = local_name(current)
         if closing:
             if tag in BLOCK_TAGS or tag in HEADING_TAGS:
-                parts.append(" ")
+                parts.append(space)
             if current.tail and current is not node:
-                parts.append(current.tail)
+                parts.append((current.tail, current, "tail"))
             continue
         if tag is None or tag in HIDDEN_TAGS or tag == "br":
             if tag == "br":
-                parts.append(" ")
+                parts.append(space)
             if current.tail and current is not node:
-                parts.append(current.tail)
+                parts.append((current.tail, current, "tail"))
             continue
         if tag in BLOCK_TAGS or tag in HEADING_TAGS:
-            parts.append(" ")
+            parts.append(space)
         if current.text:
-            parts.append(current.text)
+            parts.append((current.text, current, "text"))
         stack.append((current, True))
         stack.extend((child, False) for child in reversed(current))
-    return "".join(parts)
+    return parts
 
 
 _CJK = "\u2e80-\u9fff\uf900-\ufaff\uff00-\uffef"

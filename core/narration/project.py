@@ -91,6 +91,10 @@ class Segment:
     own_voice: bool = False
     """The voice was chosen for this segment itself (a ``[voice:Name]`` tag, ``--set-voice``): neither the
     dialogue voice nor its chapter's voice replaces it."""
+    source: dict | None = None
+    """Where the segment's words stand in the imported EPUB: ``file``, ``block`` and ``path`` of its block
+    (:attr:`core.narration.document.Block.source`) and ``start``/``end``, character offsets in the block's text;
+    ``None`` for text and Markdown, and in projects imported before it was recorded."""
 
     def fail(self, code: str, data: dict, line: str) -> None:
         """Record why the segment failed (the data as plain JSON values, so the project file can always hold them)."""
@@ -486,6 +490,7 @@ def _segment(folder: Path, data, index: int, chapter_count: int, voices: dict) -
         spoken=data.get("spoken"),
         dialogue=bool(data.get("dialogue", False)),
         own_voice=bool(data.get("own_voice", False)),
+        source=_source(data.get("source"), where),
     )
     _check(segment.spoken is None or isinstance(segment.spoken, str), f"{where}.spoken must be text")
     _check(0 <= segment.chapter < max(chapter_count, 1), f"{where}.chapter is not a chapter of the project")
@@ -524,6 +529,18 @@ def _segment(folder: Path, data, index: int, chapter_count: int, voices: dict) -
         f"{where}.chosen is not one of its takes",
     )
     return segment
+
+
+def _source(data, where: str) -> dict | None:
+    if data is None:
+        return None
+    _check(
+        isinstance(data, dict)
+        and isinstance(data.get("file"), str)
+        and all(isinstance(data.get(k), int) and not isinstance(data.get(k), bool) for k in ("block", "start", "end")),
+        f"{where}.source must name a file, a block and a start and end",
+    )
+    return dict(data)
 
 
 def _chapter(data, index: int, voices: dict | None = None) -> Chapter:

@@ -492,6 +492,42 @@ STORE = {
 }
 
 
+def _chapters_not_rendered(d: Mapping[str, Any]) -> str:
+    chapters = d["chapters"]
+    shown = _join(chapters[:10]) + ("…" if len(chapters) > 10 else "")
+    return (
+        f"{len(chapters)} chapter(s) are not rendered yet ({shown}; {d['segments']} segment(s) pending): render "
+        "them first, or export only rendered chapters."
+    )
+
+
+READALONG = {
+    "readalong.not_rendered": Words(
+        _chapters_not_rendered,
+        cli=lambda d: _chapters_not_rendered(d).replace("export only rendered chapters", "choose them with --chapters"),
+    ),
+    "readalong.nothing": Words("Nothing to narrate in these chapters: every segment is skipped."),
+    "readalong.no_book": Words(
+        "The project does not keep the book {name} as it was imported: import it again (its segments and takes "
+        "are kept), then export the read-along book.",
+        cli="The project does not keep the book {name} as it was imported: run project DIR --import {name} (its "
+        "segments and takes are kept), then export again.",
+    ),
+    "readalong.epub2": Words(
+        "{name} is an EPUB 2 book: read-along books need EPUB 3. Convert it to EPUB 3 (Calibre, Sigil) and import "
+        "it again."
+    ),
+    "readalong.book_damaged": Words("The project's copy of the book is damaged ({name}): import the book again."),
+    "readalong.nothing_found": Words(
+        "No narrated sentence of {name} was found in the book itself: import the book again, then export."
+    ),
+    "readalong.alone": Words(
+        "A read-along book is exported on its own: export chapter files or subtitles in a second export.",
+        cli="A read-along book (--out BOOK.epub) is exported on its own: drop --per-chapter and --subtitles.",
+    ),
+}
+
+
 # --- what the front ends raise themselves ---------------------------------------------------------------------------
 def _unknown_api_voice(d: Mapping[str, Any]) -> str:
     listed = _join(d["known"]) if d["known"] else "none yet (add one with POST /v1/voices)"
@@ -531,6 +567,7 @@ CATALOG: dict[str, Words] = {
     **WORKER,
     **DOCUMENT,
     **PROJECT,
+    **READALONG,
     **STORE,
     **FRONTS,
 }
