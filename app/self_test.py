@@ -204,15 +204,41 @@ def _studio_round(app, window, out: Path, timeout: float) -> dict:
         m4b = {"seconds": round((book.duration or 0) / 1_000_000, 3), "chapters": len(book.chapters())}
     if m4b["chapters"] < 1 or abs(m4b["seconds"] - export.seconds) > 0.1:
         raise RuntimeError(f"the M4B export reads back wrong: {m4b}, expected {export.seconds:.3f} s")
+    readalong = _readalong_round(app, studio, out / "selftest.epub", timeout)
     return {
         "segments": len(project.segments),
         "regenerated": len(project.segments[1].takes) == 2 and project.segments[1].chosen == 1,
         "export_path": str(out / "selftest.m4b"),
         "m4b": m4b,
+        "readalong": readalong,
         "subtitles_path": str(out / "selftest.srt"),
         "export_seconds": round(export.seconds, 3),
         "progress_events": studio.progress_events,
     }
+
+
+def _readalong_round(app, studio, path: Path, timeout: float) -> dict:
+    """The same project as a read-along EPUB 3 (Media Overlays): the zip holds the mimetype first, overlays, audio."""
+    import zipfile
+
+    from core.narration import ExportRequest
+
+    exported: list = []
+    studio.export_finished.connect(exported.append)
+    studio.export_ended.connect(lambda: exported.append(None))
+    if not studio.export(ExportRequest(out=path)) or not _wait(app, lambda: bool(exported), timeout) or not exported[0]:
+        raise RuntimeError(f"the read-along export failed: {studio.status.text()}")
+    with zipfile.ZipFile(path) as book:
+        names = book.namelist()
+    result = {
+        "path": str(path),
+        "mimetype_first": names[:1] == ["mimetype"],
+        "overlays": sum(n.endswith(".smil") for n in names),
+        "audio": sum(n.endswith((".mp3", ".m4a")) for n in names),
+    }
+    if not (result["mimetype_first"] and result["overlays"] and result["audio"]):
+        raise RuntimeError(f"the read-along book is incomplete: {result}")
+    return result
 
 
 def _encoders_round(audio) -> dict:

@@ -17,8 +17,11 @@ EXPORT_FORMATS = {
     ".ogg": "OGG Vorbis",
     ".flac": "FLAC (lossless)",
     ".wav": "WAV (uncompressed)",
+    ".epub": "Read-along EPUB 3 (the text highlighted as it is spoken; MP3 audio)",
 }
-BITRATE_FORMATS = (".m4b", ".mp3")
+BITRATE_FORMATS = (".m4b", ".mp3", ".epub")
+READALONG = ".epub"
+"""A read-along book is one file (its audio is one MP3 a chapter inside it): no chapter files, no subtitles."""
 """The formats whose bit rate and CBR/VBR the dialog offers (the others keep their encoder's own)."""
 BITRATES = (64, 96, 128, 160, 192, 256, 320)
 SAMPLE_RATES = (22050, 24000, 44100, 48000)
@@ -104,6 +107,8 @@ class ExportChoices:
             check="acx" if self.check_acx else None,
             master="acx" if self.master_acx else None,
         )
+        if self.format == READALONG:
+            return replace(base, out=path.with_suffix(READALONG), chapter_format=".mp3")
         if self.per_chapter:
             return replace(
                 base, per_chapter=path.with_suffix(""), chapter_format=self.format, chapter_subtitles=self.subtitles

@@ -38,6 +38,7 @@ from .export_choices import (
     BITRATE_FORMATS,
     BITRATES,
     EXPORT_FORMATS,
+    READALONG,
     SAMPLE_RATES,
     ExportChoices,
 )
@@ -298,6 +299,13 @@ class ExportDialog(QDialog):
         if self.last.currentData() is not None and self.last.currentData() < self.first.currentData():
             _select(self.last, self.first.currentData())
         coded = self.format.currentData() in BITRATE_FORMATS
+        book = self.format.currentData() == READALONG
+        self.per_chapter.setEnabled(not book)
+        self.subtitles.setEnabled(not book)
+        for store in (self.master_acx, self.check_acx):  # ACX takes MP3 files, not a book
+            store.setEnabled(not book)
+            if book:
+                store.setChecked(False)
         self.bitrate.setEnabled(coded)
         self.vbr.setEnabled(coded)
         chosen = self.cover.currentData() == "file"

@@ -197,6 +197,29 @@ def test_master_for_acx_chooses_what_acx_takes(qtbot, studio_window, tmp_path):
     assert not dialog.loudness.isEnabled()
 
 
+def test_a_read_along_book_is_chosen_and_written_from_the_dialog(qtbot, studio_window, tmp_path):
+    import zipfile
+
+    window = studio_window
+    project = new_project(window, tmp_path, CHAPTERS)
+    render(qtbot, window)
+    studio = window.studio_panel
+    dialog = ExportDialog(project, tmp_path, ExportChoices(per_chapter=True, check_acx=True), (), window)
+    qtbot.addWidget(dialog)
+    dialog.path.setText(str(tmp_path / "book.m4b"))
+    dialog.format.setCurrentIndex(dialog.format.findData(".epub"))
+    assert dialog.path.text() == str(tmp_path / "book.epub")
+    assert not dialog.per_chapter.isEnabled() and not dialog.check_acx.isEnabled() and dialog.bitrate.isEnabled()
+    request = dialog.request()
+    assert request.out == tmp_path / "book.epub" and request.per_chapter is None and request.check is None
+    assert request.chapter_format == ".mp3"
+    with qtbot.waitSignal(studio.export_finished, timeout=60000):
+        assert studio.export(request)
+    with zipfile.ZipFile(tmp_path / "book.epub") as book:
+        names = book.namelist()
+    assert names[0] == "mimetype" and any(n.endswith(".smil") for n in names) and any(n.endswith(".mp3") for n in names)
+
+
 def test_destination_problems_are_said_while_choosing_not_after_the_work(qtbot, studio_window, tmp_path, monkeypatch):
     import shutil
     from collections import namedtuple
