@@ -283,7 +283,8 @@ def test_self_test_command(tmp_path):
         scale = int(screen["screen"].split("@")[1].rstrip("%")) / 100
         assert width <= device_w / scale and height <= device_h / scale
     assert report["encoders"] and all(isinstance(n, int) and n > 0 for n in report["encoders"].values())
-    assert report["m4b"]["chapters"] == 1 and report["m4b"]["seconds"] == pytest.approx(report["export_seconds"], abs=0.1)
+    m4b = report["m4b"]
+    assert m4b["chapters"] == 1 and m4b["seconds"] == pytest.approx(report["export_seconds"], abs=0.1)
     assert report["readalong"]["overlays"] == 1 and report["readalong"]["mimetype_first"]
 
 
