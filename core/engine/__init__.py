@@ -4,6 +4,19 @@ It knows nothing of narration, HTTP or Qt. The layers above (voices, narration, 
 names below."""
 
 from core.engine.audio.audio_io import FORMATS, AudioWriteError, audio_format, write_audio, write_audio_stream
+from core.engine.audio.encoder import (
+    ENCODINGS,
+    FILE_SUFFIXES,
+    STREAM_FORMATS,
+    AudioEncoder,
+    Chapter,
+    EncodeError,
+    EncodeSettings,
+    Encoding,
+    StreamEncoder,
+    encoding_for,
+    parse_bitrate,
+)
 from core.engine.audio.finishing import DEFAULT_TRUE_PEAK, normalize_loudness, parse_loudness, stretch
 from core.engine.audio.speech_decoder import finish_sentence
 from core.engine.audio.voice_reference import VoiceReference, load_voice, voice_from_array
@@ -91,6 +104,17 @@ from core.engine.worker.jobs import EventSink, Job, JobContext, JobInfo, Priorit
 from core.engine.worker.scheduler import Scheduler
 
 __all__ = [
+    "ENCODINGS",
+    "FILE_SUFFIXES",
+    "STREAM_FORMATS",
+    "AudioEncoder",
+    "Chapter",
+    "EncodeError",
+    "EncodeSettings",
+    "Encoding",
+    "StreamEncoder",
+    "encoding_for",
+    "parse_bitrate",
     "DEFAULT_TRUE_PEAK",
     "normalize_loudness",
     "parse_loudness",

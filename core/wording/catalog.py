@@ -178,6 +178,17 @@ AUDIO = {
     "audio.bad_suffix": Words(lambda d: f"Cannot write {d['name']}: use a file name ending in {_join(d['suffixes'])}."),
     "audio.folder_missing": Words("Cannot write {path}: the folder {folder} does not exist."),
     "audio.write_failed": Words("Cannot write {path}: {reason}. Check free space and permissions."),
+    "encode.unknown_format": Words(lambda d: f"Cannot write {d['name']}: use one of {_join(d['formats'])}."),
+    "encode.bad_bitrate": Words("{value} is not a bitrate: give bits per second such as 128k or 192000 (8k–512k)."),
+    "encode.bad_rate": Words(
+        lambda d: (
+            f"{d['format']} cannot be written at {d['rate']} Hz"
+            + (f": choose {_join(d['rates'])}." if d["rates"] else ": choose a rate between 8000 and 192000 Hz.")
+        )
+    ),
+    "encode.failed": Words("The {format} encoder failed: {reason}."),
+    "encode.folder_missing": Words("Cannot write {path}: the folder {folder} does not exist."),
+    "encode.write_failed": Words("Cannot write {path}: {reason}. Check free space and permissions."),
     "subtitles.bad_suffix": Words("Cannot write subtitles to {name}: use a .srt or .vtt file name."),
     "subtitles.write_failed": Words("Cannot write {path}: {reason}. Check free space and permissions."),
 }
