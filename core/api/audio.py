@@ -10,12 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from core.engine import SAMPLE_RATE, AudioChunk, stretch
-
-try:
-    from core.engine import StreamEncoder  # type: ignore[attr-defined]
-except ImportError:  # until core.engine's encoder is merged
-    from core.api.stream_shim import StreamEncoder  # type: ignore[assignment]
+from core.engine import SAMPLE_RATE, AudioChunk, StreamEncoder, stretch
 
 FORMATS = ("mp3", "opus", "aac", "flac", "wav", "pcm")
 MEDIA_TYPES = {
