@@ -100,9 +100,16 @@ def _flac_metadata(data: bytes) -> int:
 
 def first_bytes(url: str, key: str | None) -> list[dict[str, Any]]:
     rows = []
+    print("format  first byte  first audio   total  first audio / total", flush=True)
     for fmt in FORMATS:
         result = _post(url, {"input": FIVE, "response_format": fmt, "seed": 1}, key)
-        rows.append({"format": fmt, **result, "ratio": result["first_audio_s"] / result["total_s"]})
+        row = {"format": fmt, **result, "ratio": result["first_audio_s"] / result["total_s"]}
+        rows.append(row)
+        print(
+            f"{fmt:<6} {row['first_byte_s']:>9.2f}s {row['first_audio_s']:>10.2f}s {row['total_s']:>7.2f}s  "
+            f"{row['ratio']:.2f}",
+            flush=True,
+        )
     return rows
 
 
@@ -168,19 +175,14 @@ def main(argv: list[str] | None = None) -> int:
                 _post(url, {"input": "Warm up.", "response_format": "pcm"})
                 if "formats" in args.only:
                     report["first_bytes"] = first_bytes(url, None)
-                    print("format  first byte  first audio   total  first audio / total")
-                    for row in report["first_bytes"]:
-                        print(
-                            f"{row['format']:<6} {row['first_byte_s']:>9.2f}s {row['first_audio_s']:>10.2f}s "
-                            f"{row['total_s']:>7.2f}s  {row['ratio']:.2f}"
-                        )
                 if "turns" in args.only:
                     health = server.url.removesuffix("/v1") + "/health"
                     turns = report["fair_turns"] = fair_turns(url, None, health)
                     print(
                         f"fair turns: one sentence ≈ {turns['sentence_s']:.2f}s; a one-sentence request's first byte "
                         f"alone {turns['short_alone_first_byte_s']:.2f}s, while a 20-sentence request streams "
-                        f"{turns['short_during_first_byte_s']:.2f}s = {turns['in_sentences']:.2f} sentences' time"
+                        f"{turns['short_during_first_byte_s']:.2f}s = {turns['in_sentences']:.2f} sentences' time",
+                        flush=True,
                     )
             finally:
                 server.stop()
