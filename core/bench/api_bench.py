@@ -8,7 +8,7 @@
   the short request alone for reference, then while the long one streams.
 
 Runs on a real server (uvicorn on a free port) over the app's inference worker, with a stand-in bundle by default
-(``--standin original --size full``), or ``--bundle``.
+(``--standin original --size full --precision q4``), or ``--bundle``.
 """
 
 from __future__ import annotations
@@ -34,11 +34,16 @@ HEADER_BYTES = {"wav": 44}
 """Bytes before the first audio sample where the container's header has a fixed size."""
 
 
+VOICE: dict[str, str] = {}
+"""``{"voice": NAME}`` sent with every request when the model has no voice of its own (Turbo)."""
+
+
 def _post(url: str, body: dict, key: str | None = None) -> dict[str, Any]:
     """POST and read the body as it comes: when the first byte and the first audio came, the total, the data."""
     import httpx
 
     headers = {"Authorization": f"Bearer {key}"} if key else {}
+    body = {**VOICE, **body}
     started = time.perf_counter()
     first = first_audio = None
     data = b""
@@ -152,23 +157,34 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--bundle", type=Path)
     p.add_argument("--standin", default="original", help="stand-in variant (default original: it has a voice)")
     p.add_argument("--size", default="full")
+    p.add_argument("--precision", default="q4", help="the stand-in's language model (default q4, the fast one)")
     p.add_argument("--provider", default="cpu")
     p.add_argument("--only", default="formats,turns", help="formats, turns or both")
     p.add_argument("--json", type=Path)
     args = p.parse_args(argv)
-    bundle = args.bundle or cached_standin(args.standin, args.size, "fp32", announce=print)
+    bundle = args.bundle or cached_standin(args.standin, args.size, args.precision, announce=print)
     worker = InferenceWorker()
     worker.start()
     report: dict[str, Any] = {"bundle": str(bundle), "provider": args.provider}
     try:
-        worker.load(bundle, RuntimeOptions(provider=args.provider))
+        precision = "q4" if (not args.bundle and args.precision == "q4") else "fp32"
+        worker.load(bundle, RuntimeOptions(provider=args.provider, precision=precision))
         while not isinstance(event := worker.events.get(timeout=600), ModelLoaded | ModelFailed):
             pass
         if isinstance(event, ModelFailed):
             print(f"the bundle did not load: {event.code} {event.data}", file=sys.stderr)
             return 2
         with tempfile.TemporaryDirectory() as voices:
-            server = ApiServer(create_app(worker, VoiceLibrary(Path(voices)), ApiConfig()), "127.0.0.1", 0)
+            library = VoiceLibrary(Path(voices))
+            if not event.capabilities.has_default_voice:  # Turbo: a synthetic reference voice
+                import soundfile as sf
+
+                from core.standin import synthetic_voice
+
+                sf.write(Path(voices) / "reference.wav", synthetic_voice(seconds=6.0, seed=0), 24000)
+                library.add("Reference", Path(voices) / "reference.wav")
+                VOICE["voice"] = "Reference"
+            server = ApiServer(create_app(worker, library, ApiConfig()), "127.0.0.1", 0)
             server.start()
             try:
                 url = server.url + "/audio/speech"
