@@ -19,7 +19,7 @@ import numpy as np
 
 from core.cli.errors import CliError
 from core.cli.project import add_parsers as add_project_parsers
-from core.cli.project import add_sampling_arguments, narrate, project_command, sampling_given
+from core.cli.project import add_sampling_arguments, narrate_locked, project_locked, sampling_given
 from core.cli.serve import add_parser as add_serve_parser
 from core.cli.serve import serve
 from core.engine import (
@@ -234,8 +234,8 @@ def main(argv: list[str] | None = None) -> int:
             "synth": _synth,
             "bench": _bench,
             "soak": _soak,
-            "narrate": lambda a: narrate(a, _runtime(a)),
-            "project": lambda a: project_command(a, _runtime(a)),
+            "narrate": lambda a: narrate_locked(a, _runtime(a)),
+            "project": lambda a: project_locked(a, _runtime(a)),
             "serve": lambda a: serve(a, _runtime(a)),
         }
         return commands[args.command](args)

@@ -332,7 +332,8 @@ def project_command(args, runtime) -> int:
         regenerate = args.regenerate is not None
         summary = _render(project, args, runtime, bar, [args.regenerate], args.seed, regenerate=regenerate)
     _apply_finishing(project, args)
-    project.save()
+    if lock_purpose(args) is not None:  # a look at the project (--list) writes nothing: another may be rendering it
+        project.save()
     if history is not None:
         history.save(project)
     if args.export and not (args.out or args.subtitles or args.per_chapter):
@@ -448,6 +449,39 @@ def _library(args):
     from core.voices import VoiceLibrary
 
     return VoiceLibrary(args.library or voices_dir())
+
+
+# --- one renderer per project: the lock held while a command renders or changes the project -------------------------
+def narrate_locked(args, runtime) -> int:
+    """``narrate`` holding the project's lock (another process rendering it: exit 2, saying who)."""
+    from core.narration import ProjectLock
+
+    with ProjectLock(args.project, "narrate"):
+        return narrate(args, runtime)
+
+
+def project_locked(args, runtime) -> int:
+    """``project DIR ...`` holding the project's lock, except a look that changes nothing (``--list``,
+    ``--lexicon``), which works while another process renders the project."""
+    from core.narration import ProjectLock
+
+    purpose = lock_purpose(args)
+    if purpose is None or (args.import_book is None and not Path(args.project).is_dir()):
+        return project_command(args, runtime)  # a look, or no project there (which the command says)
+    with ProjectLock(args.project, purpose):
+        return project_command(args, runtime)
+
+
+def lock_purpose(args) -> str | None:
+    """What a ``project`` command does to the project (``None``: it only looks)."""
+    if args.render or args.regenerate is not None:
+        return "render"
+    if args.export:
+        return "export"
+    finishing = args.speed is not None or args.loudness is not None or args.true_peak is not None
+    if (args.list or args.lexicon) and not finishing:
+        return None
+    return "edit"
 
 
 # --- text prepared for speech: the lexicon, spoken forms, dialogue and chapter voices -------------------------------
@@ -573,6 +607,7 @@ def _report(project, summary, result) -> dict:
                 "takes": len(segment.takes),
                 "chosen": segment.chosen + 1 if segment.chosen is not None else None,
                 "pause_after": segment.pause_after,
+                "pause_exact": segment.pause_exact,
                 "speed": project.speed_of(segment),
                 "start": round(place.start, 3) if place else None,
                 "end": round(place.end, 3) if place else None,

@@ -5,7 +5,16 @@ from core.narration.book_import import Block, Document, DocumentError, parse_tex
 from core.narration.build import import_document, needs_import, source_identity
 from core.narration.editing import Edit, History, revert
 from core.narration.export import ExportRequest, Placement, check_request, export_project, preview
-from core.narration.project import SPEED_RANGE, Project, ProjectError, create_project, is_project, open_project
+from core.narration.project import (
+    SPEED_RANGE,
+    Project,
+    ProjectError,
+    create_project,
+    is_project,
+    open_project,
+    pause_seconds,
+)
+from core.narration.project_lock import LockHolder, ProjectLock, ProjectLocked
 from core.narration.render import (
     RenderProgress,
     RenderSummary,
@@ -16,6 +25,17 @@ from core.narration.render import (
     render_pending,
 )
 from core.narration.render_job import RenderDone, RenderJob, RenderStep
+from core.narration.store_check import (
+    MASTERING,
+    STORE_RULES,
+    FileCheck,
+    MasteringPreset,
+    StoreCheckError,
+    StoreRules,
+    check_file,
+    check_files,
+    room_tone,
+)
 from core.narration.voices import resolve_voices
 
 __all__ = [
@@ -25,15 +45,26 @@ __all__ = [
     "History",
     "DocumentError",
     "ExportRequest",
+    "FileCheck",
+    "MASTERING",
+    "MasteringPreset",
+    "LockHolder",
     "Placement",
     "Project",
     "ProjectError",
+    "ProjectLock",
+    "ProjectLocked",
     "RenderDone",
     "RenderJob",
     "RenderProgress",
     "RenderStep",
     "RenderSummary",
     "SPEED_RANGE",
+    "STORE_RULES",
+    "StoreCheckError",
+    "StoreRules",
+    "check_file",
+    "check_files",
     "check_request",
     "clock",
     "create_project",
@@ -44,6 +75,7 @@ __all__ = [
     "needs_import",
     "open_project",
     "parse_text",
+    "pause_seconds",
     "pending_steps",
     "preview",
     "read_document",
@@ -52,5 +84,6 @@ __all__ = [
     "render_pending",
     "resolve_voices",
     "revert",
+    "room_tone",
     "source_identity",
 ]

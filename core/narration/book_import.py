@@ -210,7 +210,7 @@ def build_script(doc: Document, voice: str | None, language: str | None = "en", 
             chapters[-1] = Chapter(title or chapters[-1].title)  # the previous chapter has no text: rename it
         else:
             if segments:
-                segments[-1].pause_after = PAUSE_CHAPTER_S
+                segments[-1].pause_after, segments[-1].pause_exact = PAUSE_CHAPTER_S, False
             chapters.append(Chapter(title or f"Chapter {len(chapters) + 1}", skipped=skipped))
 
     for block in doc.blocks:
@@ -233,7 +233,7 @@ def build_script(doc: Document, voice: str | None, language: str | None = "en", 
             for item in items:
                 if isinstance(item, Pause):
                     if segments:
-                        segments[-1].pause_after = item.seconds
+                        segments[-1].pause_after, segments[-1].pause_exact = item.seconds, True
                     continue
                 quoted = next(parts, [(item.text, False)])
                 if not dialogue or kind == "heading" or len(quoted) == 1:
@@ -260,9 +260,11 @@ def build_script(doc: Document, voice: str | None, language: str | None = "en", 
                     voices.append(voice)
                 cursor = match.end()
         if segments and segments[-1].paragraph == paragraph and kind == "sentence":
-            segments[-1].pause_after = max(segments[-1].pause_after, PAUSE_PARAGRAPH_S)
+            last = segments[-1]
+            if last.pause_after < PAUSE_PARAGRAPH_S:  # a tag shorter than a paragraph's gap gives way to it
+                last.pause_after, last.pause_exact = PAUSE_PARAGRAPH_S, False
     if segments:
-        segments[-1].pause_after = 0.0
+        segments[-1].pause_after, segments[-1].pause_exact = 0.0, False
     if not segments:
         raise TextInputError("document.nothing_to_say")
     return Script(chapters, segments, voices)

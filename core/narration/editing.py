@@ -122,7 +122,7 @@ def merge(project: Project, number: int) -> Edit:
     edit = _begin(project, "merge", number, number - 1, number + 1)
     merged = _derived(project, first, f"{first.text} {second.text}")
     merged.kind = first.kind if first.kind == second.kind else "sentence"
-    merged.pause_after = second.pause_after
+    merged.pause_after, merged.pause_exact = second.pause_after, second.pause_exact
     merged.skipped = first.skipped and second.skipped
     project.segments[number - 1 : number + 1] = [merged]
     return _end(project, edit, 1)
@@ -136,7 +136,7 @@ def split(project: Project, number: int, at: int) -> Edit:
         raise ProjectError("project.split_position", number=number, at=at, length=len(segment.text))
     edit = _begin(project, "split", number, number - 1, number)
     first, second = _derived(project, segment, head), _derived(project, segment, tail)
-    first.pause_after = 0.0
+    first.pause_after, first.pause_exact = 0.0, False
     project.segments[number - 1 : number] = [first, second]
     return _end(project, edit, 2)
 
@@ -313,6 +313,7 @@ def _derived(project: Project, source: Segment, text: str) -> Segment:
         voice=source.voice,
         settings=dict(source.settings),
         pause_after=source.pause_after,
+        pause_exact=source.pause_exact,
         speed=source.speed,
         skipped=source.skipped,
         dialogue=source.dialogue,

@@ -25,7 +25,7 @@ from core.engine import (
     write_text_atomic,
 )
 from core.narration.chapter_marks import ChapterMark, supports_chapters, write_chapter_marks
-from core.narration.project import Project, ProjectError, Segment
+from core.narration.project import Project, ProjectError, Segment, pause_seconds
 from core.narration.subtitles import SUBTITLE_SUFFIXES, Cue, write_subtitles
 
 APP = "Chatterbox Desk"
@@ -105,7 +105,7 @@ def preview(project: Project, first: int = 1, max_seconds: float | None = None) 
         if project.status(segment) == "rendered":
             segments.append(segment)
             speed = project.speed_of(segment)
-            seconds += (project.rendered_take(segment).seconds + segment.pause_after) / speed
+            seconds += project.rendered_take(segment).seconds / speed + pause_seconds(project, segment)
     part = _assemble(project, Part(project.title, segments), _finished_segments(project, segments))
     return part.audio, part.placements
 
@@ -161,7 +161,7 @@ def _assemble(project: Project, part: Part, finished: dict[int, np.ndarray]) -> 
         blocks.append(speech)
         cursor += speech.size
         if index < len(part.segments) - 1:
-            pause = np.zeros(round(segment.pause_after / project.speed_of(segment) * SAMPLE_RATE), np.float32)
+            pause = np.zeros(round(pause_seconds(project, segment) * SAMPLE_RATE), np.float32)
             blocks.append(pause)
             cursor += pause.size
     part.audio = np.concatenate(blocks) if blocks else np.zeros(0, np.float32)

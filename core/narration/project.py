@@ -26,6 +26,9 @@ SCHEMA_VERSION = 1
 PROJECT_FILE = "project.json"
 TAKES_DIR = "takes"
 VOICES_DIR = "voices"
+LOCK_FILE = ".project.lock"
+HOLDER_FILE = ".project-lock.json"
+"""The lock of :mod:`core.narration.project_lock` (a folder that holds only these is still empty for a new project)."""
 DEFAULT_VOICE = None
 """A segment whose voice is ``None`` speaks in the model's built-in voice (Original and Multilingual only)."""
 SPEED_RANGE = (0.5, 2.0)
@@ -66,6 +69,9 @@ class Segment:
     settings: dict = field(default_factory=dict)
     """Overrides of the project's audio settings for this segment (keys from :data:`AUDIO_SETTINGS`)."""
     pause_after: float = 0.0
+    pause_exact: bool = False
+    """The pause was set exactly (by the user, or by a ``[pause]`` tag): it keeps its length whatever the pace, where
+    a default gap between sentences scales with the pace (:func:`pause_seconds`). ``False`` in older projects."""
     speed: float | None = None
     """Pace of this segment (``None``: the project's)."""
     takes: list[Take] = field(default_factory=list)
@@ -253,6 +259,7 @@ class Project:
         if not 0.0 <= seconds <= MAX_PAUSE_S:
             raise ProjectError("project.pause_range", seconds=seconds, low=0.0, high=MAX_PAUSE_S)
         segment.pause_after = float(seconds)
+        segment.pause_exact = True
 
     def set_speed(self, segment: Segment | None, speed: float | None) -> None:
         """Pace of one segment (``None`` clears it) or, with ``segment=None``, of the whole project."""
@@ -362,6 +369,15 @@ class Project:
         return f"{TAKES_DIR}/{segment.id:05d}-{number}.flac"
 
 
+def pause_seconds(project: Project, segment: Segment) -> float:
+    """Seconds of silence after ``segment`` in the exported audio: a pause set exactly (by the user or a ``[pause]``
+    tag) as it was set; a default gap between sentences scaled with the segment's pace, as its speech is (at pace
+    2× a 0.3 s gap becomes 0.15 s)."""
+    if segment.pause_exact:
+        return segment.pause_after
+    return segment.pause_after / project.speed_of(segment)
+
+
 def is_project(folder: Path) -> bool:
     return (Path(folder) / PROJECT_FILE).is_file()
 
@@ -371,7 +387,11 @@ def create_project(folder: Path, title: str) -> Project:
     folder = Path(folder)
     if folder.exists() and not folder.is_dir():
         raise ProjectError("project.is_a_file", folder=str(folder))
-    if folder.is_dir() and any(folder.iterdir()) and not is_project(folder):
+    if (
+        folder.is_dir()
+        and any(p.name not in (LOCK_FILE, HOLDER_FILE) for p in folder.iterdir())
+        and not is_project(folder)
+    ):
         raise ProjectError("project.folder_not_empty", folder=str(folder), file=PROJECT_FILE)
     return Project(folder=folder, title=title, chapters=[], segments=[])
 
@@ -456,6 +476,7 @@ def _segment(folder: Path, data, index: int, chapter_count: int, voices: dict) -
         voice=data.get("voice"),
         settings=_settings(_typed(data, "settings", dict, where), f"{where}.settings"),
         pause_after=float(_typed(data, "pause_after", (int, float), where)),
+        pause_exact=data.get("pause_exact", False),
         speed=data.get("speed"),
         chosen=data.get("chosen"),
         error=data.get("error"),
@@ -470,6 +491,7 @@ def _segment(folder: Path, data, index: int, chapter_count: int, voices: dict) -
     _check(0 <= segment.chapter < max(chapter_count, 1), f"{where}.chapter is not a chapter of the project")
     _check(segment.voice is None or segment.voice in voices, f"{where}.voice {segment.voice!r} is not a project voice")
     _check(0 <= segment.pause_after <= MAX_PAUSE_S, f"{where}.pause_after is out of range")
+    _check(isinstance(segment.pause_exact, bool), f"{where}.pause_exact must be true or false")
     _check(
         segment.speed is None
         or (isinstance(segment.speed, (int, float)) and SPEED_RANGE[0] <= segment.speed <= SPEED_RANGE[1]),

@@ -290,6 +290,17 @@ def _not_rendered(d: Mapping[str, Any]) -> str:
     return f"{len(pending)} of {d['total']} segments are not rendered yet ({shown}): render the project first."
 
 
+def _lock_purpose(d: Mapping[str, Any]) -> str:
+    words = {"render": "being rendered", "narrate": "being narrated", "export": "being exported"}
+    return words.get(str(d.get("purpose")), "in use")
+
+
+def _lock_holder(d: Mapping[str, Any]) -> str:
+    if not d.get("pid"):
+        return "a process that did not say who it is"
+    return f"process {d['pid']} on {d['host']}, since {d['since']}"
+
+
 _NO_VOICE = "This model ({variant}) has no built-in voice, and segment {segment} has no voice of its own: "
 
 PROJECT = {
@@ -358,6 +369,18 @@ PROJECT = {
         "The model folder this project was rendered with, {folder}, is not there any more; choose a model.",
         cli="The model folder this project was rendered with, {folder}, is not there any more; add --bundle DIR.",
     ),
+    "project.locked": Words(
+        lambda d: (
+            f"{d['folder']} is {_lock_purpose(d)} by another Chatterbox Desk ({_lock_holder(d)}). It is "
+            "opened read-only: wait until it is done, or close the project there."
+        ),
+        cli=lambda d: (
+            f"{d['folder']} is {_lock_purpose(d)} by another Chatterbox Desk ({_lock_holder(d)}); wait "
+            "until it is done, or close the project there, and run the command again."
+        ),
+        api=lambda d: f"The project is {_lock_purpose(d)} by another process ({_lock_holder(d)}).",
+    ),
+    "project.lock_failed": Words("Cannot lock the project in {folder}: {reason}."),
     "voices.unknown": Words(_unknown_voices),
     "render.no_voice": Words(
         _NO_VOICE + "give the project a voice (a recording or a voice-library name).",
@@ -376,6 +399,35 @@ PROJECT = {
     "export.take_foreign": Words("{file} is not a take written by this app; regenerate segment {segment}."),
     "export.folder_failed": Words("Cannot create {folder}: {reason}."),
     "export.write_failed": Words("Cannot write {path}: {reason}."),
+}
+
+
+# --- the store check: one sentence per failed rule (core.narration.store_check) ------------------------------------
+STORE = {
+    "store.unknown_rules": Words(
+        lambda d: f"There are no store rules named {d['rules']!r}; use {_join(d['choices'])}."
+    ),
+    "store.unreadable": Words("{path} cannot be read as audio: {reason}."),
+    "store.no_audio": Words("{path} holds no audio to check."),
+    "acx.rms_low": Words("RMS {rms_db} dBFS is too quiet: ACX wants {low} to {high} dBFS."),
+    "acx.rms_high": Words("RMS {rms_db} dBFS is too loud: ACX wants {low} to {high} dBFS."),
+    "acx.peak_high": Words("Peak {peak_db} dBFS is too high: ACX allows at most {high} dBFS."),
+    "acx.noise_high": Words("Noise floor {noise_db} dBFS is too high: ACX allows at most {high} dBFS."),
+    "acx.dead_silence": Words(
+        "Noise floor {noise_db} dBFS is digital silence: ACX wants a steady, low room tone between the words."
+    ),
+    "acx.head": Words("{seconds} s of room tone at the start: ACX wants {low} to {high} s."),
+    "acx.tail": Words("{seconds} s of room tone at the end: ACX wants {low} to {high} s."),
+    "acx.not_mp3": Words("The audio is {codec}: ACX takes MP3 files only."),
+    "acx.bitrate_low": Words("{kbps} kb/s is too low: ACX wants MP3 at {low} kb/s or more."),
+    "acx.not_cbr": Words("The MP3 has a variable bit rate (about {kbps} kb/s): ACX wants a constant bit rate."),
+    "acx.sample_rate": Words(lambda d: f"{d['rate']} Hz: ACX wants {_join(d['rates'])} Hz."),
+    "acx.channels": Words("{channels} channels: ACX takes mono or stereo."),
+    "acx.channels_mixed": Words(
+        "{channels} channel(s) here but {first_channels} in {first}: every file of a book must be mono, or every "
+        "one stereo."
+    ),
+    "acx.too_long": Words("{minutes} minutes long: ACX takes files of at most {limit} minutes."),
 }
 
 
@@ -408,4 +460,15 @@ FRONTS = {
     "soak.warmup": Words("warmup must be at least 1 and below the number of requests ({requests}), not {warmup}"),
 }
 
-CATALOG: dict[str, Words] = {**BUNDLE, **VOICE, **NOTICES, **TEXT, **AUDIO, **WORKER, **DOCUMENT, **PROJECT, **FRONTS}
+CATALOG: dict[str, Words] = {
+    **BUNDLE,
+    **VOICE,
+    **NOTICES,
+    **TEXT,
+    **AUDIO,
+    **WORKER,
+    **DOCUMENT,
+    **PROJECT,
+    **STORE,
+    **FRONTS,
+}
