@@ -92,14 +92,20 @@ class EngineBridge(QObject):
         return rid
 
     def render(
-        self, project, runtime: RuntimeOptions | None = None, regenerate: int | None = None, seed: int | None = None
+        self,
+        project,
+        runtime: RuntimeOptions | None = None,
+        regenerate: int | None = None,
+        seed: int | None = None,
+        numbers: tuple[int, ...] | None = None,
     ) -> int:
-        """Render a project's pending segments (or a new take of segment ``regenerate``) on the inference thread, as
-        a background job (a render already running is cancelled first)."""
+        """Render a project's pending segments (only ``numbers`` among them, e.g. a range of chapters; or a new take
+        of segment ``regenerate``) on the inference thread, as a background job (a render already running is
+        cancelled first)."""
         self.cancel_render()
         rid = self.worker.new_request_id()
         self.rendering = rid
-        self.worker.submit(RenderJob(rid, project, regenerate, seed, runtime=runtime))
+        self.worker.submit(RenderJob(rid, project, regenerate, seed, numbers=numbers, runtime=runtime))
         return rid
 
     def cancel(self) -> None:

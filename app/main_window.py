@@ -18,7 +18,7 @@ from typing import Any
 
 from PySide6.QtCore import QByteArray, Qt, QTimer, Slot
 from PySide6.QtGui import QAction, QCloseEvent, QDragEnterEvent, QDropEvent, QKeySequence
-from PySide6.QtWidgets import QLabel, QMainWindow, QMenu, QScrollArea, QSplitter, QTabWidget, QWidget
+from PySide6.QtWidgets import QMainWindow, QMenu, QScrollArea, QSplitter, QTabWidget, QWidget
 
 from core.engine import ChatterboxError, ModelLoaded, RuntimeOptions, decoder_costs_dir
 from core.narration import is_project, open_project
@@ -44,12 +44,17 @@ from .settings import SESSION_KEYS, Key, Settings
 from .studio.export_dialog import export_name
 from .studio.project_files import ProjectFiles
 from .studio.studio_panel import StudioPanel
+from .widgets.elided_label import ElidedLabel
 from .widgets.message_bar import MessageBar
 from .widgets.model_dialog import ModelDialog
 from .widgets.shortcuts_dialog import ShortcutsDialog
+from .window_placement import fits_screen, place_on_screen
 
 log = logging.getLogger(__name__)
 TITLE = "Chatterbox Desk"
+PLAYBACK_NOTE_MS = 6000
+FINAL_PLAYBACK = ("finished", "stopped", "failed")
+"""Playback states that are over: said for :data:`PLAYBACK_NOTE_MS`, then cleared from the status bar."""
 
 
 class MainWindow(QMainWindow):
@@ -127,17 +132,43 @@ class MainWindow(QMainWindow):
         self.setCentralWidget(self.splitter)
 
     def _build_status_bar(self) -> None:
-        self.model_label = QLabel("No model", self)
-        self.load_label = QLabel("", self)
+        # Elided labels: a long model name or work status shortens (whole in its tooltip), never widens the window.
+        self.model_label = ElidedLabel("No model", self)
+        self.load_label = ElidedLabel("", self)
         self.load_label.hide()
-        self.provider_label = QLabel("", self)
-        self.rtf_label = QLabel("", self)
-        self.playback_label = QLabel("", self)
-        self.work_label = QLabel("", self)  # what the inference thread runs and what waits (the API's requests too)
+        self.provider_label = ElidedLabel("", self)
+        self.rtf_label = ElidedLabel("", self)
+        self.playback_label = ElidedLabel("", self)
+        self.work_label = ElidedLabel("", self)  # what the inference thread runs and what waits (the API's too)
         labels = (self.work_label, self.load_label, self.model_label, self.provider_label, self.rtf_label)
         for label in (*labels, self.playback_label):
-            label.setStyleSheet("padding: 0 8px;")
-            self.statusBar().addPermanentWidget(label)
+            label.setContentsMargins(8, 0, 8, 0)
+            self.statusBar().addPermanentWidget(label, 1 if label is self.work_label else 0)
+
+        # A finished or stopped playback is said for a few seconds, then cleared: the status bar never shows a
+        # playback that is long over (or the Speak panel's while the studio plays).
+        self._playback_expiry = QTimer(self)
+        self._playback_expiry.setSingleShot(True)
+        self._playback_expiry.setInterval(PLAYBACK_NOTE_MS)
+        self._playback_expiry.timeout.connect(self._expire_playback_status)
+        self._playback_shown = ""
+        self._playback_expired: str | None = None
+
+    @Slot(str)
+    def _on_playback_status(self, text: str) -> None:
+        if text in (self._playback_shown, self._playback_expired):
+            return  # the playback timer repeats the same words: an expired final state stays cleared
+        self._playback_shown, self._playback_expired = text, None
+        self.playback_label.setText(text)
+        if text.startswith(FINAL_PLAYBACK):
+            self._playback_expiry.start()
+        else:
+            self._playback_expiry.stop()
+
+    @Slot()
+    def _expire_playback_status(self) -> None:
+        self._playback_expired, self._playback_shown = self._playback_shown, ""
+        self.playback_label.setText("")
 
     def _build_menus(self) -> None:
         models = self.menuBar().addMenu("&Models")
@@ -167,7 +198,7 @@ class MainWindow(QMainWindow):
         self.choose_model_action.triggered.connect(self.choose_model)
         speak = self.speak_panel
         speak.export_available.connect(self.export_action.setEnabled)
-        speak.playback_status.connect(self.playback_label.setText)
+        speak.playback_status.connect(self._on_playback_status)
         speak.timing_status.connect(self.rtf_label.setText)
         self.voice_panel.play_requested.connect(speak.play_reference)
         self.settings_panel.changed.connect(self._on_setting_changed)
@@ -183,10 +214,9 @@ class MainWindow(QMainWindow):
 
     def _restore(self) -> None:
         geometry = self.settings.get(Key.GEOMETRY)
-        if isinstance(geometry, QByteArray | bytes):
-            self.restoreGeometry(geometry)
-        else:
-            self.resize(1280, 800)
+        restored = isinstance(geometry, QByteArray | bytes) and self.restoreGeometry(geometry)
+        if not restored or not fits_screen(self):
+            place_on_screen(self)  # first start, or a remembered place that is off this screen or too large for it
         self.voice_panel.restore()
         self.history_panel.refresh()
         self.library.empty_trash()  # recordings of voices removed in an earlier session
@@ -210,11 +240,20 @@ class MainWindow(QMainWindow):
 
     def _restore_project(self) -> None:
         folder = self.settings.get(Key.PROJECT)
-        if folder and is_project(Path(folder)):
-            try:
-                self.studio_panel.set_project(open_project(Path(folder)))
-            except ChatterboxError as exc:
-                self.show_message(f"The last project could not be opened: {describe_error(exc)}", error=False)
+        if not folder:
+            return
+        if not is_project(Path(folder)):  # moved, renamed or deleted since the last session
+            self.show_message(
+                f"The last project, {folder}, is no longer there (moved, renamed or deleted). "
+                "Open it from its new place with File → Open project.",
+                error=False,
+            )
+            self.settings.set(Key.PROJECT, "")
+            return
+        try:
+            self.studio_panel.set_project(open_project(Path(folder)))
+        except ChatterboxError as exc:
+            self.show_message(f"The last project could not be opened: {describe_error(exc)}", error=False)
 
     @Slot(int)
     def _on_side_tab_changed(self, index: int) -> None:
@@ -247,15 +286,21 @@ class MainWindow(QMainWindow):
     def choose_model(self) -> None:
         dialog = ModelDialog(self.paths.models, self, hub=self.hub)
         if dialog.exec() and dialog.chosen is not None:
-            self.load_model(self.build_standin() if dialog.chosen == "standin" else Path(dialog.chosen))
+            chosen = str(dialog.chosen)
+            if chosen.startswith("standin"):
+                self.load_model(self.build_standin(chosen.partition(":")[2] or "original"))
+            else:
+                self.load_model(Path(chosen))
 
-    def build_standin(self) -> Path:
+    def build_standin(self, variant: str = "original") -> Path:
+        """The offline test model of ``variant`` (the Original one keeps its first folder name, ``test-model``)."""
         from core.standin import make_standin
 
-        target = self.paths.models / "test-model"
+        target = self.paths.models / ("test-model" if variant == "original" else f"test-model-{variant}")
         if not (target / "standin.json").is_file():
-            self.show_message("Building the test model…", error=False)
-            make_standin(target, "original", "tiny")
+            self.statusBar().showMessage(f"Building the {variant.capitalize()} test model…", 10000)
+            make_standin(target, variant, "tiny")
+            self.statusBar().clearMessage()  # done: the note must not stay behind
         return target
 
     def runtime_options(self) -> RuntimeOptions:
@@ -401,6 +446,7 @@ class MainWindow(QMainWindow):
             return
         if self.studio_panel.rendering is not None:
             self.bridge.cancel_render()
+        self.studio_panel.shutdown()  # an export is cancelled and waited for; the project's lock is given back
         self.settings.set(Key.GEOMETRY, self.saveGeometry())
         self.save_draft()
         self.settings.sync()

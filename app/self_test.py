@@ -76,7 +76,7 @@ def _run(out: Path, bundle: Path | None, timeout: float) -> int:
 
     settings = Settings(QSettings(str(out / "settings.ini"), QSettings.Format.IniFormat))
     window = MainWindow(settings, AppPaths.under(out / "appdata"), player=Player(sd))
-    window.resize(1280, 800)
+    window.resize(1280, 800)  # the same screenshots on every machine (the first start is checked per screen below)
     window.show()
 
     loaded = []
@@ -116,10 +116,8 @@ def _run(out: Path, bundle: Path | None, timeout: float) -> int:
     studio = _studio_round(app, window, out, max(30.0, timeout - (time.monotonic() - started)))
     window.grab().save(str(out / "window-project.png"))
     api = _api_round(app, window)
-    sizes = {
-        "small": _screenshot_small(app, window, out / "window-small.png"),
-        "scaled": _screenshot_scaled(out / "window-scaled.png"),
-    }
+    encoders = _encoders_round(window.speak_panel.last_audio)
+    first_start = _first_start(out)
     player = window.player
     generated = window.speak_panel.last_audio
     result = {
@@ -139,7 +137,8 @@ def _run(out: Path, bundle: Path | None, timeout: float) -> int:
         "latency_points": window.speak_panel.latency.points,
         **studio,
         "api": api,
-        "window_sizes": sizes,
+        "encoders": encoders,
+        "first_start": first_start,
         "seconds": round(time.monotonic() - started, 2),
     }
     (out / "report.json").write_text(json.dumps(result, indent=2), encoding="utf-8")
@@ -152,9 +151,16 @@ def _run(out: Path, bundle: Path | None, timeout: float) -> int:
         problems.append("a plot is empty")
     if result["segments"] != 3 or not result["regenerated"]:
         problems.append("the project was not rendered and regenerated")
+    broken = {f: n for f, n in encoders.items() if not isinstance(n, int) or n <= 0}
+    if broken:
+        problems.append(f"encoding the speech failed: {broken}")
     if not api.get("ok"):
         problems.append(f"the local API did not answer: {api}")
-    problems += [f"the window does not fit {s['screen']}: {s['minimum']}" for s in sizes.values() if not s["fits"]]
+    problems += [
+        f"the first window does not fit {s['screen']}: {s['window']}, outside: {s['outside'][:5]}"
+        for s in first_start
+        if not s["fits"]
+    ]
     if problems:
         _say("self-test failed: " + "; ".join(problems), sys.stderr)
         return 1
@@ -183,9 +189,13 @@ def _studio_round(app, window, out: Path, timeout: float) -> dict:
             raise RuntimeError(f"rendering the project did not finish within {timeout:.0f} s")
         if isinstance(done[-1], str):
             raise RuntimeError(f"rendering the project failed: {done[-1]}")
-    export = studio.export(ExportRequest(out=out / "selftest.mp3", subtitles=out / "selftest.srt", loudness=-16.0))
-    if export is None:
-        raise RuntimeError(f"the export failed: {window.message.text()}")
+    exported: list = []  # the export runs on its own thread: its result (or None) arrives as a signal
+    studio.export_finished.connect(exported.append)
+    studio.export_ended.connect(lambda: exported.append(None))
+    request = ExportRequest(out=out / "selftest.mp3", subtitles=out / "selftest.srt", loudness=-16.0)
+    if not studio.export(request) or not _wait(app, lambda: bool(exported), timeout) or exported[0] is None:
+        raise RuntimeError(f"the export failed: {studio.status.text()}")
+    export = exported[0]
     _wait(app, lambda: False, 0.2)
     return {
         "segments": len(project.segments),
@@ -195,6 +205,24 @@ def _studio_round(app, window, out: Path, timeout: float) -> dict:
         "export_seconds": round(export.seconds, 3),
         "progress_events": studio.progress_events,
     }
+
+
+def _encoders_round(audio) -> dict:
+    """The speech through every streaming encoder (PyAV's FFmpeg: MP3, AAC, Opus, FLAC…): bytes each, or the error.
+    Proves the frozen app carries a working PyAV."""
+    import numpy as np
+
+    from core.engine import STREAM_FORMATS, StreamEncoder
+
+    samples = np.zeros(0, np.float32) if audio is None else np.asarray(audio, np.float32)
+    result: dict = {}
+    for fmt in STREAM_FORMATS:
+        try:
+            encoder = StreamEncoder(fmt)
+            result[fmt] = len(encoder.encode(samples) + encoder.finish())
+        except Exception as exc:  # noqa: BLE001 - reported in the self-test's report
+            result[fmt] = f"{type(exc).__name__}: {exc}"
+    return result
 
 
 def _api_round(app, window) -> dict:
@@ -225,36 +253,45 @@ def _api_round(app, window) -> dict:
     return {"ok": result.get("status") == 200 and result.get("bytes", 0) > 44, "url": url, **result}
 
 
-def _screenshot_small(app, window, path: Path) -> dict:
-    """The window on a 1024×600 screen at 100 %."""
-    return _fit(app, window, path, 1024, 600, "1024×600 at 100 %")
+SCREENS = (("1024x600", 1.5), ("1366x768", 1.0), ("1920x1080", 2.0))
+"""The first start is checked on these screens (device pixels, scale): a netbook at 150 %, a common laptop, a
+high-DPI monitor at 200 %."""
 
 
-def _fit(app, window, path: Path, width: int, height: int, screen: str) -> dict:
-    hint = window.minimumSizeHint()
-    window.resize(width, height)
-    _wait(app, lambda: False, 0.2)
-    window.grab().save(str(path))
-    fits = hint.width() <= width and hint.height() <= height
-    return {"screen": screen, "minimum": f"{hint.width()}×{hint.height()}", "fits": fits, "path": str(path)}
+def _first_start(out: Path) -> list[dict]:
+    """The first window on each of :data:`SCREENS`, each in its own process started at that screen and scale."""
+    return [_first_start_on(out, size, scale) for size, scale in SCREENS]
 
 
-def _screenshot_scaled(path: Path) -> dict:
-    """The window on a 1280×720 screen at 150 % (853×480 logical pixels), in a process started at that scale."""
+def _first_start_on(out: Path, size: str, scale: float) -> dict:
     import subprocess
+    import tempfile
 
+    width, height = (int(v) for v in size.split("x"))
+    png = out / f"first-start-{size}@{round(scale * 100)}.png"
     command = [sys.executable] if getattr(sys, "frozen", False) else [sys.executable, "-m", "app"]
-    env = {**os.environ, "QT_SCALE_FACTOR": "1.5", "QT_QPA_PLATFORM": os.environ.get("QT_QPA_PLATFORM", "offscreen")}
-    done = subprocess.run(
-        [*command, "--screenshot", str(path), "--size", "853x480"], env=env, capture_output=True, text=True, timeout=120
-    )
+    with tempfile.TemporaryDirectory(prefix="chatterbox-screen-") as folder:
+        config = Path(folder) / "screen.json"
+        screen = {"name": size, "x": 0, "y": 0, "width": width, "height": height, "logicalDpi": 96}
+        config.write_text(json.dumps({"screens": [screen]}), encoding="utf-8")
+        env = {**os.environ, "QT_QPA_PLATFORM": f"offscreen:configfile={config}", "QT_SCALE_FACTOR": f"{scale:g}"}
+        env.pop("QT_SCREEN_SCALE_FACTORS", None)
+        env.pop("QT_AUTO_SCREEN_SCALE_FACTOR", None)
+        done = subprocess.run(
+            [*command, "--screenshot", str(png), "--size", size, "--scale", f"{scale:g}"],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
     if done.returncode != 0:
-        raise RuntimeError(f"the 150 % screenshot failed: {done.stderr.strip()[-500:]}")
-    return {**json.loads(done.stdout.strip().splitlines()[-1]), "screen": "1280×720 at 150 %"}
+        raise RuntimeError(f"the {size} screenshot failed: {done.stderr.strip()[-500:]}")
+    return json.loads(done.stdout.strip().splitlines()[-1])
 
 
-def screenshot(path: Path, width: int, height: int) -> int:
-    """``--screenshot PATH --size WxH``: the window (no model) at that logical size; prints whether it fits."""
+def screenshot(path: Path, width: int, height: int, scale: float = 1.0) -> int:
+    """``--screenshot PATH --size WxH --scale S`` (in a process whose screen is WxH device pixels at scale S): the
+    first window as a new user sees it (no model yet), placed by the app itself; prints its ``first_start`` entry."""
     if not os.environ.get("DISPLAY") and not os.environ.get("WAYLAND_DISPLAY"):
         os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
     import tempfile
@@ -266,14 +303,30 @@ def screenshot(path: Path, width: int, height: int) -> int:
     from .audio.virtual_device import VirtualSoundDevice
     from .main_window import MainWindow
     from .paths import AppPaths
+    from .screen_fit import window_fit
     from .settings import Settings
 
     app = make_application()
     with tempfile.TemporaryDirectory(prefix="chatterbox-screenshot-") as home:
         settings = Settings(QSettings(str(Path(home) / "settings.ini"), QSettings.Format.IniFormat))
         window = MainWindow(settings, AppPaths.under(Path(home)), player=Player(VirtualSoundDevice()))
+        window.speak_panel.text.set_text(TEXT)
         window.show()
-        result = _fit(app, window, Path(path), width, height, f"{width}×{height}")
+        _wait(app, lambda: False, 0.3)
+        fit = window_fit(window)  # every view: the Speak and Project modes, each side tab
+        image = window.grab()
+        Path(path).parent.mkdir(parents=True, exist_ok=True)
+        image.save(str(path))
+        result = {
+            "screen": f"{width}x{height}@{round(scale * 100)}%",
+            "window": f"{window.width()}x{window.height()}",
+            "fits": fit["fits"],
+            "png": str(path),
+            "png_size": f"{image.width()}x{image.height()}",  # device pixels
+            "available": fit["available"],
+            "minimum": fit["minimum"],
+            "outside": fit["outside"],
+        }
         window.close()
         app.processEvents()
     _say(json.dumps(result), sys.stdout)

@@ -40,6 +40,7 @@ class Key(str, Enum):
     VOICE = "voice/current"  # a voice-library name or a file path; empty: the bundle's default voice
     GEOMETRY = "window/geometry"
     EXPORT_FOLDER = "studio/export_folder"
+    EXPORT_CHOICES = "studio/export_choices"  # the export dialog's last choices (JSON: app.studio.export_choices)
     RECENT_PROJECTS = "studio/recent_projects"  # newest first, one folder per line
     PROJECT = "studio/project"  # the project open when the window closed
     SPLITTER = "window/splitter"
@@ -78,6 +79,7 @@ _DEFAULTS = {
     Key.VOICE: "",
     Key.BUNDLE: "",
     Key.EXPORT_FOLDER: "",
+    Key.EXPORT_CHOICES: "",
     Key.RECENT_PROJECTS: "",
     Key.PROJECT: "",
     Key.TAB: 0,

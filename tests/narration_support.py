@@ -16,10 +16,12 @@ Everyone went home to rest. The night was quiet.
 """
 
 
-def make_epub(path: Path, chapters: list[str], body: str | None = None) -> Path:
+def make_epub(path: Path, chapters: list[str], body: str | None = None, cover: bytes | None = None) -> Path:
     from ebooklib import epub
 
     book = epub.EpubBook()
+    if cover is not None:
+        book.set_cover("cover.png", cover)
     book.set_identifier("test-book")
     book.set_title("A Test Book")
     book.set_language("en")

@@ -95,3 +95,22 @@ def test_the_cycle_check_finds_a_cycle():
     synthesis = "core.engine.streaming.synthesis"
     graph[synthesis] = graph[synthesis] | {"core.engine.pipeline"}  # the cycle this project used to have
     assert find_cycle(graph) is not None
+
+
+def test_ci_installs_the_readme_system_packages():
+    """README's Debian install line is what .ci/run installs (it reads the line from README.md)."""
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    match = re.search(r"<!-- system-packages -->\s*```bash\n(sudo apt-get install -y [^\n]+)\n```", readme)
+    assert match, "README.md must mark its Debian install line with <!-- system-packages -->"
+    packages = match.group(1).split()[4:]
+    assert {"libxcb-cursor0", "libxcb-icccm4", "libxkbcommon-x11-0", "libegl1", "libportaudio2"} <= set(packages)
+    line = subprocess.run(
+        ["bash", "-c", "sed -n '/<!-- system-packages -->/,/^```$/p' README.md | grep -m1 '^sudo apt-get install'"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=30,
+    ).stdout.strip()
+    assert line == match.group(1)
+    ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
+    assert "<!-- system-packages -->" in ci and "packages=(${readme_line#sudo apt-get install -y } strace)" in ci

@@ -15,21 +15,23 @@ import time
 
 import numpy as np
 
-from core.engine import SAMPLE_RATE
+from core.engine import SAMPLE_RATE, ChatterboxError
+from core.wording import describe_error
 
+from .device_errors import device_error, portaudio_missing
 from .ring_buffer import RingBuffer
 
 log = logging.getLogger(__name__)
 
 
 def load_sounddevice():
-    """Import sounddevice, or return ``(None, reason)`` when PortAudio is missing."""
+    """Import sounddevice, or return ``(None, sentence)`` when PortAudio is missing."""
     try:
         import sounddevice
 
         return sounddevice, None
     except OSError as exc:  # the PortAudio library could not be loaded
-        return None, f"audio playback is unavailable: {exc} (install PortAudio, e.g. libportaudio2)"
+        return None, describe_error(portaudio_missing(exc))
 
 
 class Player:
@@ -133,10 +135,7 @@ class Player:
             return None
         self.stop()
         self.lost = True
-        self.error = (
-            "The audio output stopped during playback (was the device unplugged?). Synthesis goes on and the "
-            "result can be exported; the next request tries the audio device again."
-        )
+        self.error = describe_error(ChatterboxError("sound.output_lost"))
         log.warning("%s", self.error)
         return self.error
 
@@ -157,8 +156,8 @@ class Player:
             self._progress = (self.played, time.monotonic())
             stream.start()
         except Exception as exc:  # noqa: BLE001 - PortAudio raises its own error types for every device problem
-            self.error = f"Cannot play audio: {exc}. Synthesis and export still work."
-            log.warning("%s", self.error)
+            self.error = describe_error(device_error(exc, "output"))
+            log.warning("cannot open the sound output: %s", exc)
             return False
         self.error = None
         self.stream = stream

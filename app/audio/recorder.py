@@ -8,7 +8,9 @@ import threading
 import numpy as np
 
 from core.engine import SAMPLE_RATE
+from core.wording import describe_error
 
+from .device_errors import device_error
 from .playback import load_sounddevice
 
 log = logging.getLogger(__name__)
@@ -42,8 +44,8 @@ class Recorder:
             )
             stream.start()
         except Exception as exc:  # noqa: BLE001 - PortAudio raises its own error types for every device problem
-            self.error = f"Cannot record from the microphone: {exc}. Choose a recorded file instead."
-            log.warning("%s", self.error)
+            self.error = describe_error(device_error(exc, "input"))
+            log.warning("cannot open the microphone: %s", exc)
             return False
         self.stream, self.error = stream, None
         return True

@@ -4,11 +4,26 @@ with the words the panel shows about them. No widgets."""
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
-from core.narration import Edit, Project, RenderProgress, RenderSummary, clock, editing, revert
+from core.engine import ChatterboxError
+from core.narration import (
+    Edit,
+    Project,
+    ProjectLock,
+    ProjectLocked,
+    RenderProgress,
+    RenderSummary,
+    clock,
+    editing,
+    revert,
+)
+from core.wording import describe_error
 
 NO_PROJECT = "No project: File → New project, Import or Open."
+PLAY_AND_EXPORT = "It can be played and exported here; rendering and edits wait."
+READ_ONLY = f"It is open read-only: {PLAY_AND_EXPORT[0].lower()}{PLAY_AND_EXPORT[1:]}"
 
 
 class StudioController:
@@ -18,21 +33,63 @@ class StudioController:
         """The project in memory differs from its folder (a render saves as it goes)."""
         self.rendering: int | None = None
         """The request id of the render running."""
+        self.read_only: str | None = None
+        """Why the project is open read-only (another process holds its lock), in words; ``None``: it is ours."""
+        self._lock: ProjectLock | None = None
 
     def open(self, project: Project | None) -> None:
+        """Open ``project`` (``None``: close): its lock is taken, or, held by another process, it opens read-only."""
+        self.close()
         self.project, self.dirty = project, False
+        if project is None:
+            return
+        lock = ProjectLock(project.folder, "studio")
+        try:
+            lock.acquire()
+        except ProjectLocked as exc:  # its words say who holds it, and that it opens read-only
+            self.read_only = f"{describe_error(exc)} {PLAY_AND_EXPORT}"
+        except ChatterboxError as exc:  # a folder where no lock can be written (read-only medium): read-only too
+            self.read_only = f"{describe_error(exc)} {READ_ONLY}"
+        else:
+            self._lock = lock
+
+    def close(self) -> None:
+        """Give the project's lock back (the window closes, or another project opens)."""
+        if self._lock is not None:
+            self._lock.release()
+        self._lock, self.read_only = None, None
 
     def save(self) -> None:
-        """``ChatterboxError`` when the project cannot be saved (it stays unsaved then)."""
-        if self.project is not None:
+        """``ChatterboxError`` when the project cannot be saved (it stays unsaved then); read-only: nothing."""
+        if self.project is not None and self.read_only is None:
             self.project.save()
             self.dirty = False
 
-    def pending(self, regenerate: int | None) -> int:
-        """How many segments a render does: one new take, or every pending segment."""
+    def pending(self, regenerate: int | None, numbers: tuple[int, ...] | None = None) -> int:
+        """How many segments a render does: one new take, the pending ones among ``numbers``, or every pending
+        segment."""
         if self.project is None:
             return 0
-        return 1 if regenerate is not None else len(self.project.pending())
+        if regenerate is not None:
+            return 1
+        return len(self.project.pending()) if numbers is None else len(numbers)
+
+    def pending_in_chapters(self, first: int, last: int) -> tuple[int, ...]:
+        """The numbers of the pending segments of chapters ``first`` to ``last`` (1-based, both included)."""
+        project = self._open()
+        return tuple(
+            number
+            for number, segment in enumerate(project.segments, 1)
+            if first - 1 <= segment.chapter <= last - 1 and project.status(segment) not in ("rendered", "skipped")
+        )
+
+    def chapter_of(self, number: int) -> int:
+        """The chapter (1-based) of segment ``number``."""
+        return self._segment(number).chapter + 1
+
+    def segments_of_chapter(self, chapter: int) -> list[int]:
+        """The segment numbers of chapter ``chapter`` (1-based)."""
+        return [n for n, s in enumerate(self._open().segments, 1) if s.chapter == chapter - 1]
 
     def started(self, rid: int) -> None:
         self.rendering = rid
@@ -108,7 +165,7 @@ class StudioController:
         if project is None:
             return NO_PROJECT
         counts = project.counts()
-        unsaved = " · unsaved changes" if self.dirty else ""
+        unsaved = " · unsaved changes" if self.dirty else (" · read-only" if self.read_only else "")
         skipped = f", {counts['skipped']} skipped" if counts["skipped"] else ""
         return (
             f"<b>{project.title}</b> — {len(project.segments)} segments in {len(project.chapters)} "
@@ -120,6 +177,39 @@ class StudioController:
 def progress_text(step: RenderProgress) -> str:
     left = f" · {clock(step.eta_s)} left" if step.eta_s is not None and step.done < step.total else ""
     return f"Segment {step.done} of {step.total} · {clock(step.audio_seconds)} of audio{left}"
+
+
+EXPORT_STAGES = {"finishing": "Finishing", "encoding": "Encoding", "checking": "Checking"}
+
+
+def export_progress_text(progress: Any) -> str:
+    """The progress bar's words for an export: "Encoding · 42 % · 03 - Chapter.mp3 · 1:20 left"."""
+    stage = str(getattr(progress, "stage", "") or "")
+    words = [EXPORT_STAGES.get(stage, stage.capitalize() or "Exporting")]
+    words.append(f"{round(100 * float(getattr(progress, 'fraction', 0.0)))} %")
+    file = getattr(progress, "file", None)
+    if file:
+        words.append(Path(str(file)).name)
+    left = getattr(progress, "seconds_left", None)
+    if left is not None:
+        words.append(f"{clock(left)} left")
+    return " · ".join(words)
+
+
+def export_done_text(result: Any, target: Path) -> str:
+    """The status line after an export: how much audio, where, and the store check's verdict."""
+    files = [f for f in getattr(result, "files", []) if f.get("kind") == "audio"]
+    where = f"{len(files)} files in {target}" if len(files) > 1 else str(target)
+    checks = list(getattr(result, "checks", None) or [])
+    verdict = ""
+    if checks:
+        failed = sum(not c.get("passed") for c in checks)
+        verdict = (
+            " · every file passes the store check"
+            if not failed
+            else f" · {failed} of {len(checks)} file(s) fail the store check"
+        )
+    return f"Exported {clock(getattr(result, 'seconds', 0.0))} of audio to {where}{verdict}."
 
 
 def done_text(summary: RenderSummary) -> str:

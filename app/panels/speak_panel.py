@@ -96,12 +96,14 @@ class SpeakPanel(QWidget):
         buttons.addStretch(1)
         buttons.addWidget(self.export_button)
         column = QVBoxLayout(self)
-        column.addWidget(self.text, 3)
+        column.addWidget(self.text, 2)  # the plots keep room on short screens
         column.addLayout(buttons)
         column.addWidget(self.waveform, 2)
-        column.addWidget(self.latency, 2)
+        column.addWidget(self.latency, 3)
         self._play_timer = QTimer(self)
         self._play_timer.setInterval(50)
+        self._reference_serial = 0
+        """Counts what was played; a reference's "played" note is said only if nothing was played after it."""
 
     def _connect_signals(self) -> None:
         self.speak_button.clicked.connect(self.speak)
@@ -143,6 +145,7 @@ class SpeakPanel(QWidget):
             self.messages.show(problem or "")
             return
         self.messages.hide()
+        self._reference_serial += 1
         self.player.begin()
         self.waveform.clear_audio()
         self.latency.start_request(describe_settings({k.value: self.settings.get(k) for k in Key}))
@@ -259,6 +262,14 @@ class SpeakPanel(QWidget):
             self.messages.show(self.player.error or CANNOT_PLAY, error=False)
         self.player.end_of_input()
         self.playback_status.emit("playing the reference")
+        serial = self._reference_serial = self._reference_serial + 1
+        QTimer.singleShot(round(voice.duration_s * 1000) + 300, lambda: self._reference_played(serial))
+
+    def _reference_played(self, serial: int) -> None:
+        """The reference has played: its status goes, unless something else plays or was started since."""
+        quiet = not self.bridge.busy and not self.player.playing and not self._play_timer.isActive()
+        if serial == self._reference_serial and quiet:
+            self.playback_status.emit("finished · played the reference")
 
     def toggle_playback(self) -> str:
         """Pause or resume what plays; with nothing playing, play the last result again. Returns what it did."""
@@ -274,6 +285,7 @@ class SpeakPanel(QWidget):
         return "played"
 
     def _play(self, audio: np.ndarray) -> None:
+        self._reference_serial += 1
         self.player.begin()
         self.waveform.clear_audio()
         self.waveform.append(audio)

@@ -90,11 +90,13 @@ class VoicePanel(QGroupBox):
         self.removed_label.setWordWrap(True)
         self.undo = QPushButton("Undo", self)
         self.undo.setToolTip("Put the removed voice back into the library")
+        # Two short rows rather than one long one: the side panel stays narrow enough for a 1024×600 screen at 150 %.
         buttons = QHBoxLayout()
-        for b in (self.choose, self.record, self.use_default):
+        for b in (self.choose, self.record):
             buttons.addWidget(b)
+        buttons.addStretch(1)
         listen = QHBoxLayout()
-        for b in (self.play, self.trim):
+        for b in (self.play, self.trim, self.use_default):
             listen.addWidget(b)
         listen.addStretch(1)
         lib_buttons = QHBoxLayout()

@@ -14,6 +14,7 @@ from core.engine import ChatterboxError
 from core.narration import (
     Document,
     Project,
+    ProjectLock,
     create_project,
     import_document,
     is_project,
@@ -88,10 +89,11 @@ class ProjectFiles:
         if not self.confirm_discard():
             return None
         voice = self.voice()
-        try:
-            project = open_project(folder) if is_project(folder) else create_project(folder, doc.title)
-            import_document(project, doc, voice, self.library, base, source_identity(name, raw, voice))
-            project.save()
+        try:  # an import writes the project: not while another process renders or edits it (ProjectLocked says who)
+            with ProjectLock(folder, "edit"):
+                project = open_project(folder) if is_project(folder) else create_project(folder, doc.title)
+                import_document(project, doc, voice, self.library, base, source_identity(name, raw, voice))
+                project.save()
         except ChatterboxError as exc:
             self.messages.show(describe_error(exc))
             return None

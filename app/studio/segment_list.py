@@ -20,7 +20,8 @@ from core.wording import describe_failure
 NUMBER_ROLE = Qt.ItemDataRole.UserRole
 CHAPTER_ROLE = Qt.ItemDataRole.UserRole + 1
 STATUS_MARK = {"pending": "○ pending", "rendered": "● rendered", "failed": "✕ failed", "skipped": "– skipped"}
-TEXT, STATUS, TAKES = 0, 1, 2
+TEXT, STATUS, TAKES, TIMING = 0, 1, 2, 3
+COLUMNS = 4
 STATUS_TIP = {
     "pending": "Pending: not rendered with its current text, voice and settings",
     "rendered": "Rendered",
@@ -50,8 +51,8 @@ class SegmentList(QTreeWidget):
 
     def __init__(self, parent=None):
         super().__init__(parent)
-        self.setColumnCount(3)
-        self.setHeaderLabels(["Text", "Status", "Takes"])
+        self.setColumnCount(COLUMNS)
+        self.setHeaderLabels(["Text", "Status", "Takes", "Pause · pace"])
         self.setRootIsDecorated(True)
         self.setUniformRowHeights(True)
         self.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
@@ -61,7 +62,8 @@ class SegmentList(QTreeWidget):
         self.header().setStretchLastSection(False)
         self.header().setSectionResizeMode(TEXT, self.header().ResizeMode.Stretch)
         self.header().resizeSection(STATUS, 96)
-        self.header().resizeSection(TAKES, 48)
+        self.header().resizeSection(TAKES, 64)
+        self.header().resizeSection(TIMING, 96)
         self.project: Project | None = None
         self.items: dict[int, QTreeWidgetItem] = {}
         self.chapter_items: list[QTreeWidgetItem] = []
@@ -118,7 +120,9 @@ class SegmentList(QTreeWidget):
             status = self.project.status(segment)
             item.setText(STATUS, STATUS_MARK[status])
             item.setText(TEXT, segment.text)
-            item.setText(TAKES, str(len(segment.takes)) if segment.takes else "")
+            item.setText(TAKES, takes_text(self.project, segment))
+            item.setToolTip(TAKES, takes_tip(self.project, segment))
+            item.setText(TIMING, timing_text(segment))
             failed = status == "failed" and segment.error
             tip = STATUS_TIP[status] + (f": {describe_failure(segment)}" if failed else "")
             voice = self.project.voice_of(segment) or "the model's voice"
@@ -136,7 +140,7 @@ class SegmentList(QTreeWidget):
                 "skipped": QColor(160, 160, 160),
             }.get(status)
             brush = QBrush(colour) if colour is not None else QBrush()
-            for column in range(3):
+            for column in range(COLUMNS):
                 item.setForeground(column, brush)
             font = item.font(TEXT)
             font.setItalic(status == "pending")
@@ -158,7 +162,7 @@ class SegmentList(QTreeWidget):
         if item is None:
             return
         brush = QBrush(self.palette().highlight().color().lighter(170)) if number == self.current else QBrush()
-        for column in range(3):
+        for column in range(COLUMNS):
             item.setBackground(column, brush)
         font: QFont = item.font(TEXT)
         font.setBold(number == self.current)
@@ -316,3 +320,39 @@ def _action(parent, text: str, slot, shortcut: str | None = None) -> QAction:
         action.setShortcut(QKeySequence(shortcut))
     action.triggered.connect(lambda _checked=False: slot())  # triggered(bool) must not reach the slot's defaults
     return action
+
+
+def timing_text(segment) -> str:
+    """The segment's pause after it and its own pace ("0.4 s · 1.2×"); the project's pace is not repeated."""
+    pause = f"{segment.pause_after:g} s" if segment.pause_after else "–"
+    return pause + (f" · {segment.speed:g}×" if segment.speed else "")
+
+
+def takes_text(project, segment) -> str:
+    """How many takes, and "old text" when the chosen take was made for an earlier text, voice or setting."""
+    if not segment.takes:
+        return ""
+    chosen = segment.takes[segment.chosen - 1] if segment.chosen else None
+    outdated = chosen is not None and chosen.key != project.render_key(segment)
+    return f"{len(segment.takes)}{' · old text' if outdated else ''}"
+
+
+def takes_tip(project, segment) -> str:
+    """Each take: when it was made, with which voice, seed and settings, and whether it is for an older text."""
+    if not segment.takes:
+        return "No take yet"
+    current = project.render_key(segment)
+    voice = project.voice_of(segment) or "the model's voice"
+    settings = ", ".join(
+        f"{k} {v:g}" if isinstance(v, float) else f"{k} {v}" for k, v in project.audio_settings(segment).items()
+    )
+    lines = []
+    for number, take in enumerate(segment.takes, 1):
+        made = take.created.replace("T", " ")[:16] if take.created else "date unknown"
+        mark = "▶ " if number == segment.chosen else "  "
+        if take.key == current:
+            about = f"voice {voice}, seed {take.seed}" + (f", {settings}" if settings else "")
+        else:
+            about = f"seed {take.seed}, made for an older text, voice or settings"
+        lines.append(f"{mark}Take {number}: {made} · {take.seconds:.1f} s · {about}")
+    return "\n".join(lines)

@@ -5,7 +5,13 @@ it renders, what is rendered can be heard (the segment being heard is highlighte
 playback the status says "Buffering…". Edits (text, take, voice, pause, pace) change the project in memory and mark
 it unsaved; only the edited segment becomes pending. Edits of the text and of the project's shape (delete, skip,
 merge, split, chapter boundaries, chapter titles and skipping) go on Qt's undo stack: Undo (Ctrl+Z) and Redo
-(Ctrl+Shift+Z) in the studio, while nothing renders.
+(Ctrl+Shift+Z) in the studio, while nothing renders. Render's menu renders one chapter or a range of chapters.
+
+Export runs on its own thread (:mod:`app.studio.export_runner`): the progress bar shows it with the time left,
+Cancel stops it (no file is left under the final name), and the window stays responsive; the project is not edited
+or rendered meanwhile. An export with the store check ends with its report (:mod:`app.studio.check_report`). A
+project that another process holds (it renders there) opens read-only: it can be played and exported, not rendered
+or edited.
 """
 
 from __future__ import annotations
@@ -19,10 +25,12 @@ import numpy as np
 from PySide6.QtCore import Qt, QTimer, Signal, Slot
 from PySide6.QtGui import QAction, QKeySequence, QUndoCommand, QUndoStack
 from PySide6.QtWidgets import (
+    QAbstractItemView,
     QCheckBox,
     QHBoxLayout,
     QInputDialog,
     QLabel,
+    QMenu,
     QProgressBar,
     QPushButton,
     QSlider,
@@ -46,14 +54,25 @@ from core.narration import (
 from core.wording import describe_error, describe_failure
 
 from ..audio.playback import Player
-from ..controllers.studio import NO_PROJECT, StudioController, done_text, progress_text
+from ..controllers.studio import (
+    NO_PROJECT,
+    StudioController,
+    done_text,
+    export_done_text,
+    export_progress_text,
+    progress_text,
+)
 from ..engine_bridge import EngineBridge
 from ..settings import Key, Settings
 from ..widgets.waveform_plot import WaveformPlot
+from .check_report import CheckReport
+from .export_choices import ExportChoices
 from .export_dialog import ExportDialog, default_folder
+from .export_runner import ExportRunner
 from .lexicon_dialog import edit_spoken, open_lexicon
 from .preview_windows import PreviewWindows
-from .segment_list import SegmentList
+from .render_range import ChapterRangeDialog
+from .segment_list import CHAPTER_ROLE, NUMBER_ROLE, SegmentList
 from .split_dialog import SplitDialog
 
 log = logging.getLogger(__name__)
@@ -107,6 +126,10 @@ class StudioPanel(QWidget):
     """The project was edited, rendered, saved, opened or closed (the window updates its title and menus)."""
     message = Signal(str, bool)
     """Text for the window's message line, and whether it is an error."""
+    export_finished = Signal(object)
+    """An export ended and its files are in place (the export's result)."""
+    export_ended = Signal()
+    """An export ended: written (after :attr:`export_finished`), failed or cancelled."""
 
     def __init__(
         self,
@@ -127,8 +150,13 @@ class StudioPanel(QWidget):
         self._paused_at: float | None = None
         self._live = False
         """Playing chunks as they render (rather than a preview of finished segments)."""
+        self._heard_marks: list[tuple[int, int]] = []
+        """While listening to a render: (sample where a segment's audio starts in the player, its number)."""
         self._windows = PreviewWindows()
         """Finished segments are played a window at a time (see :mod:`app.studio.preview_windows`)."""
+        self.export_runner = ExportRunner(export_project, self)
+        self._export_target: Path | None = None
+        self.check_report: CheckReport | None = None
         self._build()
 
     @property
@@ -151,6 +179,15 @@ class StudioPanel(QWidget):
         """The request id of the render running, or None."""
         return self.controller.rendering
 
+    @property
+    def exporting(self) -> bool:
+        return self.export_runner.running
+
+    @property
+    def busy(self) -> bool:
+        """The project belongs to a render or an export: no edits, no second render or export."""
+        return self.rendering is not None or self.exporting
+
     # --- construction ------------------------------------------------------------------------------------------
     def _build(self) -> None:
         self.title = QLabel(NO_PROJECT, self)
@@ -160,7 +197,20 @@ class StudioPanel(QWidget):
         self.stop_button = QPushButton("S&top", self)
         self.play_button = QPushButton("&Play", self)
         self.play_button.setToolTip("Play the project from the selected segment (Space pauses and resumes)")
+        self.render_menu = QMenu(self)
+        self.render_chapter_action = self.render_menu.addAction("Render the selected &chapter", self.render_chapter)
+        self.render_range_action = self.render_menu.addAction("Render c&hapters…", self._ask_chapter_range)
+        self.render_more = QToolButton(self)
+        self.render_more.setText("▾")
+        self.render_more.setToolTip("Render one chapter, or a range of chapters")
+        self.render_more.setAccessibleName("Render chapters")
+        self.render_more.setMenu(self.render_menu)
+        self.render_more.setPopupMode(QToolButton.ToolButtonPopupMode.InstantPopup)
+        self.render_more.setStyleSheet("QToolButton::menu-indicator { image: none; }")  # the ▾ says it already
         self.export_button = QPushButton("E&xport…", self)
+        self.cancel_export_button = QPushButton("&Cancel export", self)
+        self.cancel_export_button.setToolTip("Stop the export: no file is left under its name")
+        self.cancel_export_button.setVisible(False)
         self.lexicon_button = QPushButton("Le&xicon…", self)
         self.lexicon_button.setToolTip("How words are said in this project (the written text stays)")
         self.listen = QCheckBox("&Listen while rendering", self)
@@ -196,19 +246,29 @@ class StudioPanel(QWidget):
         self.waveform = SeekableWaveform(self)
         self.waveform.setMinimumHeight(70)
 
+        title = QHBoxLayout()  # Undo / Redo beside the title: the button row stays narrow for small screens
+        title.addWidget(self.title, 1)
+        title.addWidget(self.undo_button)
+        title.addWidget(self.redo_button)
         buttons = QHBoxLayout()
-        for widget in (self.render_button, self.stop_button, self.play_button, self.export_button):
+        buttons.setSpacing(4)
+        for widget in (
+            self.render_button,
+            self.render_more,
+            self.stop_button,
+            self.play_button,
+            self.export_button,
+            self.cancel_export_button,
+        ):
             buttons.addWidget(widget)
         buttons.addStretch(1)
-        buttons.addWidget(self.undo_button)
-        buttons.addWidget(self.redo_button)
         pace = QHBoxLayout()
         pace.addWidget(self.pace_label)
         pace.addWidget(self.pace, 1)
         pace.addWidget(self.listen)
         pace.addWidget(self.lexicon_button)  # here, beside a slider that yields room: the window fits small screens
         column = QVBoxLayout(self)
-        column.addWidget(self.title)
+        column.addLayout(title)
         column.addLayout(buttons)
         column.addWidget(self.progress)
         column.addWidget(self.status)
@@ -220,6 +280,13 @@ class StudioPanel(QWidget):
         self.stop_button.clicked.connect(self.stop)
         self.play_button.clicked.connect(self.toggle_play)
         self.export_button.clicked.connect(self.export_dialog)
+        self.cancel_export_button.clicked.connect(self.export_runner.cancel)
+        self.export_runner.progress.connect(self._on_export_progress)
+        self.export_runner.finished.connect(self._on_export_finished)
+        self.export_runner.failed.connect(self._on_export_failed)
+        self.export_runner.cancelled.connect(self._on_export_cancelled)
+        # several segments (or chapters) can be selected: the export dialog offers "the selected segments"
+        self.segments.setSelectionMode(QAbstractItemView.SelectionMode.ExtendedSelection)
         self.pace.valueChanged.connect(self._on_pace)
         self.segments.play_from.connect(self.play_from)
         self.segments.regenerate.connect(self.regenerate)
@@ -266,9 +333,12 @@ class StudioPanel(QWidget):
 
     def set_project(self, project: Project | None) -> None:
         self.stop()
+        if self.exporting:  # the export reads the project being closed
+            self.export_runner.shutdown()
         self.undo_stack.clear()
         self.controller.open(project)
         self.segments.set_project(project)
+        self.segments.editable = not self.controller.read_only
         self.segments.voices = sorted(project.voices) if project else []
         self.pace.blockSignals(True)
         self.pace.setValue(round(self.controller.pace() * 100))
@@ -277,7 +347,14 @@ class StudioPanel(QWidget):
         self.waveform.clear_audio()
         self._show_counts()
         self._update_controls()
+        if self.controller.read_only:
+            self.status.setText(self.controller.read_only)
+            self.message.emit(self.controller.read_only, False)
         self.changed.emit()
+
+    def _writable(self) -> bool:
+        """Edits are possible: a project is open, neither a render nor an export has it, no other process holds it."""
+        return self.project is not None and not self.busy and not self.controller.read_only
 
     def save(self) -> bool:
         if self.project is None:
@@ -304,19 +381,67 @@ class StudioPanel(QWidget):
     def regenerate(self, number: int) -> None:
         self._start_render(number)
 
-    def _start_render(self, regenerate: int | None) -> None:
+    def render_chapters(self, first: int, last: int) -> None:
+        """Render the pending segments of chapters ``first`` to ``last`` (1-based, both included)."""
+        if self.project is None:
+            return
+        numbers = self.controller.pending_in_chapters(first, last)
+        if not numbers:
+            which = f"Chapter {first}" if first == last else f"Chapters {first} to {last}"
+            self.status.setText(f"{which}: every segment is rendered (or skipped).")
+            return
+        self._start_render(None, numbers)
+
+    @Slot()
+    def render_chapter(self) -> None:
+        """Render the chapter of the selected row (the first chapter when nothing is selected)."""
+        chapter = self._selected_chapter()
+        self.render_chapters(chapter, chapter)
+
+    def _ask_chapter_range(self) -> None:
+        if self.project is None:
+            return
+        chapter = self._selected_chapter()
+        dialog = ChapterRangeDialog(self.project, chapter, chapter, self)
+        if dialog.exec():
+            self.render_chapters(*dialog.chapters())
+
+    def _selected_chapter(self) -> int:
+        item = self.segments.currentItem()
+        if item is None:
+            return 1
+        chapter = item.data(0, CHAPTER_ROLE)
+        if chapter is not None:
+            return int(chapter)
+        return self.controller.chapter_of(int(item.data(0, NUMBER_ROLE)))
+
+    def selected_segments(self) -> tuple[int, ...]:
+        """The selected segments, in order; a selected chapter row stands for all of its segments."""
+        if self.project is None:
+            return ()
+        numbers: set[int] = set()
+        for item in self.segments.selectedItems():
+            chapter, number = item.data(0, CHAPTER_ROLE), item.data(0, NUMBER_ROLE)
+            if chapter is not None:
+                numbers.update(self.controller.segments_of_chapter(int(chapter)))
+            elif number is not None:
+                numbers.add(int(number))
+        return tuple(sorted(numbers))
+
+    def _start_render(self, regenerate: int | None, numbers: tuple[int, ...] | None = None) -> None:
         project = self.project
-        if project is None or self.rendering is not None:
+        if project is None or not self._writable():
             return
         if self.bridge.model is None:
             self.message.emit("No model is loaded: choose one in the Models menu.", True)
             return
-        todo = self.controller.pending(regenerate)
+        todo = self.controller.pending(regenerate, numbers)
         if not todo:
             self.status.setText("Every segment is rendered. Play it, fix a sentence, or export.")
             return
         self.stop_playback()
         self._live = self.listen.isChecked()
+        self._heard_marks = []
         if self._live:
             self.player.begin()
             self.waveform.clear_audio()
@@ -328,7 +453,7 @@ class StudioPanel(QWidget):
         runtime = self.runtime()
         if not self._live:  # nobody listens: one decoder call per segment renders faster than streaming windows
             runtime = replace(runtime, stream=False)
-        self.controller.started(self.bridge.render(project, runtime, regenerate))
+        self.controller.started(self.bridge.render(project, runtime, regenerate, numbers=numbers))
         self._timer.start()
         self._update_controls()
 
@@ -339,9 +464,12 @@ class StudioPanel(QWidget):
         self.progress_events += 1
         if step.kind == "chunk":
             if self._live and step.chunk is not None:
+                if not self._heard_marks or self._heard_marks[-1][1] != step.number:
+                    self._heard_marks.append((self.player.queued, step.number))  # where its audio starts
                 self.player.feed(step.chunk.samples)
                 self.waveform.append(step.chunk.samples)
-            self.segments.highlight(step.number)
+            else:
+                self.segments.highlight(step.number)  # nobody listens: the segment being generated
             return
         self.segments.refresh(step.number)
         self.progress.setValue(step.done)
@@ -504,6 +632,7 @@ class StudioPanel(QWidget):
             elif self.rendering is not None:
                 self.status.setText("Generating…")
             self.waveform.set_playhead(min(player.played, player.queued))
+            self.segments.highlight(heard_segment(self._heard_marks, player.played))
             return
         seconds = self.position()
         self.waveform.set_playhead(round(seconds * SAMPLE_RATE))
@@ -531,7 +660,7 @@ class StudioPanel(QWidget):
     # --- the project's shape (each edit on the undo stack) ----------------------------------------------------------
     def _apply(self, text: str, operation: Callable[[Project], Edit], reshaped: bool = True) -> bool:
         """Run an edit and push it on the undo stack; ``False`` (and a message) when the project refuses it."""
-        if self.project is None or self.rendering is not None:
+        if not self._writable():
             return False
         try:
             edit = self.controller.apply(operation)
@@ -563,12 +692,12 @@ class StudioPanel(QWidget):
 
     @Slot()
     def undo(self) -> None:
-        if self.rendering is None and self.undo_stack.canUndo():
+        if not self.busy and self.undo_stack.canUndo():
             self.undo_stack.undo()
 
     @Slot()
     def redo(self) -> None:
-        if self.rendering is None and self.undo_stack.canRedo():
+        if not self.busy and self.undo_stack.canRedo():
             self.undo_stack.redo()
 
     @Slot(int)
@@ -636,6 +765,8 @@ class StudioPanel(QWidget):
 
     @Slot(int, int)
     def choose_take(self, number: int, take: int) -> None:
+        if not self._writable():
+            return
         try:
             self.controller.choose_take(number, take)
         except ChatterboxError as exc:
@@ -646,6 +777,8 @@ class StudioPanel(QWidget):
 
     @Slot(int, object)
     def set_voice(self, number: int, name) -> None:
+        if not self._writable():
+            return
         try:
             self.controller.set_voice(number, name)
         except ChatterboxError as exc:
@@ -654,6 +787,8 @@ class StudioPanel(QWidget):
         self._edited(number)
 
     def _ask_pause(self, number: int) -> None:
+        if not self._writable():
+            return
         segment = self._open_project().segments[number - 1]
         value, ok = QInputDialog.getDouble(
             self, "Pause after", f"Seconds of silence after segment {number}:", segment.pause_after, 0.0, 30.0, 2
@@ -663,6 +798,8 @@ class StudioPanel(QWidget):
             self._edited(number)
 
     def _ask_speed(self, number: int) -> None:
+        if not self._writable():
+            return
         segment = self._open_project().segments[number - 1]
         value, ok = QInputDialog.getDouble(
             self,
@@ -686,48 +823,113 @@ class StudioPanel(QWidget):
     # --- export ------------------------------------------------------------------------------------------------
     @Slot()
     def export_dialog(self) -> None:
-        if self.project is None:
+        if self.project is None or self.busy:
             return
         settings = self.settings
         folder = default_folder(settings.get(Key.EXPORT_FOLDER))
-        dialog = ExportDialog(
-            self.project.title,
-            folder,
-            self.project.finishing.get("loudness"),
-            float(self.project.finishing.get("true_peak", -1.0)),
-            self,
+        remembered = settings.get(Key.EXPORT_CHOICES)
+        choices = (
+            ExportChoices.from_json(remembered)
+            if remembered
+            else ExportChoices(loudness=self.project.finishing.get("loudness"))
         )
+        dialog = ExportDialog(self.project, folder, choices, self.selected_segments(), self)
         if dialog.exec():
+            settings.set(Key.EXPORT_CHOICES, dialog.choices().to_json())
             request = dialog.request()
             self.project.finishing["loudness"] = request.loudness
             self.export(request)
 
-    def export(self, request):
-        """Write the export (the window is busy for the few seconds finishing takes); ``None`` on failure."""
-        try:
-            result = export_project(self._open_project(), request)
-        except ChatterboxError as exc:
-            self.message.emit(describe_error(exc), True)
-            return None
-        target = request.out or request.per_chapter
-        self.settings.set(Key.EXPORT_FOLDER, str(Path(target).parent))
-        self.status.setText(f"Exported {clock(result.seconds)} to {target}")
-        return result
+    def export(self, request) -> bool:
+        """Start writing the export on its own thread (:attr:`export_finished` brings the result); ``False`` when
+        it cannot start."""
+        if self.project is None or self.busy:
+            return False
+        self._export_target = Path(request.out or request.per_chapter)
+        if not self.export_runner.start(self.project, request):
+            return False
+        self.segments.editable = False
+        self.progress.setRange(0, 1000)
+        self.progress.setValue(0)
+        self.progress.setFormat("Exporting…")
+        self.status.setText(f"Exporting to {self._export_target}…")
+        self._update_controls()
+        return True
+
+    @Slot()
+    def cancel_export(self) -> None:
+        self.export_runner.cancel()
+
+    @Slot(object)
+    def _on_export_progress(self, progress) -> None:
+        self.progress.setValue(round(1000 * min(1.0, max(0.0, float(progress.fraction)))))
+        self.progress.setFormat(export_progress_text(progress))
+
+    @Slot(object)
+    def _on_export_finished(self, result) -> None:
+        target = self._export_target or Path(".")
+        self.settings.set(Key.EXPORT_FOLDER, str(target.parent))
+        self._export_ended(export_done_text(result, target))
+        checks = list(getattr(result, "checks", None) or [])
+        if checks:
+            self.check_report = CheckReport(checks, parent=self)
+            self.check_report.show()
+        self.export_finished.emit(result)
+        self.export_ended.emit()
+
+    @Slot(str)
+    def _on_export_failed(self, message: str) -> None:
+        self._export_ended("Export stopped: " + message)
+        self.message.emit(message, True)
+        self.export_ended.emit()
+
+    @Slot()
+    def _on_export_cancelled(self) -> None:
+        self._export_ended("Export cancelled: no file was written.")
+        self.export_ended.emit()
+
+    def _export_ended(self, text: str) -> None:
+        self.segments.editable = not self.controller.read_only
+        self.progress.setFormat("")
+        self.progress.setValue(0)
+        self.status.setText(text)
+        self._update_controls()
+
+    def shutdown(self, timeout: float = 10.0) -> None:
+        """The window closes: an export is cancelled and waited for, and the project's lock is given back."""
+        if not self.export_runner.shutdown(timeout):
+            log.warning("the export did not stop within %.0f s", timeout)
+        self.controller.close()
 
     # --- display -----------------------------------------------------------------------------------------------
     def _show_counts(self) -> None:
         self.title.setText(self.controller.summary())
 
     def _update_controls(self) -> None:
-        has, busy = self.project is not None, self.rendering is not None
-        self.render_button.setEnabled(has and not busy)
-        self.render_button.setText("Rendering…" if busy else "&Render")
-        self.stop_button.setEnabled(busy or self._timer.isActive())
-        self.play_button.setEnabled(has and not busy)
+        has, rendering, exporting = self.project is not None, self.rendering is not None, self.exporting
+        busy = rendering or exporting
+        writable = has and not busy and not self.controller.read_only
+        self.render_button.setEnabled(writable)
+        self.render_more.setEnabled(writable)
+        self.render_button.setText("Rendering…" if rendering else "&Render")
+        self.stop_button.setEnabled(rendering or self._timer.isActive())
+        self.play_button.setEnabled(has and not rendering)
         playing = self._timer.isActive() and not self._live and self._paused_at is None
         self.play_button.setText("&Pause" if playing else ("&Resume" if self._paused_at is not None else "&Play"))
         self.export_button.setEnabled(has and not busy)
-        self.lexicon_button.setEnabled(has and not busy)
-        self.pace.setEnabled(has)
-        self.undo_action.setEnabled(has and not busy and self.undo_stack.canUndo())
-        self.redo_action.setEnabled(has and not busy and self.undo_stack.canRedo())
+        self.export_button.setText("Exporting…" if exporting else "E&xport…")
+        self.cancel_export_button.setVisible(exporting)
+        self.lexicon_button.setEnabled(writable)
+        self.pace.setEnabled(has and not exporting and not self.controller.read_only)
+        self.undo_action.setEnabled(writable and self.undo_stack.canUndo())
+        self.redo_action.setEnabled(writable and self.undo_stack.canRedo())
+
+
+def heard_segment(marks: list[tuple[int, int]], played: int) -> int | None:
+    """The segment whose audio the player is playing: the last one that started at or before ``played``."""
+    heard = None
+    for start, number in marks:
+        if start > played:
+            break
+        heard = number
+    return heard

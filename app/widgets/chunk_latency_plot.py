@@ -8,7 +8,7 @@ from dataclasses import dataclass
 import pyqtgraph as pg
 from PySide6.QtCore import Qt
 
-from .plot_axes import IntegerAxis, add_right_axis
+from .plot_axes import IntegerAxis, add_right_axis, fit_axis_labels
 from .plot_hover import HoverReadout
 from .plot_style import add_legend, legend_headroom, placeholder, set_y_from_zero, still_plot, style_plot
 
@@ -48,6 +48,7 @@ class ChunkLatencyPlot(pg.PlotWidget):
         plot = still_plot(self, "chunk")
         plot.setLabel("left", "time (ms)")
         self.rtf_view = add_right_axis(plot, "RTF")
+        fit_axis_labels(plot)
         style_plot(plot, self)
         self.legend = add_legend(plot, self, columns=3)
         self.lm_curve = plot.plot(
@@ -87,6 +88,7 @@ class ChunkLatencyPlot(pg.PlotWidget):
         self.empty.setText(empty_text)
         self.empty.setVisible(not self.chunks)
         self.legend.setVisible(bool(self.chunks))  # an empty plot shows its hint, not a legend over it
+        self.legend.fit()
         self.hover.hide()
         self._fit()
 

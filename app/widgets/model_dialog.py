@@ -18,13 +18,18 @@ from PySide6.QtWidgets import (
     QVBoxLayout,
 )
 
+from core.engine import nvidia_gpu_present
+
 from ..model_download import HUB_MODELS, Downloader
+from ..model_speed import speed_estimate, variant_of
 
 STANDIN_LABEL = "Test model — produces tones, for checking the setup"
+TEST_MODELS = (("turbo", "Turbo (first)"), ("multilingual", "Multilingual"), ("original", "Original"))
+"""The offline test models, Turbo first (the model to use on a CPU)."""
 
 
 class ModelDialog(QDialog):
-    """``chosen`` holds the bundle folder (or ``"standin"``) once accepted."""
+    """``chosen`` holds the bundle folder (or ``"standin:VARIANT"``, a test model to build) once accepted."""
 
     def __init__(self, models_dir: Path, parent=None, hub=None):
         super().__init__(parent)
@@ -48,6 +53,8 @@ class ModelDialog(QDialog):
         self.download_button = QPushButton("Download")
         self.cancel_button = QPushButton("Cancel download")
         self.cancel_button.hide()
+        self.speed = QLabel()  # how long the model picked takes on this computer
+        self.speed.setWordWrap(True)
         self.progress = QProgressBar()
         self.progress.hide()
         self.status = QLabel(f"Saved in {self.models_dir}")
@@ -58,15 +65,25 @@ class ModelDialog(QDialog):
         row.addWidget(self.cancel_button)
         box = QVBoxLayout(download)
         box.addLayout(row)
+        box.addWidget(self.speed)
         box.addWidget(self.progress)
         box.addWidget(self.status)
         self.open_button = QPushButton("Open a model folder…")
-        self.standin_button = QPushButton(STANDIN_LABEL)
+        tests = QGroupBox(STANDIN_LABEL)
+        self.standin_combo = QComboBox()
+        for variant, label in TEST_MODELS:
+            self.standin_combo.addItem(label, variant)
+        self.standin_button = QPushButton("Build test model")
+        tests_row = QHBoxLayout(tests)
+        tests_row.addWidget(self.standin_combo, 1)
+        tests_row.addWidget(self.standin_button)
         layout = QVBoxLayout(self)
         layout.addWidget(intro)
         layout.addWidget(download)
         layout.addWidget(self.open_button)
-        layout.addWidget(self.standin_button)
+        layout.addWidget(tests)
+        self.model_combo.currentIndexChanged.connect(self._on_model_picked)
+        self._on_model_picked(self.model_combo.currentIndex())
         self.download_button.clicked.connect(self._on_download_clicked)
         self.cancel_button.clicked.connect(self._on_cancel_clicked)
         self.open_button.clicked.connect(self._on_open_clicked)
@@ -81,8 +98,12 @@ class ModelDialog(QDialog):
 
     @Slot()
     def _on_standin_clicked(self) -> None:
-        self.chosen = "standin"
+        self.chosen = f"standin:{self.standin_combo.currentData()}"
         self.accept()
+
+    @Slot(int)
+    def _on_model_picked(self, index: int) -> None:
+        self.speed.setText(speed_estimate(variant_of(HUB_MODELS[index].folder), gpu=nvidia_gpu_present()))
 
     @Slot()
     def _on_download_clicked(self) -> None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import math
 
 import pyqtgraph as pg
+from PySide6.QtGui import QFontMetrics
 
 STEPS = (1, 2, 5, 10, 20, 50, 100, 200, 500, 1000)
 LABEL_PX = 36  # room one tick label needs along the axis
@@ -48,3 +49,26 @@ def add_right_axis(plot_item, label: str) -> pg.ViewBox:
     plot_item.vb.sigResized.connect(follow)
     follow()
     return view
+
+
+def fit_axis_labels(plot_item):
+    """Show a vertical axis's label only while the axis is tall enough for all of it (a short plot on a small screen
+    would cut "first audio (ms)" to "first audio (n"); hidden, the label is the axis's tooltip. Returns the refit
+    function, for callers that change a label later."""
+
+    def fit() -> None:
+        for name in ("left", "right"):
+            if name not in plot_item.axes:
+                continue
+            axis = plot_item.getAxis(name)
+            text = axis.labelText + (f" ({axis.labelUnits})" if axis.labelUnits else "")
+            if not axis.isVisible() or not text:
+                continue
+            needed = QFontMetrics(axis.label.font()).horizontalAdvance(text) + 8
+            room = axis.boundingRect().height()
+            axis.showLabel(room <= 0 or needed <= room)
+            axis.setToolTip(text)
+
+    plot_item.vb.sigResized.connect(fit)
+    fit()
+    return fit

@@ -45,6 +45,21 @@ def add_legend(plot_item, widget, offset=(8, 8), columns: int = 1) -> pg.LegendI
     )
     legend.setColumnCount(columns)
     legend.setZValue(50)  # above the curves
+
+    def fit() -> None:
+        """In ``columns`` columns where they fit, else in one; not shown where even that would be cut off."""
+        view = plot_item.vb
+        room_w, room_h = view.width() - 2 * abs(offset[0]), view.height() - 2 * abs(offset[1])
+        for count in (columns, 1) if columns > 1 else (1,):
+            legend.setColumnCount(count)
+            rect = legend.boundingRect()
+            if rect.width() <= room_w and rect.height() <= room_h:
+                legend.setOpacity(1.0)
+                return
+        legend.setOpacity(0.0 if room_w > 0 and room_h > 0 else 1.0)
+
+    plot_item.vb.sigResized.connect(fit)
+    legend.fit = fit  # type: ignore[attr-defined]  # for plots that add entries later
     return legend
 
 
@@ -53,13 +68,22 @@ def placeholder(plot_item, widget, text: str) -> pg.TextItem:
     color = widget.palette().color(QPalette.ColorRole.PlaceholderText)
     item = pg.TextItem(text, color=color, anchor=(0.5, 0.5))
     plot_item.addItem(item, ignoreBounds=True)
+    natural = item.textItem.boundingRect().width()
+
+    def wrap() -> None:  # a narrow plot (a small screen) wraps the hint instead of cutting it at both sides
+        room = plot_item.vb.width() - 8
+        item.setTextWidth(room if 0 < room < natural else -1)
+        # Still too tall for the plot: not shown rather than cut (the plot's own axes say what it is).
+        item.setOpacity(0.0 if item.textItem.boundingRect().height() > plot_item.vb.height() - 4 else 1.0)
+
+    plot_item.vb.sigResized.connect(wrap)
     return item
 
 
 def legend_headroom(plot_item, legend: pg.LegendItem, margin_px: float = 12) -> float:
     """The factor to stretch a y range starting at 0 so the data stays below a legend in the top corner."""
     height = plot_item.vb.height()
-    if not legend.isVisible() or height <= 0:
+    if not legend.isVisible() or legend.opacity() == 0.0 or height <= 0:
         return 1.1
     reserved = min(0.6, (legend.height() + abs(legend.opts["offset"][1]) + margin_px) / height)
     return 1.0 / (1.0 - reserved)

@@ -12,7 +12,7 @@ from PySide6.QtGui import QPalette
 
 from ..settings_summary import distinguishing_labels, summary_text
 from .chunk_latency_plot import ChunkPoint
-from .plot_axes import IntegerAxis
+from .plot_axes import IntegerAxis, fit_axis_labels
 from .plot_hover import HoverReadout
 from .plot_style import add_legend, legend_headroom, placeholder, set_y_from_zero, still_plot, style_plot
 
@@ -72,6 +72,8 @@ class RequestLatencyPlot(pg.PlotWidget):
         self.highlighted: int | None = None
         self.metric = METRICS[0]
         plot.vb.sigResized.connect(self._fit)
+        plot.setLabel("left", self.metric.axis_label)
+        self._fit_labels = fit_axis_labels(plot)
         self._redraw()
 
     def add(self, point: RequestPoint) -> None:
@@ -96,6 +98,7 @@ class RequestLatencyPlot(pg.PlotWidget):
     def _redraw(self) -> None:
         plot = self.getPlotItem()
         plot.setLabel("left", self.metric.axis_label)
+        self._fit_labels()
         for point in self.requests:
             if point.settings not in self.groups:
                 self.groups.append(point.settings)
@@ -118,6 +121,7 @@ class RequestLatencyPlot(pg.PlotWidget):
         for item, label in zip(self.group_items, self.group_labels(), strict=True):
             self.legend.addItem(item, label)
         self.legend.setVisible(bool(self.groups))
+        self.legend.fit()
         self.realtime.setVisible(self.metric.attribute == "rtf")
         self.empty.setVisible(not self.requests)
         self.hover.hide()

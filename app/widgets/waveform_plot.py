@@ -9,6 +9,7 @@ from PySide6.QtCore import Qt, QTimer, Slot
 
 from core.engine import SAMPLE_RATE
 
+from .plot_axes import fit_axis_labels
 from .plot_hover import HoverReadout
 from .plot_style import placeholder, style_plot
 
@@ -29,6 +30,7 @@ class WaveformPlot(pg.PlotWidget):
         self.setLabel("bottom", "time (s)")
         self.setLabel("left", "amplitude")
         self.getAxis("left").setTicks([[(-1.0, "−1"), (0.0, "0"), (1.0, "1")], []])  # readable when short
+        fit_axis_labels(plot)
         self.setYRange(-1, 1, padding=0.02)
         self.setLimits(xMin=0)
         self.setXRange(0, EMPTY_SECONDS, padding=0)

@@ -1,8 +1,9 @@
-"""``python -m core``: make-standin, info, synth, bench, soak, narrate, project and serve. A public interface: keep
-flags, JSON fields and exit codes.
+"""``python -m core``: make-standin, info, synth, bench, bench-export, soak, narrate, project and serve. A public
+interface: keep flags, JSON fields and exit codes.
 
 Exit codes: 0 success; 2 bad input or bad bundle (one-line message on stderr, no traceback); 1 internal error;
-3 (``soak`` only) the soak ran but failed its criteria (tokens drifted, a request failed, or memory kept growing).
+3 ``soak``: the soak ran but failed its criteria (tokens drifted, a request failed, or memory kept growing);
+``narrate``/``project --check``: the files were written but one fails the store's rules.
 """
 
 from __future__ import annotations
@@ -58,7 +59,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="python -m core", description="Chatterbox TTS ONNX pipeline (no GUI).")
     parser.add_argument("-v", "--verbose", action="store_true", help="log progress to stderr")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
-    for add in (_add_make_standin, _add_info, _add_bench, _add_soak, _add_synth):
+    for add in (_add_make_standin, _add_info, _add_bench, _add_bench_export, _add_soak, _add_synth):
         add(sub, defaults)
     add_project_parsers(sub, runtime_arguments)
     add_serve_parser(sub, runtime_arguments)
@@ -121,6 +122,33 @@ def _add_bench(sub: Subparsers, defaults: RuntimeOptions) -> None:
         "decoder,q4,plan,book,cold,export",
     )
     p.add_argument("--json", type=Path, help="also write the full report as JSON")
+
+
+def _add_bench_export(sub: Subparsers, defaults: RuntimeOptions) -> None:
+    """``bench-export``: the streaming export's speed and memory on stand-in books."""
+    p = sub.add_parser(
+        "bench-export",
+        help="export speed (x real time, M4B and MP3 with pace and loudness) and peak memory by book length",
+        description="Builds projects of stand-in audio (no synthesis), exports the first with pace 1.1 and -19 LUFS "
+        "to each format, then exports each length to M4B in a fresh process and reports its peak memory above the "
+        "loaded project.",
+    )
+    p.add_argument("--hours", default="1,10", help="book lengths in hours, comma-separated (default 1,10)")
+    p.add_argument("--formats", default="m4b,mp3", help="formats for the speed run (default m4b,mp3)")
+    p.add_argument("--folder", type=Path, help="where the stand-in books and spools go (default: the temp folder)")
+    p.add_argument("--json", type=Path, help="also write the report as JSON")
+
+
+def _bench_export(args) -> int:
+    import json
+
+    from core.bench import bench_export
+
+    hours = tuple(float(h) for h in args.hours.split(","))
+    report = bench_export(hours, tuple(f.strip() for f in args.formats.split(",")), args.folder)
+    if args.json:
+        args.json.write_text(json.dumps(report, indent=2), encoding="utf-8")
+    return 0
 
 
 def _add_soak(sub: Subparsers, defaults: RuntimeOptions) -> None:
@@ -233,6 +261,7 @@ def main(argv: list[str] | None = None) -> int:
             "info": _info,
             "synth": _synth,
             "bench": _bench,
+            "bench-export": _bench_export,
             "soak": _soak,
             "narrate": lambda a: narrate_locked(a, _runtime(a)),
             "project": lambda a: project_locked(a, _runtime(a)),

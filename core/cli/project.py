@@ -27,6 +27,8 @@ SAMPLING = (
     ("max-new-tokens", int),
 )
 EXIT_OK = 0
+EXIT_CHECK_FAILED = 3
+"""``--check``: a file was written but does not meet the store's rules."""
 
 
 def add_sampling_arguments(p: argparse.ArgumentParser) -> None:
@@ -38,7 +40,7 @@ def add_sampling_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def add_parsers(sub, runtime_arguments) -> None:
-    from core.engine import FORMATS
+    from core.narration import EXPORT_SUFFIXES as FORMATS
 
     p = sub.add_parser(
         "narrate",
@@ -116,6 +118,30 @@ def _export_arguments(p, formats) -> None:
     p.add_argument("--per-chapter", type=Path, metavar="DIR", help="one file per chapter and a chapter list")
     p.add_argument("--format", choices=[s.lstrip(".") for s in formats], help="chapter file format (default flac)")
     p.add_argument("--chapter-subtitles", choices=("srt", "vtt"), help="a subtitle file beside each chapter file")
+    p.add_argument(
+        "--chapters",
+        metavar="RANGE",
+        help="only these chapters (numbers as --list shows: 3, 2-4, 1,3,5-7): rendered "
+        "with --render, exported with --export",
+    )
+    p.add_argument("--segments", metavar="RANGE", help="only these segments (as --chapters): rendered and exported")
+    p.add_argument(
+        "--cover", type=Path, metavar="IMG", help="cover image (JPEG/PNG) for M4B and MP3 (default: the book's)"
+    )
+    p.add_argument("--bitrate", help="bitrate of MP3, M4B and Opus, e.g. 64k, 128k, 192k (default: the format's)")
+    p.add_argument("--sample-rate", type=int, metavar="HZ", help="sample rate of the files, e.g. 44100 (default 24000)")
+    rate = p.add_mutually_exclusive_group()
+    rate.add_argument("--vbr", action="store_true", help="MP3 at a variable bitrate (LAME V2)")
+    rate.add_argument("--cbr", action="store_true", help="MP3 at a constant bitrate (the default)")
+    p.add_argument("--author", help="the book's author, in the files' tags")
+    p.add_argument("--narrator", help="the narrator, in the files' tags")
+    p.add_argument("--year", help="the year, in the files' tags")
+    p.add_argument(
+        "--check", choices=("acx",), help="check every exported file against ACX/Audible's rules (exit 3 if any fails)"
+    )
+    p.add_argument(
+        "--master", choices=("acx",), help="master for ACX/Audible: level, peaks, room tone, 44.1 kHz 192k CBR MP3"
+    )
 
 
 # --- narrate --------------------------------------------------------------------------------------------------------
@@ -210,7 +236,9 @@ def _render(project, args, runtime, bar, numbers, seed=None, regenerate=False):
     from core.narration import regenerate as regenerate_one
     from core.narration import render_pending
 
-    todo = 1 if regenerate else len(project.pending())
+    if not regenerate:
+        numbers = _chosen_numbers(project, args)
+    todo = 1 if regenerate else len([s for s in project.pending() if numbers is None or project.number(s) in numbers])
     if not todo:
         return None
     pipe = Pipeline.from_bundle(_bundle_of(project, args), runtime, background=True)
@@ -219,7 +247,7 @@ def _render(project, args, runtime, bar, numbers, seed=None, regenerate=False):
     try:
         if regenerate:
             return regenerate_one(project, pipe, numbers[0], seed, bar.update)
-        return render_pending(project, pipe, bar.update)
+        return render_pending(project, pipe, bar.update, numbers=numbers)
     except KeyboardInterrupt:
         bar.close()
         counts = project.counts()
@@ -237,7 +265,12 @@ def _finish(project, args, summary, failures_shown: frozenset[int] | set[int] = 
     """Export, report, and refuse (exit 2) when segments failed: the reason of each failure is said once, by the
     progress line that showed it or else here."""
     result = None
-    failed = [s for s in project.segments if project.status(s) == "failed"]
+    chosen = _chosen_numbers(project, args)
+    failed = [
+        s
+        for n, s in enumerate(project.segments, 1)
+        if project.status(s) == "failed" and (chosen is None or n in chosen)
+    ]
     wants_export = args.out or args.subtitles or args.per_chapter
     if wants_export and not failed:
         result = _export(project, args)
@@ -248,6 +281,8 @@ def _finish(project, args, summary, failures_shown: frozenset[int] | set[int] = 
     if failed:
         exported = " Nothing was exported." if wants_export else ""
         raise CliError(_failed_text(project, failed, failures_shown) + exported)
+    if result is not None and result.checks and not all(c["passed"] for c in result.checks):
+        return EXIT_CHECK_FAILED
     return EXIT_OK
 
 
@@ -262,16 +297,23 @@ def _failed_text(project, failed: list, failures_shown) -> str:
 
 
 def _export(project, args):
+    from core.cli.export_progress import ExportBar
     from core.narration import export_project
 
     loudness, true_peak = project.finishing.get("loudness"), float(project.finishing.get("true_peak", -1.0))
-    return export_project(project, _export_request(args, loudness, true_peak))
+    bar = ExportBar(sys.stderr)
+    try:
+        return export_project(project, _export_request(args, loudness, true_peak), bar.update)
+    finally:
+        bar.close()
 
 
 def _export_request(args, loudness: float | None, true_peak: float):
-    from core.narration import ExportRequest
+    from core.engine import EncodeSettings, parse_bitrate
+    from core.narration import BookInfo, ExportRequest
 
     chapter_format = f".{args.format}" if args.format else (args.out.suffix.lower() if args.out else ".flac")
+    encoding = EncodeSettings(args.sample_rate, parse_bitrate(args.bitrate), bool(args.vbr))
     return ExportRequest(
         out=args.out,
         subtitles=args.subtitles,
@@ -280,7 +322,37 @@ def _export_request(args, loudness: float | None, true_peak: float):
         chapter_subtitles=f".{args.chapter_subtitles}" if args.chapter_subtitles else None,
         loudness=loudness,
         true_peak=true_peak,
+        chapters=_numbers(args.chapters, "chapters"),
+        segments=_numbers(args.segments, "segments"),
+        encoding=encoding,
+        cover=args.cover,
+        book=BookInfo(author=args.author, narrator=args.narrator, year=args.year),
+        check=args.check,
+        master=args.master,
     )
+
+
+def _numbers(text: str | None, what: str) -> tuple[int, ...] | None:
+    from core.narration import parse_numbers
+
+    return None if text is None else parse_numbers(text, what)
+
+
+def _chosen_numbers(project, args) -> list[int] | None:
+    """The segment numbers ``--chapters`` and ``--segments`` choose (``None``: every one)."""
+    chapters, segments = _numbers(args.chapters, "chapters"), _numbers(args.segments, "segments")
+    if chapters is None and segments is None:
+        return None
+    from core.narration import ProjectError
+
+    for number in chapters or ():
+        if not 1 <= number <= len(project.chapters):
+            raise ProjectError("export.no_chapter", number=number, count=len(project.chapters))
+    return [
+        n
+        for n, s in enumerate(project.segments, 1)
+        if (chapters is None or s.chapter + 1 in chapters) and (segments is None or n in segments)
+    ]
 
 
 def _check_export_arguments(args) -> None:
@@ -290,6 +362,8 @@ def _check_export_arguments(args) -> None:
 
     if args.out or args.subtitles or args.per_chapter:
         check_request(_export_request(args, None, -1.0))
+    else:
+        _export_request(args, None, -1.0)  # --chapters, --segments, --bitrate: said before the model loads
     if args.speed is not None and not SPEED_RANGE[0] <= args.speed <= SPEED_RANGE[1]:
         raise CliError(f"--speed must be between {SPEED_RANGE[0]} and {SPEED_RANGE[1]}, not {args.speed:g}.")
     parse_loudness(args.loudness)
@@ -642,6 +716,7 @@ def _report(project, summary, result) -> dict:
             "seconds": round(result.seconds, 3),
             "loudness": result.loudness,
             "chapters": result.chapters,
+            "checks": result.checks,
         }
     return out
 
@@ -686,10 +761,36 @@ def _print_summary(project, summary, result) -> None:
             extra = f" ({file['seconds']:.1f} s)" if "seconds" in file else ""
             print(f"wrote {file['path']}{extra}")
         for level in result.loudness:
-            print(
-                f"loudness {level['after_lufs']} LUFS (target {level['target_lufs']}), true peak "
-                f"{level['true_peak_db']} dBTP: {level['path']}"
-            )
+            if "target_rms_db" in level:
+                print(
+                    f"level {level['after_rms_db']} dBFS RMS (target {level['target_rms_db']}), true peak "
+                    f"{level['true_peak_db']} dBTP: {level['path']}"
+                )
+            else:
+                print(
+                    f"loudness {level['after_lufs']} LUFS (target {level['target_lufs']}), true peak "
+                    f"{level['true_peak_db']} dBTP: {level['path']}"
+                )
+        for check in result.checks:
+            print(_check_line(check))
+
+
+def _check_line(check: dict) -> str:
+    """One line per checked file: the figures, then PASS or FAIL with what fails."""
+
+    def figure(value, unit: str) -> str:
+        return "–" if value is None else f"{value:.1f}{unit}"
+
+    rate = f"{check['sample_rate'] / 1000:g} kHz" if check.get("sample_rate") else "–"
+    bitrate = f"{round(check['bitrate'] / 1000)}k" if check.get("bitrate") else "–"
+    kind = "CBR" if check.get("cbr") else ("VBR" if check.get("cbr") is False else "")
+    verdict = "PASS" if check["passed"] else "FAIL: " + "; ".join(check["failures"])
+    return (
+        f"check {Path(check['path']).name}: RMS {figure(check['rms_db'], ' dB')}, "
+        f"peak {figure(check['peak_db'], ' dB')}, "
+        f"noise floor {figure(check['noise_floor_db'], ' dB')}, head {figure(check['head_s'], ' s')}, tail "
+        f"{figure(check['tail_s'], ' s')}, {rate} {bitrate} {kind}  {verdict}"
+    )
 
 
 def _short(text: str, width: int = 70) -> str:

@@ -14,10 +14,19 @@ from core.engine.audio.encoder import (
     EncodeSettings,
     Encoding,
     StreamEncoder,
+    check_settings,
     encoding_for,
     parse_bitrate,
 )
-from core.engine.audio.finishing import DEFAULT_TRUE_PEAK, normalize_loudness, parse_loudness, stretch
+from core.engine.audio.finishing import (
+    DEFAULT_TRUE_PEAK,
+    LoudnessMeter,
+    StreamingLimiter,
+    TruePeakMeter,
+    normalize_loudness,
+    parse_loudness,
+    stretch,
+)
 from core.engine.audio.speech_decoder import finish_sentence
 from core.engine.audio.voice_reference import VoiceReference, load_voice, voice_from_array
 from core.engine.caches.conditioning import Conditioning
@@ -43,6 +52,7 @@ from core.engine.errors import (
     VoiceReferenceError,
 )
 from core.engine.files.atomic import (
+    PARTIAL,
     atomic_path,
     copy_file_atomic,
     remove_partial_files,
@@ -64,6 +74,7 @@ from core.engine.generation.lm_runners import ChainedKV, CopiedKV
 from core.engine.generation.sampler import Sampler
 from core.engine.languages import language_label
 from core.engine.model.bundle import GRAPHS, SUFFIXES, file_stamp
+from core.engine.model.gpu import nvidia_gpu_present
 from core.engine.model.model_parts import Capabilities
 from core.engine.options import (
     PRECISIONS,
@@ -113,6 +124,7 @@ __all__ = [
     "EncodeSettings",
     "Encoding",
     "StreamEncoder",
+    "check_settings",
     "encoding_for",
     "parse_bitrate",
     "DEFAULT_TRUE_PEAK",
@@ -138,12 +150,14 @@ __all__ = [
     "Generated",
     "InferenceWorker",
     "InvalidOptions",
+    "LoudnessMeter",
     "LOGITS_VOCAB",
     "LoadProgress",
     "MAX_TEXT_CHARS",
     "ModelFailed",
     "ModelLoaded",
     "Notice",
+    "PARTIAL",
     "PRECISIONS",
     "PROVIDERS",
     "Pause",
@@ -154,6 +168,8 @@ __all__ = [
     "SAMPLES_PER_TOKEN",
     "SAMPLE_RATE",
     "SENTENCE_GAP_S",
+    "StreamingLimiter",
+    "TruePeakMeter",
     "SESSION_FIELDS",
     "SILENCE_TOKEN",
     "START_SPEECH",
@@ -186,6 +202,7 @@ __all__ = [
     "language_label",
     "load_voice",
     "new_seed",
+    "nvidia_gpu_present",
     "remove_partial_files",
     "split_text",
     "step_overhead_share",

@@ -4,7 +4,20 @@ from core.narration import editing
 from core.narration.book_import import Block, Document, DocumentError, parse_text, read_document
 from core.narration.build import import_document, needs_import, source_identity
 from core.narration.editing import Edit, History, revert
-from core.narration.export import ExportRequest, Placement, check_request, export_project, preview
+from core.narration.export import (
+    ExportCancelled,
+    ExportEstimate,
+    ExportProgress,
+    ExportRequest,
+    ExportResult,
+    Placement,
+    check_request,
+    check_space,
+    estimate_export,
+    export_project,
+    preview,
+)
+from core.narration.export_plan import EXPORT_SUFFIXES, BookInfo, parse_numbers
 from core.narration.project import (
     SPEED_RANGE,
     Project,
@@ -44,7 +57,13 @@ __all__ = [
     "Edit",
     "History",
     "DocumentError",
+    "BookInfo",
+    "EXPORT_SUFFIXES",
+    "ExportCancelled",
+    "ExportEstimate",
+    "ExportProgress",
     "ExportRequest",
+    "ExportResult",
     "FileCheck",
     "MASTERING",
     "MasteringPreset",
@@ -66,10 +85,13 @@ __all__ = [
     "check_file",
     "check_files",
     "check_request",
+    "check_space",
     "clock",
     "create_project",
     "editing",
+    "estimate_export",
     "export_project",
+    "parse_numbers",
     "import_document",
     "is_project",
     "needs_import",

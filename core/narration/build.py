@@ -13,6 +13,7 @@ import hashlib
 from dataclasses import dataclass
 from pathlib import Path
 
+from core.engine import atomic_path
 from core.narration.book_import import Document, build_script
 from core.narration.project import Project, ProjectError
 from core.narration.voices import resolve_voices
@@ -90,7 +91,23 @@ def import_document(
     project.segments = script.segments
     project.chapters = script.chapters
     project.source = source
+    if doc.cover:
+        _keep_cover(project, doc.cover)
     return ImportReport(len(script.segments), kept, len(script.segments) - kept, len(script.chapters))
+
+
+def _keep_cover(project: Project, image: bytes) -> None:
+    """The book's cover beside ``project.json`` (``cover.jpg`` or ``cover.png``), where exports look for it."""
+    name = "cover.png" if image.startswith(b"\x89PNG") else "cover.jpg"
+    try:
+        project.folder.mkdir(parents=True, exist_ok=True)
+        for other in ("cover.png", "cover.jpg"):
+            if other != name:
+                (project.folder / other).unlink(missing_ok=True)
+        with atomic_path(project.folder / name) as tmp:
+            tmp.write_bytes(image)
+    except OSError as exc:
+        raise ProjectError("project.save_failed", folder=str(project.folder), reason=str(exc.strerror or exc)) from exc
 
 
 def _identity(segment) -> tuple:

@@ -1,6 +1,7 @@
 """Chapter markers inside an exported file (``mutagen``): ID3 ``CHAP``/``CTOC`` frames in MP3, ``CHAPTERnnn`` Vorbis
-comments (the Ogg chapter convention players read) in FLAC, OGG Vorbis and Opus. WAV has no chapter standard that
-players read; its chapters are in the exported chapter list instead.
+comments (the Ogg chapter convention players read) in FLAC, OGG Vorbis and Opus. MP4/M4B chapters are written by the
+encoder with the file's index (:meth:`core.engine.AudioEncoder.set_chapters`) and read here. WAV has no chapter
+standard that players read; its chapters are in the exported chapter list instead.
 """
 
 from __future__ import annotations
@@ -16,8 +17,12 @@ class ChapterMark:
     end: float
 
 
+_VORBIS = (".flac", ".ogg", ".opus")
+_MP4 = (".m4b", ".m4a")
+
+
 def supports_chapters(suffix: str) -> bool:
-    return suffix.lower() in (".mp3", ".flac", ".ogg", ".opus")
+    return suffix.lower() in (".mp3", *_VORBIS, *_MP4)
 
 
 def write_chapter_marks(path: Path, marks: list[ChapterMark], tags: dict[str, str]) -> None:
@@ -25,7 +30,7 @@ def write_chapter_marks(path: Path, marks: list[ChapterMark], tags: dict[str, st
     suffix = Path(path).suffix.lower()
     if suffix == ".mp3":
         _id3(path, marks, tags)
-    elif supports_chapters(suffix) and marks:
+    elif suffix in _VORBIS and marks:
         _vorbis(path, marks)
 
 
@@ -83,6 +88,8 @@ def read_chapter_marks(path: Path) -> list[tuple[str, float]]:
     audio = mutagen.File(path)
     if audio is None or audio.tags is None:
         return []
+    if Path(path).suffix.lower() in _MP4:
+        return [(str(c.title), float(c.start)) for c in (getattr(audio, "chapters", None) or [])]
     if Path(path).suffix.lower() == ".mp3":
         chaps = sorted(audio.tags.getall("CHAP"), key=lambda c: c.start_time)
         return [(str(c.sub_frames["TIT2"].text[0]), c.start_time / 1000) for c in chaps]

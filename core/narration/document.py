@@ -30,6 +30,8 @@ class Document:
     author: str = ""
     language: str = ""
     """The book's declared language (``dc:language`` of an EPUB; empty when unknown)."""
+    cover: bytes = b""
+    """The book's cover image (JPEG or PNG bytes, from an EPUB's manifest; empty: none): exports embed it."""
     warnings: list[Notice] = field(default_factory=list)
     """What the import left out and why (a missing or damaged file of an EPUB): the rest was imported."""
 

@@ -175,6 +175,7 @@ def _read(archive: _Archive, path: Path) -> Document:
     spine = list({item.name: item for item in listed}.values())  # a file listed twice is read once, where it is first
     if len(spine) > MAX_SPINE:
         raise DocumentError("document.too_many_files", name=archive.name, files=len(spine), limit=MAX_SPINE)
+    doc.cover = _cover(archive, opf, items)
     nav_item = next((i for i in items.values() if "nav" in i.properties), None)
     entries, skip_files = _navigation(archive, opf, base, items, nav_item, doc)
     chapters = _chapters(archive, spine, entries, skip_files, nav_item, doc)
@@ -251,6 +252,24 @@ def _manifest(opf, base: str) -> dict[str, _Item]:
                 props = set((node.get("properties") or "").split())
                 items[node.get("id", "")] = _Item(node.get("id", ""), name, node.get("media-type", ""), props)
     return items
+
+
+def _cover(archive: _Archive, opf, items: dict[str, _Item]) -> bytes:
+    """The cover image: the manifest item marked ``cover-image`` (EPUB 3), else the one ``<meta name="cover">``
+    names (EPUB 2); only JPEG or PNG (what M4B and MP3 covers hold); empty when there is none or it is unreadable."""
+    item = next((i for i in items.values() if "cover-image" in i.properties), None)
+    if item is None:
+        for node in opf.iter():
+            if local_name(node) == "meta" and node.get("name") == "cover" and node.get("content") in items:
+                item = items[node.get("content", "")]
+                break
+    if item is None or item.media_type not in ("image/jpeg", "image/png"):
+        return b""
+    try:
+        data = archive.read(item.name)
+    except (KeyError, DocumentError):
+        return b""
+    return data if data.startswith((b"\xff\xd8", b"\x89PNG")) else b""
 
 
 def _spine_ids(opf) -> list[str]:

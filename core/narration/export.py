@@ -1,34 +1,66 @@
-"""Exporting a project: the chosen takes with pace and pauses, loudness, tags, chapters and subtitles.
+"""Exporting a project: the chosen chapters or segments, as one file and/or one file per chapter, streamed.
 
-The timeline is built from the chosen take of every segment, each stretched to its pace (project pace × segment
-pace) and followed by its pause (scaled by the same pace), so subtitle cues are timed on the exported audio. Each
-segment is finished on its own, so changing one segment leaves every other segment's samples unchanged (loudness
-normalisation, being one gain for the whole file, is the exception by design). Files are written atomically.
+The timeline is built from the chosen take of every segment, each stretched to its pace and followed by its pause
+(:func:`core.narration.export_stream.pause_seconds`), so subtitle cues and chapter marks are timed on the exported
+audio. Each segment is finished on its own, so changing one segment leaves every other segment's samples unchanged
+(the level, being one gain per file, is the exception by design). What to write is planned in :mod:`export_plan`
+(and checked before any audio is read), each file is streamed by :mod:`export_stream` and tagged by
+:mod:`book_tags`; chapter files that did not change since the last export are kept (:mod:`export_manifest`).
+Export never touches the inference worker: it is plain Python a caller may run on any thread.
 """
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
-import soundfile as sf
 
-from core.engine import (
-    DEFAULT_TRUE_PEAK,
-    SAMPLE_RATE,
-    audio_format,
-    normalize_loudness,
-    stretch,
-    write_audio_stream,
-    write_text_atomic,
+import core.narration.export_manifest as export_manifest
+from core.engine import SAMPLE_RATE, remove_partial_files, write_text_atomic
+from core.narration.book_tags import FileTags, Writer, file_tags, find_cover
+from core.narration.chapter_marks import ChapterMark, supports_chapters
+from core.narration.export_plan import (
+    ExportCancelled,
+    ExportEstimate,
+    ExportProgress,
+    ExportRequest,
+    OutputFile,
+    ProgressCallback,
+    audio_seconds,
+    check_request,
+    check_space,
+    chosen_segments,
+    effective_encoding,
+    estimate_export,
+    file_name,
+    mastering_preset,
+    output_files,
 )
-from core.narration.chapter_marks import ChapterMark, supports_chapters, write_chapter_marks
-from core.narration.project import Project, ProjectError, Segment, pause_seconds
-from core.narration.subtitles import SUBTITLE_SUFFIXES, Cue, write_subtitles
+from core.narration.export_stream import (
+    OutputMeter,
+    Target,
+    Ticker,
+    choose_level,
+    finish_segments,
+    leveled,
+    spooled,
+)
+from core.narration.project import STALE_PARTIAL_S, Project, ProjectError, Segment, pause_seconds
+from core.narration.subtitles import Cue, write_subtitles
 
-APP = "Chatterbox Desk"
+__all__ = [
+    "ExportCancelled",
+    "ExportEstimate",
+    "ExportProgress",
+    "ExportRequest",
+    "ExportResult",
+    "Placement",
+    "check_request",
+    "estimate_export",
+    "export_project",
+    "preview",
+]
 
 
 @dataclass(frozen=True)
@@ -40,58 +72,202 @@ class Placement:
 
 
 @dataclass
-class Part:
-    title: str
-    segments: list[Segment]
-    chapters: list[int] = field(default_factory=list)
-    audio: np.ndarray = field(default_factory=lambda: np.zeros(0, np.float32), repr=False)
-    placements: list[Placement] = field(default_factory=list)
-    chapter_starts: list[float] = field(default_factory=list)
-
-
-@dataclass
 class ExportResult:
     files: list[dict] = field(default_factory=list)
     timeline: dict[int, Placement] = field(default_factory=dict)
-    """Segment number → its place in the whole-project timeline."""
+    """Segment number → its place in the whole export's timeline (the ``out`` file's, room tone included)."""
     loudness: list[dict] = field(default_factory=list)
     chapters: list[dict] = field(default_factory=list)
     seconds: float = 0.0
+    checks: list[dict] = field(default_factory=list)
+    """One store check per audio file written (``FileCheck.to_dict()``), when the request asks for one."""
 
 
-@dataclass(frozen=True)
-class ExportRequest:
-    out: Path | None = None
-    subtitles: Path | None = None
-    per_chapter: Path | None = None
-    chapter_format: str = ".flac"
-    chapter_subtitles: str | None = None
-    """``.srt`` or ``.vtt``: a subtitle file beside each chapter file."""
-    loudness: float | None = None
-    true_peak: float = DEFAULT_TRUE_PEAK
-
-
-def export_project(project: Project, request: ExportRequest) -> ExportResult:
+def export_project(
+    project: Project,
+    request: ExportRequest,
+    progress: ProgressCallback | None = None,
+    cancelled=None,
+) -> ExportResult:
+    """Write the files ``request`` names; ``progress`` hears how far it is, ``cancelled()`` returning true stops it
+    (:class:`ExportCancelled`; nothing is left under the name of the file being written)."""
     check_request(request)
-    _check_rendered(project)
-    finished = _finished_segments(project)
+    segments = chosen_segments(project, request)
+    _check_rendered(project, segments)
+    check_space(project, request)
+    files = output_files(project, request, segments)
+    for folder in {f.path.parent for f in files}:
+        _make_folder(folder)
+        remove_partial_files(folder, older_than_s=STALE_PARTIAL_S)  # spools and files of a killed export
+    job = _Job(project, request, progress, cancelled, files)
     result = ExportResult()
-    whole = _assemble(project, Part(project.title, project.audible()), finished)
-    result.timeline = {p.number: p for p in whole.placements}
-    result.seconds = whole.audio.size / SAMPLE_RATE
+    lengths: dict[int, int] = {}
+    try:
+        for file in files:
+            lengths.update(job.export_file(file, result))
+        if request.out is None and request.subtitles is not None:
+            lengths.update(_speech_lengths(project, segments, job.ticker))
+    finally:
+        job.save_manifest()
+    head = job.head if request.out is not None else 0
+    whole = _timeline(project, segments, lengths, head)
+    result.timeline = {p.number: p for p in whole}
+    total = (whole[-1].end * SAMPLE_RATE if whole else 0) + (job.tail if request.out is not None else 0)
+    result.seconds = round(total / SAMPLE_RATE, 3)
     result.chapters = [
-        {"number": i + 1, "title": project.chapters[c].title, "start": round(s, 3)}
-        for i, (c, s) in enumerate(zip(whole.chapters, whole.chapter_starts))
+        {"number": i + 1, "title": project.chapters[m.chapter].title, "start": round(m.start, 3)}
+        for i, m in enumerate(_chapter_starts(project, segments, whole, head))
     ]
-    if request.out is not None or request.subtitles is not None:
-        if request.out is not None:
-            _write_part(project, whole, request.out, request, result, track=None)
-        if request.subtitles is not None:
-            write_subtitles(request.subtitles, _cues(project, whole))
-            result.files.append({"path": str(request.subtitles), "kind": "subtitles"})
+    if request.out is None and request.subtitles is not None:
+        write_subtitles(request.subtitles, _cues(project, segments, whole))
+        result.files.append({"path": str(request.subtitles), "kind": "subtitles"})
     if request.per_chapter is not None:
-        _export_chapters(project, finished, request, request.per_chapter, result)
+        _write_playlist(project, request, result)
     return result
+
+
+class _Job:
+    """One export's shared state: settings, progress, the chapter manifest."""
+
+    def __init__(self, project: Project, request: ExportRequest, progress, cancelled, files: list[OutputFile]):
+        self.project, self.request, self.files = project, request, files
+        self.encoding = effective_encoding(request)
+        self.target = _target(request)
+        self.head = round(self.target.head_s * SAMPLE_RATE) if self.target else 0
+        self.tail = round(self.target.tail_s * SAMPLE_RATE) if self.target else 0
+        self.cover = find_cover(project, request.cover)
+        total = sum(2 * audio_seconds(project, f.segments) for f in files)
+        if request.out is None and request.subtitles is not None:
+            total += audio_seconds(project, chosen_segments(project, request))
+        self.ticker = Ticker(total, progress, cancelled)
+        folder = request.per_chapter
+        self.manifest_folder = folder
+        self.entries = export_manifest.load(folder) if folder is not None else {}
+
+    def save_manifest(self) -> None:
+        if self.manifest_folder is not None and self.manifest_folder.is_dir():
+            export_manifest.save(self.manifest_folder, self.entries)
+
+    def export_file(self, file: OutputFile, result: ExportResult) -> dict[int, int]:
+        """Write one file (or keep it, unchanged since the last export); the speech length of each segment."""
+        project, request = self.project, self.request
+        tags = file_tags(project, file, request.book, self.cover)
+        wanted = self._digest(file, tags) if file.chapter is not None else None
+        extra = (file.subtitles,) if file.subtitles is not None else ()
+        entry = export_manifest.kept(self.entries, file.path, wanted, extra) if wanted else None
+        kept = entry is not None
+        if entry is None:
+            entry = self._make(file, tags)
+            entry["digest"] = wanted
+            entry["size"] = file.path.stat().st_size
+            if file.chapter is not None:
+                self.entries[file.path.name] = entry
+        else:
+            self.ticker.tick("finishing", file.path, 2 * entry["seconds"])
+        _report_file(file, entry, kept, result)
+        return {int(k): v for k, v in entry["speech"].items()}
+
+    def _make(self, file: OutputFile, tags: FileTags) -> dict:
+        project, ticker = self.project, self.ticker
+        folder = file.path.parent
+        with spooled(project, file.segments, folder, file.path.stem, ticker, file.path) as finished:
+            level, before, limited = choose_level(finished, self.target)
+            speech = {seg_id: size for seg_id, size, _pause in finished.lengths}
+            placements = _timeline(project, file.segments, speech, level.head)
+            total = level.head + finished.samples + level.tail
+            tags.chapters = _marks(project, file.segments, placements, level.head, total)
+            writer = Writer(file.path, self.encoding, tags)
+            meter = OutputMeter(self.target) if self.target else None
+            try:
+                for block in leveled(finished.spool, level):
+                    writer.write(block)
+                    if meter is not None:
+                        meter.add(block)
+                    ticker.tick("encoding", file.path, block.size / SAMPLE_RATE)
+                ticker.tick("encoding", file.path)
+                writer.close()
+            except BaseException:
+                writer.abort()
+                raise
+        entry: dict = {
+            "seconds": round(total / SAMPLE_RATE, 3),
+            "speech": {str(k): v for k, v in speech.items()},
+            "chapter_marks": len(tags.chapters) if supports_chapters(file.path.suffix) else 0,
+            "level": {"path": str(file.path), **meter.report(level, before, limited)} if meter else None,
+        }
+        if file.subtitles is not None:
+            write_subtitles(file.subtitles, _cues(project, file.segments, placements))
+        if self.request.check:
+            ticker.tick("checking", file.path)
+            entry["check"] = _check(file.path, self.request.check)
+        return entry
+
+    def _digest(self, file: OutputFile, tags: FileTags) -> str:
+        project = self.project
+        parts = {
+            "format": file.path.suffix.lower(),
+            "encoding": self.encoding,
+            "target": self.target,
+            "tags": tags.metadata(),
+            "cover": export_manifest.digest({"cover": tags.cover.hex()}) if tags.cover else None,
+            "titles": [c.title for c in project.chapters],
+            "subtitles": file.subtitles.suffix if file.subtitles else None,
+            "check": self.request.check,
+            "segments": [
+                (
+                    s.id,
+                    project.rendered_take(s).file,
+                    project.rendered_take(s).key,
+                    project.speed_of(s),
+                    pause_seconds(project, s),
+                    s.chapter,
+                    s.text if file.subtitles else None,
+                )
+                for s in file.segments
+            ],
+        }
+        return export_manifest.digest(parts)
+
+
+def _target(request: ExportRequest) -> Target | None:
+    preset = mastering_preset(request.master)
+    if preset is not None:
+        return Target(
+            preset.rms_db,
+            preset.peak_db,
+            rms=True,
+            head_s=preset.head_s,
+            tail_s=preset.tail_s,
+            room_tone_db=preset.room_tone_db,
+        )
+    if request.loudness is not None:
+        return Target(request.loudness, request.true_peak)
+    return None
+
+
+def _check(path: Path, rules: str) -> dict:
+    from core.narration.store_check import check_file
+
+    return check_file(path, rules).to_dict()
+
+
+def _report_file(file: OutputFile, entry: dict, kept: bool, result: ExportResult) -> None:
+    result.files.append(
+        {
+            "path": str(file.path),
+            "kind": "audio",
+            "title": file.title,
+            "seconds": entry["seconds"],
+            "chapter_marks": entry["chapter_marks"],
+            "kept": kept,
+        }
+    )
+    if file.subtitles is not None:
+        result.files.append({"path": str(file.subtitles), "kind": "subtitles"})
+    if entry.get("level"):
+        result.loudness.append(entry["level"])
+    if entry.get("check"):
+        result.checks.append(entry["check"])
 
 
 def preview(project: Project, first: int = 1, max_seconds: float | None = None) -> tuple[np.ndarray, list[Placement]]:
@@ -104,128 +280,83 @@ def preview(project: Project, first: int = 1, max_seconds: float | None = None) 
             break
         if project.status(segment) == "rendered":
             segments.append(segment)
-            speed = project.speed_of(segment)
-            seconds += project.rendered_take(segment).seconds / speed + pause_seconds(project, segment)
-    part = _assemble(project, Part(project.title, segments), _finished_segments(project, segments))
-    return part.audio, part.placements
+            seconds += project.rendered_take(segment).seconds / project.speed_of(segment)
+            seconds += pause_seconds(project, segment)
+    blocks, speech = [], {}
+    for block, entry in finish_segments(project, segments):
+        blocks.append(block)
+        if entry is not None:
+            speech[entry[0]] = entry[1]
+    audio = np.concatenate(blocks) if blocks else np.zeros(0, np.float32)
+    return audio, _timeline(project, segments, speech, 0)
 
 
-def check_request(request: ExportRequest) -> None:
-    """Refuse a request whose file names or formats cannot be written (before any rendering or reading)."""
-    if request.out is None and request.per_chapter is None and request.subtitles is None:
-        raise ProjectError("export.nothing")
-    if request.out is not None:
-        audio_format(request.out)
-    audio_format(Path("chapter" + request.chapter_format))
-    if request.subtitles is not None and request.subtitles.suffix.lower() not in SUBTITLE_SUFFIXES:
-        raise ProjectError("subtitles.bad_suffix", name=request.subtitles.name)
-    if request.chapter_subtitles not in (None, *SUBTITLE_SUFFIXES):
-        raise ProjectError("export.chapter_subtitles", value=request.chapter_subtitles)
-
-
-def _check_rendered(project: Project) -> None:
-    pending = [project.number(s) for s in project.audible() if project.status(s) != "rendered"]
+def _check_rendered(project: Project, segments: list[Segment]) -> None:
+    pending = [project.number(s) for s in segments if project.status(s) != "rendered"]
     if pending:
         raise ProjectError("export.not_rendered", pending=pending, total=len(project.segments))
 
 
-def _finished_segments(project: Project, segments: list[Segment] | None = None) -> dict[int, np.ndarray]:
-    """Segment id → its chosen take at its pace (read and stretched once per export)."""
-    out = {}
-    for segment in project.audible() if segments is None else segments:
-        take = project.rendered_take(segment)
-        path = project.path(take.file)
-        try:
-            audio, rate = sf.read(path, dtype="float32", always_2d=False)
-        except (OSError, sf.LibsndfileError) as exc:
-            raise ProjectError(
-                "export.take_unreadable", segment=project.number(segment), file=take.file, reason=str(exc)
-            ) from exc
-        if rate != SAMPLE_RATE or audio.ndim != 1:
-            raise ProjectError("export.take_foreign", segment=project.number(segment), file=take.file)
-        out[segment.id] = stretch(audio, project.speed_of(segment))
+def _speech_lengths(project: Project, segments: list[Segment], ticker: Ticker) -> dict[int, int]:
+    return {entry[0]: entry[1] for _block, entry in finish_segments(project, segments, ticker) if entry is not None}
+
+
+def _timeline(project: Project, segments: list[Segment], speech: dict[int, int], head: int) -> list[Placement]:
+    """Where each segment's speech lies, given the speech lengths in samples (pauses from the project)."""
+    out, cursor = [], head
+    for index, segment in enumerate(segments):
+        size = speech[segment.id]
+        out.append(Placement(project.number(segment), cursor / SAMPLE_RATE, (cursor + size) / SAMPLE_RATE))
+        cursor += size
+        if index < len(segments) - 1:
+            cursor += round(pause_seconds(project, segment) * SAMPLE_RATE)
     return out
 
 
-def _assemble(project: Project, part: Part, finished: dict[int, np.ndarray]) -> Part:
-    blocks: list[np.ndarray] = []
-    cursor = 0
-    for index, segment in enumerate(part.segments):
-        if not part.chapters or part.chapters[-1] != segment.chapter:
-            part.chapters.append(segment.chapter)
-            part.chapter_starts.append(cursor / SAMPLE_RATE)
-        speech = finished[segment.id]
-        part.placements.append(
-            Placement(project.number(segment), cursor / SAMPLE_RATE, (cursor + speech.size) / SAMPLE_RATE)
-        )
-        blocks.append(speech)
-        cursor += speech.size
-        if index < len(part.segments) - 1:
-            pause = np.zeros(round(pause_seconds(project, segment) * SAMPLE_RATE), np.float32)
-            blocks.append(pause)
-            cursor += pause.size
-    part.audio = np.concatenate(blocks) if blocks else np.zeros(0, np.float32)
-    return part
+@dataclass(frozen=True)
+class _ChapterStart:
+    chapter: int
+    start: float
 
 
-def _write_part(project: Project, part: Part, path: Path, request: ExportRequest, result: ExportResult, track):
-    audio = part.audio
-    if request.loudness is not None:
-        audio, report = normalize_loudness(audio, request.loudness, request.true_peak)
-        result.loudness.append({"path": str(path), **report.to_dict()})
-    voices = sorted({part_voice or "model voice" for part_voice in map(project.voice_of, part.segments)})
-    tags = {
-        "title": part.title,
-        "album": project.title,
-        "artist": ", ".join(voices),
-        "comment": f"Narrated by {APP} in the voice{'s' if len(voices) > 1 else ''} {', '.join(voices)}",
-        "tracknumber": str(track) if track else "",
-        "software": APP,
-    }
-    ends = part.chapter_starts[1:] + [audio.size / SAMPLE_RATE]
-    marks = [ChapterMark(project.chapters[c].title, s, e) for c, s, e in zip(part.chapters, part.chapter_starts, ends)]
-    write_audio_stream(path, [audio], SAMPLE_RATE, tags, finish=lambda tmp: write_chapter_marks(tmp, marks, tags))
-    result.files.append(
-        {
-            "path": str(path),
-            "kind": "audio",
-            "seconds": round(audio.size / SAMPLE_RATE, 3),
-            "chapter_marks": len(marks) if supports_chapters(path.suffix) else 0,
-        }
-    )
-    return audio
+def _chapter_starts(
+    project: Project, segments: list[Segment], placements: list[Placement], head: int
+) -> list[_ChapterStart]:
+    starts: list[_ChapterStart] = []
+    for segment, place in zip(segments, placements):
+        if not starts or starts[-1].chapter != segment.chapter:
+            starts.append(_ChapterStart(segment.chapter, 0.0 if not starts else place.start))
+    return starts
 
 
-def _cues(project: Project, part: Part) -> list[Cue]:
-    by_number = {project.number(s): s for s in part.segments}
-    return [Cue(p.start, p.end, by_number[p.number].text) for p in part.placements]
+def _marks(
+    project: Project, segments: list[Segment], placements: list[Placement], head: int, total: int
+) -> list[ChapterMark]:
+    starts = _chapter_starts(project, segments, placements, head)
+    ends = [s.start for s in starts[1:]] + [total / SAMPLE_RATE]
+    return [ChapterMark(project.chapters[s.chapter].title, s.start, end) for s, end in zip(starts, ends)]
 
 
-def _export_chapters(
-    project: Project, finished: dict[int, np.ndarray], request: ExportRequest, folder: Path, result: ExportResult
-) -> None:
+def _cues(project: Project, segments: list[Segment], placements: list[Placement]) -> list[Cue]:
+    return [Cue(p.start, p.end, s.text) for s, p in zip(segments, placements)]
+
+
+def _make_folder(folder: Path) -> None:
     try:
         folder.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise ProjectError("export.folder_failed", folder=str(folder), reason=str(exc.strerror or exc)) from exc
-    playlist = ["#EXTM3U", f"#PLAYLIST:{_one_line(project.title)}"]
-    spoken = [(i, c) for i, c in enumerate(project.chapters) if not c.skipped]
-    for number, (index, chapter) in enumerate(spoken, 1):  # skipped chapters take no track number
-        segments = [s for s in project.audible() if s.chapter == index]
-        if not segments:
-            continue
-        part = _assemble(project, Part(chapter.title, segments), finished)
-        name = f"{number:02d} - {_file_name(chapter.title)}"
-        audio = _write_part(project, part, folder / f"{name}{request.chapter_format}", request, result, track=number)
-        if request.chapter_subtitles:
-            subtitles = folder / f"{name}{request.chapter_subtitles}"
-            write_subtitles(subtitles, _cues(project, part))
-            result.files.append({"path": str(subtitles), "kind": "subtitles"})
-        playlist += [
-            f"#EXTINF:{round(audio.size / SAMPLE_RATE)},{_one_line(chapter.title)}",
-            f"{name}{request.chapter_format}",
-        ]
-    list_path = folder / f"{_file_name(project.title)}.m3u8"
+
+
+def _write_playlist(project: Project, request: ExportRequest, result: ExportResult) -> None:
+    folder = request.per_chapter
+    assert folder is not None
+    playlist = ["#EXTM3U", f"#PLAYLIST:{_one_line(request.book.title or project.title)}"]
+    for file in result.files:
+        path = Path(file["path"])
+        if file["kind"] == "audio" and path.parent == folder:
+            playlist += [f"#EXTINF:{round(file['seconds'])},{_one_line(file['title'])}", path.name]
+    list_path = folder / f"{file_name(project.title)}.m3u8"
     try:
         write_text_atomic(list_path, "\n".join(playlist) + "\n")
     except OSError as exc:
@@ -235,9 +366,3 @@ def _export_chapters(
 
 def _one_line(text: str) -> str:
     return " ".join(text.split())
-
-
-def _file_name(title: str) -> str:
-    name = re.sub(r'[\\/:*?"<>|\x00-\x1f]+', " ", title)
-    name = " ".join(name.split()).strip(" .")[:80]
-    return name or "Untitled"

@@ -193,6 +193,39 @@ AUDIO = {
     "subtitles.write_failed": Words("Cannot write {path}: {reason}. Check free space and permissions."),
 }
 
+# --- the sound device (the window's playback and microphone) -------------------------------------------------------
+_STILL_WORKS = "Synthesis, export and the history still work."
+SOUND = {
+    "sound.portaudio_missing": Words(
+        "Sound is unavailable: the PortAudio library is not installed ({reason}). Install it (Debian/Ubuntu: "
+        "sudo apt-get install libportaudio2; Fedora: sudo dnf install portaudio) and restart. " + _STILL_WORKS
+    ),
+    "sound.no_output": Words(
+        "No output device is available — connect speakers or headphones, or check that the system's sound service "
+        "is running. " + _STILL_WORKS
+    ),
+    "sound.output_busy": Words(
+        "The sound output is in use by another program or unavailable. Close that program or pick another output "
+        "in the system's sound settings. " + _STILL_WORKS
+    ),
+    "sound.output_rate": Words(
+        "The sound output refuses 24 kHz audio. Choose another output in the system's sound settings. " + _STILL_WORKS
+    ),
+    "sound.output_failed": Words("The sound output cannot be opened ({reason}). " + _STILL_WORKS),
+    "sound.output_lost": Words(
+        "The sound output stopped during playback (was the device unplugged?). Synthesis goes on and the result can "
+        "be exported; the next playback tries the sound device again."
+    ),
+    "sound.no_input": Words("No microphone is available — connect one, or choose a recorded file instead."),
+    "sound.input_busy": Words(
+        "The microphone is in use by another program or unavailable. Close that program, or choose a recorded file."
+    ),
+    "sound.input_rate": Words(
+        "The microphone refuses 24 kHz recording. Choose another input in the system's sound settings, or a file."
+    ),
+    "sound.input_failed": Words("The microphone cannot be opened ({reason}). Choose a recorded file instead."),
+}
+
 # --- requests on the inference thread -------------------------------------------------------------------------------
 WORKER = {
     "synthesis.cancelled": Words("The request was cancelled."),
@@ -282,6 +315,15 @@ def _unknown_voices(d: Mapping[str, Any]) -> str:
 def _no_take(d: Mapping[str, Any]) -> str:
     have = f"takes 1 to {d['takes']}" if d["takes"] else "no takes yet"
     return f"Segment {d['segment']} has {have}; there is no take {d['take']}."
+
+
+def _size(n: Any) -> str:
+    if not isinstance(n, (int, float)):
+        return str(n)
+    for unit, scale in (("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
+        if n >= scale:
+            return f"{n / scale:.1f} {unit}"
+    return f"{n} bytes"
 
 
 def _not_rendered(d: Mapping[str, Any]) -> str:
@@ -399,6 +441,25 @@ PROJECT = {
     "export.take_foreign": Words("{file} is not a take written by this app; regenerate segment {segment}."),
     "export.folder_failed": Words("Cannot create {folder}: {reason}."),
     "export.write_failed": Words("Cannot write {path}: {reason}."),
+    "export.cancelled": Words("The export was cancelled; no file was left half written."),
+    "export.no_chapter": Words("There is no chapter {number}: the project has chapters 1 to {count}."),
+    "export.nothing_chosen": Words(
+        "The chosen chapters and segments hold nothing to hear (they are skipped or empty): choose others."
+    ),
+    "export.bad_range": Words("{text!r} is not a choice of {what}: give numbers and ranges such as 3, 2-4 or 1,3,5-7."),
+    "export.unknown_rules": Words(lambda d: f"There are no rules named {d['rules']!r}; known: {_join(d['known'])}."),
+    "export.cover_unreadable": Words("The cover image {path} cannot be read: {reason}."),
+    "export.cover_format": Words("The cover image {path} is not a JPEG or PNG picture."),
+    "export.folder_missing": Words(
+        "The folder {folder} does not exist: choose an existing folder (nothing was exported)."
+    ),
+    "export.no_permission": Words("You may not write to {folder}: choose another folder (nothing was exported)."),
+    "export.no_space": Words(
+        lambda d: (
+            f"{d['folder']} has {_size(d['free'])} free, and this export needs about {_size(d['needed'])}: "
+            "free some space or choose another disk (nothing was exported)."
+        )
+    ),
 }
 
 
@@ -466,6 +527,7 @@ CATALOG: dict[str, Words] = {
     **NOTICES,
     **TEXT,
     **AUDIO,
+    **SOUND,
     **WORKER,
     **DOCUMENT,
     **PROJECT,

@@ -177,7 +177,8 @@ def test_without_an_audio_device_synthesis_export_and_history_still_work(qtbot, 
     try:
         speak_and_wait(qtbot, w)
         assert w.speak_panel.last_audio.size > 0 and w.speak_panel.waveform.points > 0
-        assert "Cannot play audio" in w.message.text() and w.player.played == 0
+        assert "No output device is available" in w.message.text() and w.player.played == 0
+        assert "Error querying device" not in w.message.text()
         assert w.exporter.export(w.speak_panel.last_audio, path=tmp_path / "out.flac")
         data, rate = sf.read(tmp_path / "out.flac")
         assert rate == 24000 and data.size == w.speak_panel.last_audio.size
@@ -273,6 +274,15 @@ def test_self_test_command(tmp_path):
     assert report["waveform_points"] > 0 and report["latency_points"] > 0
     assert report["providers"]["language_model"] == "cpu"
     assert (out / "window.png").stat().st_size > 10000
+    screens = report["first_start"]
+    assert [s["screen"] for s in screens] == ["1024x600@150%", "1366x768@100%", "1920x1080@200%"]
+    for screen in screens:
+        assert screen["fits"] and not screen["outside"] and Path(screen["png"]).stat().st_size > 10000
+        width, height = (int(v) for v in screen["window"].split("x"))
+        device_w, device_h = (int(v) for v in screen["screen"].split("@")[0].split("x"))
+        scale = int(screen["screen"].split("@")[1].rstrip("%")) / 100
+        assert width <= device_w / scale and height <= device_h / scale
+    assert report["encoders"] and all(isinstance(n, int) and n > 0 for n in report["encoders"].values())
 
 
 def test_qt_binding_keeps_reference_counts(qapp):
@@ -298,7 +308,7 @@ def test_first_start_without_a_model_offers_the_model_dialog(qtbot, tmp_path, bu
 
     def fake_exec(dialog):
         shown.append(dialog.windowTitle())
-        dialog.chosen = "standin"
+        dialog.chosen = "standin:turbo"
         return 1
 
     monkeypatch.setattr(model_dialog.ModelDialog, "exec", fake_exec)
@@ -307,6 +317,7 @@ def test_first_start_without_a_model_offers_the_model_dialog(qtbot, tmp_path, bu
         with qtbot.waitSignal(w.bridge.model_loaded, timeout=30000):
             w.start()
         assert shown == ["Choose a voice model"]
-        assert w.settings.get(Key.BUNDLE).endswith("test-model")
+        assert w.settings.get(Key.BUNDLE).endswith("test-model-turbo")
+        assert w.bridge.model.variant == "turbo"
     finally:
         w.close()

@@ -167,7 +167,7 @@ def test_the_audio_device_vanishing_mid_playback_keeps_synthesis_and_export(qtbo
             press_speak(qtbot, w, "A sentence that plays for a while. And another one after it.")
             qtbot.waitUntil(lambda: w.player.played > 0, timeout=30000)
             sd.streams[-1].unplug()
-        assert "audio output stopped" in w.message.text() and w.playback_label.text() == "audio output lost"
+        assert "sound output stopped" in w.message.text() and w.playback_label.text() == "audio output lost"
         speak = w.speak_panel
         assert speak.last_audio.size > 0 and speak.last_audio.size == sum(c.size for c in speak.controller.chunks)
         assert w.history.entries and w.exporter.export(w.speak_panel.last_audio, path=tmp_path / "kept.wav")
@@ -190,7 +190,7 @@ def test_a_device_that_silently_stops_taking_audio_is_noticed(qtbot, tmp_path, b
             press_speak(qtbot, w, "A sentence that plays for a while. And another one after it.")
             qtbot.waitUntil(lambda: w.player.played > 0, timeout=30000)
             sd.streams[-1].unplug(notify=False)  # PortAudio does not always report a lost device
-        assert w.player.lost and "audio output stopped" in w.message.text()
+        assert w.player.lost and "sound output stopped" in w.message.text()
         assert w.speak_panel.last_audio.size > 0
     finally:
         w.close()

@@ -86,7 +86,7 @@ def test_without_a_microphone_the_dialog_says_so_and_nothing_changes(qtbot, wind
 
     def run(dialog):
         results.append(dialog.start_recording())
-        assert "Cannot record from the microphone" in dialog.hint.text()
+        assert "No microphone is available" in dialog.hint.text()
         return 0
 
     monkeypatch.setattr(RecordDialog, "exec", run)

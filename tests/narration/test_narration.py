@@ -16,6 +16,7 @@ import numpy as np
 import pytest
 import soundfile as sf
 
+from core.engine.audio import encoder
 from core.engine.audio.finishing import integrated_loudness, stretch, true_peak_db
 from core.engine.constants import SAMPLE_RATE
 from core.engine.pipeline import Pipeline
@@ -577,7 +578,7 @@ def test_a_full_disk_during_export_leaves_no_file_and_the_project_unchanged(tmp_
     def no_space(self, data):
         raise OSError(errno.ENOSPC, "No space left on device")
 
-    monkeypatch.setattr(sf.SoundFile, "write", no_space)
+    monkeypatch.setattr(encoder._Encoder, "write", no_space)  # the disk fills while the file is encoded
     code, text = run_cli("project", str(project.folder), "--export", "--out", str(out))
     assert code == 2 and "No space left on device" in text
     assert out.read_bytes() == b"the previous export"

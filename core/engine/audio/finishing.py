@@ -1,9 +1,13 @@
 """Finishing applied at export time (the stored takes stay untouched): pace, loudness and a true-peak ceiling.
 
 - Pace: pitch-preserving time-stretch by Rubber Band (``pedalboard.time_stretch``), 0.5–2.0×.
-- Loudness: integrated loudness per ITU-R BS.1770-4 (``pyloudnorm``), a gain to the target, then pedalboard's
-  look-ahead ``BrickwallLimiter`` (true-peak detection, 4× oversampled) where the gain pushes peaks over the ceiling;
-  the result is measured again (loudness, and true peak on a 4× oversampled copy with ``soxr``).
+- Loudness: integrated loudness per ITU-R BS.1770-4 (libebur128 through ``pyebur128``, which measures block by block:
+  :class:`LoudnessMeter`), a gain to the target, then pedalboard's look-ahead ``BrickwallLimiter`` (true-peak
+  detection, 4× oversampled) where the gain pushes peaks over the ceiling; the result is measured again (loudness,
+  and true peak on a 4× oversampled copy with ``soxr``).
+- Streaming (an export of hours): :class:`LoudnessMeter` takes blocks and also sums the RMS and the sample peak;
+  :class:`StreamingLimiter` keeps the limiter's state between blocks and hands back exactly as many samples as it
+  was given, in order, once :meth:`StreamingLimiter.flush` has run.
 """
 
 from __future__ import annotations
@@ -45,14 +49,103 @@ def stretch(audio: np.ndarray, speed: float) -> np.ndarray:
     return np.ascontiguousarray(out[0], dtype=np.float32)
 
 
+class LoudnessMeter:
+    """BS.1770 integrated loudness of a programme given block by block (memory stays flat), with its RMS level and
+    sample peak (what audiobook stores measure)."""
+
+    def __init__(self, sample_rate: int = SAMPLE_RATE) -> None:
+        import pyebur128
+
+        self.sample_rate = sample_rate
+        self._state = pyebur128.R128State(1, sample_rate, pyebur128.MeasurementMode.MODE_I)
+        self.samples = 0
+        self._squares = 0.0
+        self.peak = 0.0
+
+    def add(self, block: np.ndarray) -> None:
+        block = np.ascontiguousarray(block, dtype=np.float64).reshape(-1)
+        if block.size == 0:
+            return
+        self._state.add_frames(block, block.size)
+        self.samples += block.size
+        self._squares += float(np.dot(block, block))
+        self.peak = max(self.peak, float(np.max(np.abs(block))))
+
+    def integrated(self) -> float | None:
+        """LUFS so far; ``None`` for silence or less than one 400 ms block."""
+        import pyebur128
+
+        if self.samples < int(0.4 * self.sample_rate) + 1 or self.peak == 0.0:
+            return None
+        value = pyebur128.get_loudness_global(self._state)
+        return float(value) if np.isfinite(value) else None
+
+    def rms_db(self) -> float | None:
+        """RMS level of everything added, in dBFS (``None`` for silence)."""
+        if not self.samples or self._squares <= 0.0:
+            return None
+        return 10 * math.log10(self._squares / self.samples)
+
+    def peak_db(self) -> float | None:
+        return 20 * math.log10(self.peak) if self.peak > 0 else None
+
+
 def integrated_loudness(audio: np.ndarray) -> float | None:
     """LUFS of the whole programme; ``None`` for silence or audio shorter than one 400 ms block."""
-    import pyloudnorm
+    meter = LoudnessMeter()
+    meter.add(audio)
+    return meter.integrated()
 
-    if audio.size < int(0.4 * SAMPLE_RATE) + 1 or not np.any(audio):
-        return None
-    value = pyloudnorm.Meter(SAMPLE_RATE).integrated_loudness(audio.astype(np.float64))
-    return float(value) if np.isfinite(value) else None
+
+class TruePeakMeter:
+    """The highest true peak (4× oversampled with ``soxr``, as :func:`true_peak_db`) of audio given block by block."""
+
+    def __init__(self, sample_rate: int = SAMPLE_RATE) -> None:
+        import soxr
+
+        self._stream = soxr.ResampleStream(sample_rate, 4 * sample_rate, 1, dtype="float32")
+        self.peak = 0.0
+
+    def add(self, block: np.ndarray, last: bool = False) -> None:
+        block = np.ascontiguousarray(block, dtype=np.float32).reshape(-1)
+        out = self._stream.resample_chunk(block, last=last)
+        if out.size:
+            self.peak = max(self.peak, float(np.max(np.abs(out))))
+
+    def peak_db(self) -> float | None:
+        """dBTP of everything added (call :meth:`add` with ``last=True`` once at the end first)."""
+        return 20 * math.log10(self.peak) if self.peak > 0 else None
+
+
+class StreamingLimiter:
+    """pedalboard's true-peak ``BrickwallLimiter`` over a stream of blocks: its look-ahead state carries from block to
+    block (``reset=False``), and its delay is taken out, so the samples out line up with the samples in."""
+
+    def __init__(self, ceiling_db: float, sample_rate: int = SAMPLE_RATE) -> None:
+        import pedalboard
+
+        self.sample_rate = sample_rate
+        self._limiter = pedalboard.BrickwallLimiter(ceiling_db=ceiling_db, true_peak=True)
+        self._given = 0
+        self._returned = 0
+
+    def process(self, block: np.ndarray) -> np.ndarray:
+        block = np.ascontiguousarray(block, dtype=np.float32).reshape(-1)
+        if block.size == 0:
+            return block
+        self._given += block.size
+        out = self._limiter.process(block[None, :], self.sample_rate, reset=False)[0]
+        self._returned += out.size
+        return np.ascontiguousarray(out, dtype=np.float32)
+
+    def flush(self) -> np.ndarray:
+        """The samples still held in the look-ahead (after the last block)."""
+        missing = self._given - self._returned
+        if missing <= 0:
+            return np.zeros(0, np.float32)
+        tail = self._limiter.process(np.zeros((1, missing + 4096), np.float32), self.sample_rate, reset=False)[0]
+        self._returned = self._given
+        return np.ascontiguousarray(tail[:missing], dtype=np.float32)
 
 
 def true_peak_db(audio: np.ndarray) -> float | None:

@@ -29,6 +29,7 @@ def _current_umask() -> int:
 
 _FILE_MODE = 0o666 & ~_current_umask()
 """The mode a plain ``open()`` would give a new file (``mkstemp`` creates 0600 whatever the umask)."""
+FILE_MODE = _FILE_MODE
 
 
 @contextmanager

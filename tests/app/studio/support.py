@@ -1,4 +1,4 @@
-"""The studio tests' helpers: a new project from text in the window, and a render waited for."""
+"""The studio tests' helpers: a new project from text in the window, a render and an export waited for."""
 
 from __future__ import annotations
 
@@ -15,3 +15,10 @@ def new_project(window, tmp_path, text=TEXT):
 def render(qtbot, window):
     with qtbot.waitSignal(window.bridge.render_done, timeout=60000):
         window.studio_panel.render_button.click()
+
+
+def export(qtbot, studio, request):
+    """Export on the studio's export thread and wait for the result."""
+    with qtbot.waitSignal(studio.export_finished, timeout=60000) as finished:
+        assert studio.export(request)
+    return finished.args[0]

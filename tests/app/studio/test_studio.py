@@ -13,7 +13,7 @@ from PySide6.QtWidgets import QMessageBox
 
 from core.engine.constants import SAMPLE_RATE
 from core.narration.project import open_project
-from tests.app.studio.support import new_project, render
+from tests.app.studio.support import export, new_project, render
 from tests.app_support import drop, make_window
 
 
@@ -33,6 +33,8 @@ def test_a_new_project_shows_its_segments_and_renders_with_progress(qtbot, studi
         assert studio.status.text() == "Generating…"
     assert studio.progress.value() == studio.progress.maximum() == 4
     assert studio.progress.format().startswith("Segment 4 of 4")
+    # The highlight follows what is heard: the last segment is highlighted once its audio plays.
+    qtbot.waitUntil(lambda: highlighted.append(studio.segments.current) or 4 in highlighted, timeout=30000)
     assert studio.progress_events > 4 and set(highlighted) >= {1, 2, 3, 4}
     assert all(studio.segments.items[n].text(1) == "● rendered" for n in range(1, 5))
     assert studio.status.text().startswith("Rendered 4 segment(s)")  # stays until something else happens
@@ -73,13 +75,13 @@ def test_regenerating_one_segment_changes_only_that_segment_in_the_export(qtbot,
     studio = window.studio_panel
     from core.narration.export import ExportRequest
 
-    before = studio.export(ExportRequest(out=tmp_path / "before.wav"))
+    before = export(qtbot, studio, ExportRequest(out=tmp_path / "before.wav"))
     menu = studio.segments.menu_for(2)
     regenerate = next(a for a in menu.actions() if a.text().startswith("&Regenerate"))
     with qtbot.waitSignal(window.bridge.render_done, timeout=60000):
         regenerate.trigger()
     assert len(studio.project.segments[1].takes) == 2
-    after = studio.export(ExportRequest(out=tmp_path / "after.wav"))
+    after = export(qtbot, studio, ExportRequest(out=tmp_path / "after.wav"))
     a, _ = sf.read(tmp_path / "before.wav", dtype="float32")
     b, _ = sf.read(tmp_path / "after.wav", dtype="float32")
     for number in (1, 3, 4):
@@ -120,13 +122,13 @@ def test_export_dialog_typed_extension_picks_the_format_and_pace_shortens_the_au
     new_project(window, tmp_path)
     render(qtbot, window)
     studio = window.studio_panel
-    dialog = ExportDialog("Story", tmp_path, None, -1.0, window)
+    dialog = ExportDialog(studio.project, tmp_path, parent=window)
     qtbot.addWidget(dialog)
     dialog.path.clear()
     qtbot.keyClicks(dialog.path, str(tmp_path / "normal.flac"))
     assert dialog.format.currentData() == ".flac"
     dialog.subtitles.setCurrentIndex(1)  # SRT
-    normal = studio.export(dialog.request())
+    normal = export(qtbot, studio, dialog.request())
     assert (tmp_path / "normal.srt").is_file()
     studio.pace.setValue(125)
     assert studio.project.finishing["speed"] == 1.25 and studio.dirty
@@ -134,7 +136,7 @@ def test_export_dialog_typed_extension_picks_the_format_and_pace_shortens_the_au
     dialog.format.setCurrentIndex(dialog.format.findData(".mp3"))
     request = dialog.request()
     assert request.out.name == "fast.mp3"
-    fast = studio.export(request)
+    fast = export(qtbot, studio, request)
     assert fast.seconds / normal.seconds == pytest.approx(0.8, abs=0.02)
     assert sf.info(tmp_path / "fast.mp3").duration == pytest.approx(fast.seconds, abs=0.05)
     assert (tmp_path / "fast.srt").read_text().count("-->") == 4

@@ -1,0 +1,54 @@
+"""The export's progress bar on stderr: ``[#####.....] encoding 01 - Morning.mp3  42%  0:12 left`` (a line every
+few seconds when stderr is not a terminal)."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+_WIDTH = 24
+_PIPE_EVERY_S = 5.0
+
+
+class ExportBar:
+    def __init__(self, stream) -> None:
+        self.stream = stream
+        self.tty = stream.isatty()
+        self.shown_at = 0.0
+        self.open = False
+        self.unshown = None
+        """The latest progress not shown yet (shown by :meth:`close`: a log ends with where the export got to)."""
+
+    def update(self, progress) -> None:
+        now = time.monotonic()
+        if now - self.shown_at < (0.2 if self.tty else _PIPE_EVERY_S):
+            self.unshown = progress
+            return
+        self.shown_at = now
+        self._show(progress)
+
+    def _show(self, progress) -> None:
+        from core.narration import clock
+
+        self.unshown = None
+        filled = round(_WIDTH * progress.fraction)
+        left = progress.seconds_left
+        left_text = f"{clock(left)} left" if left is not None else "estimating…"
+        line = (
+            f"[{'#' * filled}{'.' * (_WIDTH - filled)}] {progress.stage} {Path(progress.file).name}  "
+            f"{progress.fraction:4.0%}  {left_text}"
+        )
+        if self.tty:
+            self.stream.write("\r" + line.ljust(100)[:160])
+            self.open = True
+        else:
+            self.stream.write(line + "\n")
+        self.stream.flush()
+
+    def close(self) -> None:
+        if self.unshown is not None:
+            self._show(self.unshown)
+        if self.open:
+            self.stream.write("\n")
+            self.stream.flush()
+            self.open = False
