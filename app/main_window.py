@@ -109,7 +109,7 @@ class MainWindow(QMainWindow):
         )
         self.voice_panel = VoicePanel(self.voice_controller, self.messages, self.paths.recordings, self)
         self.settings_panel = SettingsPanel(self.settings, self)
-        self.api_panel = ApiPanel(self.bridge.worker, self.library, self)  # Settings → Local API
+        self.api_panel = ApiPanel(self.bridge.worker, self.library, self, self.settings)  # Settings → Local API
         self.settings_panel.add_section(self.api_panel)
         self.history_panel = HistoryPanel(self.history_controller, self.messages, self)
         self.studio_panel = StudioPanel(self.bridge, self.player, self.settings, self.runtime_options, self)

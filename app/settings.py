@@ -48,6 +48,9 @@ class Key(str, Enum):
     TAB = "window/tab"  # the side panel's selected tab
     MODE = "window/mode"  # the main area's selected tab (Speak or Project)
     TEXT = "editor/text"  # the text being typed, kept across restarts
+    API_PORT = "api/port"  # the local API's port (0: any free one)
+    API_KEY = "api/key"  # its key; empty: none (it listens on this computer only)
+    API_START = "api/start_with_app"  # serve it as soon as the window opens
 
 
 SESSION_KEYS = frozenset(k for k in Key if k.value.startswith("runtime/") and k.value[8:] in SESSION_FIELDS)
@@ -82,6 +85,9 @@ _DEFAULTS = {
     Key.TAB: 0,
     Key.MODE: 0,
     Key.TEXT: "",
+    Key.API_PORT: 8765,
+    Key.API_KEY: "",
+    Key.API_START: False,
 }
 _SAMPLING = {
     Key.TEMPERATURE: "temperature",

@@ -39,13 +39,34 @@ def serving(worker, library_dir: Path, **config):
         server.stop()
 
 
+CODEC_SLACK = 2400
+"""Samples a streamed mp3, aac or opus may decode to beyond the audio (encoder priming and the last frame's padding:
+a stream cannot go back to write the exact length in a header)."""
+
+
 def decoded_samples(data: bytes, response_format: str) -> int:
+    """How many 24 kHz samples the response decodes to (PyAV for the compressed formats, as players read them)."""
     if response_format == "pcm":
         assert len(data) % 2 == 0
         return len(data) // 2
-    audio, rate = sf.read(io.BytesIO(data), dtype="float32")
-    assert rate == 24000
-    return audio.shape[0]
+    if response_format == "wav":
+        audio, rate = sf.read(io.BytesIO(data), dtype="float32")
+        assert rate == 24000
+        return audio.shape[0]
+    import av
+
+    with av.open(io.BytesIO(data)) as container:
+        stream = container.streams.audio[0]
+        samples = sum(frame.samples for frame in container.decode(stream))
+        rate = stream.rate
+    return round(samples * 24000 / rate)
+
+
+def same_length(decoded: int, samples: int, response_format: str) -> bool:
+    """Exact for wav, pcm and flac; within :data:`CODEC_SLACK` for the lossy codecs."""
+    if response_format in ("wav", "pcm", "flac"):
+        return decoded == samples
+    return samples <= decoded <= samples + CODEC_SLACK
 
 
 def wait_idle(worker, server, timeout: float = 5.0) -> bool:

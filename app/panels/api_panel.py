@@ -1,8 +1,9 @@
 """Settings → Local API: serve the OpenAI-compatible speech API from the window, on this machine only.
 
 The server runs in a thread inside the app on the window's own inference worker, so the caches are shared and API
-requests queue with the window's in order. It listens on 127.0.0.1 only (the command line's ``python -m core serve
---host`` is for other machines); the key, when given, is required as ``Authorization: Bearer KEY``.
+requests take turns with the window's, sentence by sentence. It listens on 127.0.0.1 only (the command line's
+``python -m core serve --host`` is for other machines); the key, when given, is required as ``Authorization: Bearer
+KEY``. The port, the key and whether it starts with the app are remembered (app settings).
 """
 
 from __future__ import annotations
@@ -24,6 +25,8 @@ from PySide6.QtWidgets import (
 from core.engine import ChatterboxError
 from core.wording import describe_error
 
+from ..settings import Key
+
 DEFAULT_HOST, DEFAULT_PORT = "127.0.0.1", 8765
 """As ``python -m core serve``. The server code (FastAPI, uvicorn) is imported only when the API is turned on."""
 
@@ -36,12 +39,14 @@ TIP = (
 class ApiPanel(QGroupBox):
     state_changed = Signal(bool)
 
-    def __init__(self, worker, library, parent=None):
+    def __init__(self, worker, library, parent=None, settings=None):
         super().__init__("Local API", parent)
-        self.worker, self.library = worker, library
+        self.worker, self.library, self.settings = worker, library, settings
         self.server = None
         self.enabled = QCheckBox("Serve the local speech API")
         self.enabled.setToolTip(TIP)
+        self.start_with_app = QCheckBox("Start it with the app")
+        self.start_with_app.setToolTip("Serve the API as soon as the window opens, on the port and key below.")
         self.port = QSpinBox()
         self.port.setRange(0, 65535)
         self.port.setSpecialValueText("any free")
@@ -64,6 +69,7 @@ class ApiPanel(QGroupBox):
         row.addWidget(self.copy_button)
         form = QFormLayout(self)
         form.addRow(self.enabled)
+        form.addRow(self.start_with_app)
         form.addRow("Port", self.port)
         form.addRow("API key", self.key)
         form.addRow("Base URL", url_row)
@@ -74,6 +80,20 @@ class ApiPanel(QGroupBox):
         self._timer.timeout.connect(self._refresh)
         self.enabled.toggled.connect(self._on_toggled)
         self.copy_button.clicked.connect(self._copy)
+        self._remembered()
+
+    def _remembered(self) -> None:
+        """Take the port, key and start-with-the-app from the settings; keep them there as they change."""
+        if self.settings is None:
+            return
+        self.port.setValue(self.settings.get(Key.API_PORT))
+        self.key.setText(self.settings.get(Key.API_KEY) or "")
+        self.start_with_app.setChecked(self.settings.get(Key.API_START))
+        self.port.valueChanged.connect(lambda value: self.settings.set(Key.API_PORT, value))
+        self.key.editingFinished.connect(lambda: self.settings.set(Key.API_KEY, self.key.text().strip()))
+        self.start_with_app.toggled.connect(lambda on: self.settings.set(Key.API_START, on))
+        if self.start_with_app.isChecked():
+            QTimer.singleShot(0, self.start)  # once the window is built
 
     @property
     def running(self) -> bool:
@@ -84,6 +104,8 @@ class ApiPanel(QGroupBox):
             return True
         from core.api import ApiConfig, ApiServer, create_app
 
+        if self.settings is not None:
+            self.settings.set(Key.API_KEY, self.key.text().strip())
         config = ApiConfig(api_key=self.key.text().strip() or None)
         try:
             server = ApiServer(create_app(self.worker, self.library, config), DEFAULT_HOST, self.port.value())

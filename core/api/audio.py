@@ -1,66 +1,42 @@
-"""Audio encoders of the local speech API: what ``response_format`` asks for, as bytes.
+"""Audio of the local speech API: what ``response_format`` asks for, as bytes, streamed as it is generated.
 
-- ``pcm``: raw 16-bit little-endian mono samples at 24 kHz, streamed chunk by chunk.
-- ``wav``: a WAV header whose RIFF and data sizes are 0xFFFFFFFF (the length is not known yet, as OpenAI's own
-  streamed WAV), then the same PCM16, streamed from the first chunk.
-- ``flac``, ``mp3``, ``opus`` (in Ogg): encoded by libsndfile when the audio is complete (their encoders seek back to
-  finish the header), then sent in one response.
-
-``Pace`` applies the request's ``speed`` (pitch-preserving, :func:`core.engine.stretch`) one sentence at a time.
+Every format is streamed by :class:`core.engine.StreamEncoder` (PyAV's encoders for ``mp3``, ``aac`` as ADTS, ``opus``
+in Ogg, ``flac`` frames; ``wav`` with 0xFFFFFFFF sizes as OpenAI's own streamed WAV; raw ``pcm``): the bytes of the
+first sentence leave while the next one is generated. ``Pace`` applies the request's ``speed`` (pitch-preserving,
+:func:`core.engine.stretch`) one sentence at a time. A text with nothing to say becomes :func:`silence`.
 """
 
 from __future__ import annotations
 
-import io
-import struct
-
 import numpy as np
-import soundfile as sf
 
-from core.engine import SAMPLE_RATE, AudioChunk, stretch
+from core.engine import SAMPLE_RATE, AudioChunk, StreamEncoder, stretch
 
-STREAMED = ("wav", "pcm")
-ENCODED = {"flac": ("FLAC", "PCM_16"), "mp3": ("MP3", "MPEG_LAYER_III"), "opus": ("OGG", "OPUS")}
-FORMATS = (*STREAMED, *ENCODED)
+FORMATS = ("mp3", "opus", "aac", "flac", "wav", "pcm")
 MEDIA_TYPES = {
     "wav": "audio/wav",
     "pcm": "audio/pcm",
     "flac": "audio/flac",
     "mp3": "audio/mpeg",
     "opus": "audio/ogg",
+    "aac": "audio/aac",
 }
-UNKNOWN_SIZE = 0xFFFFFFFF
+SILENCE_S = 0.25
+"""What a text with nothing to say (Home Assistant's connection test sends ".") is answered with."""
+
+
+def encoder(response_format: str) -> StreamEncoder:
+    return StreamEncoder(response_format, SAMPLE_RATE)
+
+
+def silence(seconds: float = SILENCE_S) -> np.ndarray:
+    return np.zeros(round(seconds * SAMPLE_RATE), np.float32)
 
 
 def pcm16(samples: np.ndarray) -> bytes:
     """Float samples in [-1, 1] as 16-bit little-endian PCM."""
     clipped = np.clip(np.asarray(samples, dtype=np.float32), -1.0, 1.0)
     return np.round(clipped * 32767.0).astype("<i2").tobytes()
-
-
-def wav_stream_header(sample_rate: int = SAMPLE_RATE) -> bytes:
-    """A 44-byte PCM16 mono WAV header for audio of unknown length (RIFF and data sizes 0xFFFFFFFF)."""
-    fmt = struct.pack("<HHIIHH", 1, 1, sample_rate, sample_rate * 2, 2, 16)
-    return (
-        b"RIFF"
-        + struct.pack("<I", UNKNOWN_SIZE)
-        + b"WAVEfmt "
-        + struct.pack("<I", len(fmt))
-        + fmt
-        + b"data"
-        + (struct.pack("<I", UNKNOWN_SIZE))
-    )
-
-
-def encode(samples: np.ndarray, response_format: str, sample_rate: int = SAMPLE_RATE) -> bytes:
-    """The complete audio in one of the :data:`ENCODED` formats."""
-    container, subtype = ENCODED[response_format]
-    out = io.BytesIO()
-    audio = np.asarray(samples, dtype=np.float32).reshape(-1)
-    if audio.size == 0:  # some encoders refuse an empty stream: a few milliseconds of silence instead
-        audio = np.zeros(sample_rate // 100, np.float32)
-    sf.write(out, audio, sample_rate, format=container, subtype=subtype)
-    return out.getvalue()
 
 
 class Pace:

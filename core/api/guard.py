@@ -6,9 +6,13 @@ import hmac
 
 from core.api.errors import ApiError, error_response
 
+UNVERSIONED = ("/audio/", "/models", "/voices")
+"""Paths answered without ``/v1`` as well, for clients whose base URL is the bare host."""
+
 
 class RequestGuard:
-    """Pure ASGI: the API key on ``/v1`` (``Authorization: Bearer KEY``), and a cap on the request body's size."""
+    """Pure ASGI: the API key on ``/v1`` (``Authorization: Bearer KEY``; not on a browser's CORS preflight), a cap
+    on the request body's size, and the API's paths without ``/v1`` (``/audio/speech``) taken as with it."""
 
     def __init__(self, app, api_key: str | None, body_limit: int):
         self.app, self.key, self.limit = app, (api_key or "").encode(), body_limit
@@ -16,8 +20,10 @@ class RequestGuard:
     async def __call__(self, scope, receive, send):
         if scope["type"] != "http":
             return await self.app(scope, receive, send)
+        if scope["path"].startswith(UNVERSIONED):
+            scope = {**scope, "path": "/v1" + scope["path"], "raw_path": b"/v1" + scope.get("raw_path", b"")}
         headers = dict(scope.get("headers") or [])
-        if self.key and scope["path"].startswith("/v1"):
+        if self.key and scope["path"].startswith("/v1") and scope["method"] != "OPTIONS":
             given = headers.get(b"authorization", b"")
             token = given[7:].strip() if given[:7].lower() == b"bearer " else b""
             if not hmac.compare_digest(token, self.key):

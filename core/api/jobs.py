@@ -1,10 +1,15 @@
-"""Bridging HTTP requests of the local speech API to the one :class:`~core.engine.InferenceWorker`.
+"""Bridging HTTP requests of the local speech API to the one :class:`~core.engine.InferenceWorker`, in fair turns.
 
-Each request gets a worker request id and its own event sink (:class:`AsyncSink`), so its events reach only the
-coroutine that serves it; the worker runs them as interactive jobs in the order they came, before a book render's
-next segment.
+A request's text is split into sentences here (:func:`plan`, the engine's own splitter) and each sentence goes to the
+worker as an interactive job of its own; the next sentence is queued the moment the previous one starts. So another
+request that arrives meanwhile queues behind at most that one sentence: requests take turns sentence by sentence,
+and a short request's first audio comes within about two sentences' time whatever else is running (a book render, a
+background job, yields to interactive jobs between its segments anyway). The silences between sentences and of
+``[pause]`` tags are made here, in order with the sentences' audio.
+
+Each request gets its own event sink (:class:`AsyncSink`), so its events reach only the coroutine that serves it.
 :class:`JobQueue` refuses a request when more than ``max_waiting`` API requests already wait, and a :class:`Job`
-that ends early (client gone, server stopping) cancels its worker request at once.
+that ends early (client gone, server stopping) cancels its worker jobs at once.
 """
 
 from __future__ import annotations
@@ -16,19 +21,27 @@ import threading
 import time
 from collections import deque
 from collections.abc import AsyncIterator, Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+import numpy as np
 
 from core.engine import (
+    SAMPLE_RATE,
+    SENTENCE_GAP_S,
     AudioChunk,
     Cancelled,
     Chunk,
     Failed,
     Finished,
     InferenceWorker,
+    Pause,
     RequestReport,
     RuntimeOptions,
     Started,
     SynthesisRequest,
+    new_seed,
+    split_text,
 )
 
 POLL_S = 0.2
@@ -62,22 +75,188 @@ class JobFailed(Exception):
 
 
 @dataclass(frozen=True)
+class Part:
+    """One piece of a request: a sentence the worker speaks (``text``), or a silence made here."""
+
+    text: str | None
+    seconds: float = 0.0
+    """A silence's length."""
+    sentence: int = -1
+    """The sentence's number among the request's sentences (-1: a silence)."""
+    piece: int = 0
+    """Its place in the engine's split (what the engine adds to the seed, so a seed gives the same audio)."""
+    kind: str = "speech"
+    """``speech``, ``gap`` (between two sentences) or ``pause`` (a ``[pause]`` tag)."""
+
+
+def plan(text: str) -> list[Part]:
+    """The request's sentences and silences, as the engine would speak them in one stream.
+
+    Raises :class:`core.engine.TextInputError` (``text.nothing_to_say``) when nothing in the text can be spoken.
+    """
+    parts: list[Part] = []
+    sentences = 0
+    previous_was_sentence = False
+    for number, piece in enumerate(split_text(text)):
+        if isinstance(piece, Pause):
+            parts.append(Part(None, piece.seconds, kind="pause"))
+            previous_was_sentence = False
+            continue
+        if previous_was_sentence:
+            parts.append(Part(None, SENTENCE_GAP_S, kind="gap"))
+        parts.append(Part(piece.text, sentence=sentences, piece=number))
+        sentences += 1
+        previous_was_sentence = True
+    return parts
+
+
+@dataclass(frozen=True)
 class JobRecord:
     """A finished request, as tests and ``/health`` see it."""
 
     request_id: int
     samples: int
     finished_at: float
-    """``time.monotonic()`` when the worker put its Finished event."""
+    """``time.monotonic()`` when the worker put the last sentence's Finished event."""
+
+
+@dataclass
+class _Progress:
+    """Where a request is: the worker job of each sentence submitted, and what the finished ones reported."""
+
+    submitted: int = 0
+    """Parts before this index have been looked at for submission (sentences submitted, silences skipped)."""
+    running: dict[int, int] = field(default_factory=dict)
+    """Worker request id → part index, for the sentences submitted and not yet ended."""
+    finished: int = 0
+    samples: int = 0
+    chunks: int = 0
+    tokens: list[int] = field(default_factory=list)
+    warnings: list = field(default_factory=list)
+    ended: bool = False
 
 
 class Job:
-    def __init__(self, queue: JobQueue, request_id: int, sink: AsyncSink):
+    """One API request on the worker: its sentences as worker jobs, their events relayed to one :class:`AsyncSink`."""
+
+    def __init__(
+        self,
+        queue: JobQueue,
+        request_id: int,
+        sink: AsyncSink,
+        parts: list[Part],
+        request: SynthesisRequest,
+        runtime: RuntimeOptions | None,
+    ):
         self.jobs, self.request_id, self.sink = queue, request_id, sink
+        self.parts, self.request, self.runtime = parts, request, runtime
+        self.seed = request.options.seed if request.options.seed is not None else new_seed()
+        self.sentences = [p.text or "" for p in parts if p.text is not None]
         self.started = False
         self.done = False
         self.report: RequestReport | None = None
+        self._lock = threading.RLock()  # cancelling a worker job calls put() back on the same thread
+        self._progress = _Progress()
 
+    # --- the worker side (any thread) -------------------------------------------------------------------------
+    def begin(self) -> None:
+        """Submit the first sentence (its worker id is the request's id)."""
+        with self._lock:
+            self._submit_next(self.request_id)
+
+    def put(self, event: object) -> None:
+        """The worker's events of this request's sentences (called on the inference thread, or by ``cancel``)."""
+        with self._lock:
+            progress = self._progress
+            if progress.ended:
+                return
+            part_index = progress.running.get(getattr(event, "request_id", -1))
+            if part_index is None:
+                return
+            if isinstance(event, Started):
+                if not self.started:
+                    self.started = True
+                    self.sink.put(Started(self.request_id))
+                    self._silences(0)  # a [pause] before the first sentence
+                self._submit_next()  # queued now: the next sentence waits behind at most this one
+            elif isinstance(event, Chunk):
+                part = self.parts[part_index]
+                self._relay(replace(event.chunk, sentence=part.sentence))
+            elif isinstance(event, Finished):
+                del progress.running[event.request_id]
+                progress.finished += 1
+                progress.tokens += event.report.speech_tokens
+                progress.warnings += [w for w in event.report.warnings if w not in progress.warnings]
+                self._silences(part_index + 1)  # the gap or pauses after this sentence, before the next one
+                self._submit_next()
+                if not progress.running:
+                    self._finish()
+            elif isinstance(event, (Failed, Cancelled)):
+                progress.running.pop(event.request_id, None)
+                progress.ended = True
+                others = list(progress.running)
+                progress.running.clear()
+                self.sink.put(replace(event, request_id=self.request_id))
+                for rid in others:
+                    self.jobs.worker.cancel(rid)  # its Cancelled event is not relayed (ended)
+
+    def _submit_next(self, rid: int | None = None) -> None:
+        """Submit the next sentence to the worker, keeping at most two of this request's sentences there."""
+        progress = self._progress
+        while progress.submitted < len(self.parts) and len(progress.running) < 2:
+            index = progress.submitted
+            part = self.parts[index]
+            progress.submitted += 1
+            if part.text is None:
+                continue
+            rid = rid if rid is not None else self.jobs.worker.new_request_id()
+            progress.running[rid] = index
+            options = replace(self.request.options, seed=(self.seed + part.piece) % 2**31)
+            request = SynthesisRequest(part.text, self.request.voice, options, rid)
+            self.jobs.worker.speak(request, self.runtime, self, "API request")
+            return
+
+    def _silences(self, index: int) -> None:
+        """Put the silences from part ``index`` up to the next sentence."""
+        while index < len(self.parts) and self.parts[index].text is None:
+            self._relay(self._silence(self.parts[index]))
+            index += 1
+
+    def _silence(self, part: Part) -> AudioChunk:
+        samples = np.zeros(round(part.seconds * SAMPLE_RATE), np.float32)
+        return AudioChunk(samples, SAMPLE_RATE, 0, -1, (0, 0), 0, part.kind, request_id=self.request_id)
+
+    def _relay(self, chunk: AudioChunk) -> None:
+        progress = self._progress
+        chunk = replace(chunk, index=progress.chunks, request_id=self.request_id)
+        progress.chunks += 1
+        progress.samples += chunk.samples.size
+        self.sink.put(Chunk(self.request_id, chunk))
+
+    def _finish(self) -> None:
+        progress = self._progress
+        progress.ended = True
+        report = RequestReport(
+            seed=self.seed,
+            text=" ".join(self.sentences),
+            speech_tokens=progress.tokens,
+            warnings=progress.warnings,
+            samples=progress.samples,
+        )
+        self.sink.put(Finished(self.request_id, report))
+
+    def status(self) -> dict[str, Any]:
+        """Where the request is, for ``/health``."""
+        with self._lock:
+            progress = self._progress
+            return {
+                "request_id": self.request_id,
+                "state": "running" if self.started else "waiting",
+                "sentences": len(self.sentences),
+                "sentences_done": progress.finished,
+            }
+
+    # --- the HTTP side (the event loop) -----------------------------------------------------------------------
     async def chunks(self, disconnected: Callable[[], Awaitable[bool]]) -> AsyncIterator[AudioChunk]:
         """The request's chunks as they come; ends when it finishes (:class:`JobFailed` if it fails or is cancelled).
 
@@ -96,9 +275,7 @@ class Job:
                     raise JobFailed("api.disconnected", cancelled=True)
             if event is None:
                 continue
-            if isinstance(event, Started):
-                self.started = True
-            elif isinstance(event, Chunk):
+            if isinstance(event, Chunk):
                 yield event.chunk
             elif isinstance(event, Finished):
                 self.report = event.report
@@ -111,10 +288,16 @@ class Job:
                 raise JobFailed("synthesis.cancelled", cancelled=True)
 
     def close(self) -> None:
-        """End the job; a request still queued or running is cancelled on the worker at once."""
-        if not self.done:
-            self.jobs.worker.cancel(self.request_id)
-            self._end(None)
+        """End the job; its sentences still queued or running are cancelled on the worker at once."""
+        if self.done:
+            return
+        with self._lock:
+            self._progress.ended = True
+            rids = list(self._progress.running)
+            self._progress.running.clear()
+        for rid in rids:
+            self.jobs.worker.cancel(rid)
+        self._end(None)
 
     def _end(self, record: JobRecord | None) -> None:
         self.done = True
@@ -136,19 +319,22 @@ class JobQueue:
         self._seconds: deque[float] = deque(maxlen=20)
         self._submitted: dict[int, float] = {}
 
-    def submit(self, request: SynthesisRequest, loop: asyncio.AbstractEventLoop) -> Job:
-        """Queue a request on the worker (:class:`QueueFull` when too many wait); the id is set here."""
+    def submit(
+        self, request: SynthesisRequest, loop: asyncio.AbstractEventLoop, parts: list[Part] | None = None
+    ) -> Job:
+        """Queue a request on the worker (:class:`QueueFull` when too many wait); the id is set here.
+
+        ``parts``: the request's :func:`plan` when the caller has it (it raises ``text.nothing_to_say``)."""
+        parts = plan(request.text) if parts is None else parts
         with self._lock:
             waiting = sum(not job.started for job in self._active.values())
             if waiting >= self.max_waiting:
                 raise QueueFull(waiting, self._retry_after(waiting))
             rid = self.worker.new_request_id()
-            job = Job(self, rid, AsyncSink(loop))
+            job = Job(self, rid, AsyncSink(loop), parts, request, self.runtime)
             self._active[rid] = job
             self._submitted[rid] = time.monotonic()
-        self.worker.speak(
-            SynthesisRequest(request.text, request.voice, request.options, rid), self.runtime, job.sink, "API request"
-        )
+        job.begin()
         return job
 
     def ended(self, job: Job, record: JobRecord | None) -> None:
@@ -174,6 +360,12 @@ class JobQueue:
     def waiting(self) -> int:
         with self._lock:
             return sum(not job.started for job in self._active.values())
+
+    def requests(self) -> list[dict[str, Any]]:
+        """Each API request under way: running (its audio has begun) or waiting, and its sentences done."""
+        with self._lock:
+            jobs = list(self._active.values())
+        return [job.status() for job in jobs]
 
     def cancel_all(self) -> None:
         with self._lock:

@@ -1,76 +1,140 @@
-"""A speech request's response: the whole audio encoded (mp3, opus, flac), or PCM/WAV streamed as it is generated.
+"""A speech request's response: the audio in the asked format, streamed as it is generated (raw, or as OpenAI's
+server-sent events), with the sentences' timestamps when asked.
 
 Errors before the first chunk are still answered as JSON; a request whose client goes away is cancelled at once.
+A text with nothing to say is answered with a short silence in the asked format (:func:`silent_response`).
 """
 
 from __future__ import annotations
 
+import base64
+import json
 from collections.abc import AsyncIterator
 from typing import Any
 
-import numpy as np
 from fastapi import Request
 from fastapi.responses import Response, StreamingResponse
 
-from core.api.audio import MEDIA_TYPES, STREAMED, Pace, encode, pcm16, wav_stream_header
+from core.api.audio import MEDIA_TYPES, Pace, encoder, silence
 from core.api.errors import error_response
 from core.api.jobs import Job, JobFailed
 from core.api.models import SpeechParams
-from core.engine import SAMPLE_RATE, AudioChunk
+from core.api.timestamps import Timestamps
+from core.engine import AudioChunk
 from core.wording import describe
 
+SSE_TYPE = "text/event-stream"
 
-async def respond(job: Job, params: SpeechParams, request: Request) -> Response:
-    """Wait for the first chunk (errors until then are JSON), then stream (wav, pcm) or encode the whole audio."""
+
+async def respond(
+    job: Job, params: SpeechParams, request: Request, headers: dict[str, str], marks: Timestamps | None
+) -> Response:
+    """Wait for the first chunk (errors until then are JSON), then stream the audio as it comes."""
     chunks = job.chunks(request.is_disconnected)
-    headers = {"X-Request-Id": str(job.request_id)}
-    fmt = params.response_format
+    headers = {**headers, "X-Request-Id": str(job.request_id)}
     try:
         first = await anext(chunks, None)
-        if fmt not in STREAMED:
-            pace = Pace(params.speed)
-            parts = [p for c in ([first] if first else []) if (p := pace.add(c)) is not None]
-            async for chunk in chunks:
-                if (samples := pace.add(chunk)) is not None:
-                    parts.append(samples)
-            if (rest := pace.flush()) is not None:
-                parts.append(rest)
-            audio = np.concatenate(parts) if parts else np.zeros(0, np.float32)
-            return Response(encode(audio, fmt), media_type=MEDIA_TYPES[fmt], headers=headers)
     except JobFailed as exc:
         job.close()
-        message = describe(exc.code, exc.data, "api")
-        if exc.internal:
-            return error_response(500, message, "internal_error", "server_error")
-        return error_response(
-            499 if exc.cancelled else 422, message, "cancelled" if exc.cancelled else "synthesis_failed"
-        )
+        return _failure(exc)
     except BaseException:
         job.close()
         raise
-    return _JobResponse(
-        job, _stream(first, chunks, Pace(params.speed), fmt), media_type=MEDIA_TYPES[fmt], headers=headers
-    )
+    audio = _audio(first, chunks, params, marks)
+    if params.stream_format == "sse":
+        body = _events(audio, params, job, marks)
+        return _JobResponse(job, body, media_type=SSE_TYPE, headers={**headers, "Cache-Control": "no-cache"})
+    return _JobResponse(job, audio, media_type=MEDIA_TYPES[params.response_format], headers=headers)
 
 
-async def _stream(
-    first: AudioChunk | None, chunks: AsyncIterator[AudioChunk], pace: Pace, fmt: str
+def silent_response(params: SpeechParams, headers: dict[str, str], marks: Timestamps | None) -> Response:
+    """A text with nothing to say (Home Assistant tests a server with "."): a short silence, not an error."""
+    enc = encoder(params.response_format)
+    data = enc.encode(silence()) + enc.finish()
+    if marks is not None:
+        marks.done = True
+    if params.stream_format == "sse":
+        usage = {"input_tokens": len(params.input), "output_tokens": 0, "total_tokens": len(params.input)}
+        events = _event({"type": "speech.audio.delta", "audio": base64.b64encode(data).decode()})
+        events += _event(_done(usage, marks))
+        return Response(events, media_type=SSE_TYPE, headers=headers)
+    return Response(data, media_type=MEDIA_TYPES[params.response_format], headers=headers)
+
+
+def _failure(exc: JobFailed) -> Response:
+    message = describe(exc.code, exc.data, "api")
+    if exc.internal:
+        return error_response(500, message, "internal_error", "server_error")
+    return error_response(499 if exc.cancelled else 422, message, "cancelled" if exc.cancelled else "synthesis_failed")
+
+
+async def _audio(
+    first: AudioChunk | None, chunks: AsyncIterator[AudioChunk], params: SpeechParams, marks: Timestamps | None
 ) -> AsyncIterator[bytes]:
-    if fmt == "wav":
-        yield wav_stream_header(SAMPLE_RATE)
+    """The encoded audio, each part as soon as the encoder has it (paced per sentence when ``speed`` is not 1)."""
+    enc, pace = encoder(params.response_format), Pace(params.speed)
+
+    def take(chunk: AudioChunk) -> bytes:
+        samples = pace.add(chunk)
+        if samples is None or not samples.size:
+            return b""
+        if marks is not None:
+            marks.add(chunk.sentence, samples.size)
+        return enc.encode(samples)
+
     if first is not None:
-        if (samples := pace.add(first)) is not None and samples.size:
-            yield pcm16(samples)
+        if data := take(first):
+            yield data
         try:
             async for chunk in chunks:
-                if (samples := pace.add(chunk)) is not None and samples.size:
-                    yield pcm16(samples)
+                if data := take(chunk):
+                    yield data
         except JobFailed as exc:
             if exc.cancelled:
                 return
             raise  # the response is cut short: the client sees an incomplete transfer, not silently short audio
-    if (rest := pace.flush()) is not None and rest.size:
-        yield pcm16(rest)
+    rest = pace.flush()
+    tail = enc.encode(rest) if rest is not None and rest.size else b""
+    if marks is not None:
+        marks.done = True
+    if data := tail + enc.finish():
+        yield data
+
+
+async def _events(
+    audio: AsyncIterator[bytes], params: SpeechParams, job: Job, marks: Timestamps | None
+) -> AsyncIterator[bytes]:
+    """OpenAI's ``stream_format: "sse"``: ``speech.audio.delta`` events (base64 audio), then ``speech.audio.done``
+    with the usage; with ``timestamps``, a ``speech.audio.sentence`` event as each sentence's audio is complete."""
+    told = 0
+    try:
+        async for data in audio:
+            yield _event({"type": "speech.audio.delta", "audio": base64.b64encode(data).decode()})
+            if marks is not None:
+                for mark in marks.sentences[told : marks.complete]:
+                    yield _event({"type": "speech.audio.sentence", **mark})
+                told = marks.complete
+    except JobFailed as exc:
+        message = describe(exc.code, exc.data, "api")
+        yield _event({"type": "error", "error": {"message": message, "type": "server_error", "code": exc.code}})
+        return
+    if marks is not None:
+        for mark in marks.sentences[told:]:
+            yield _event({"type": "speech.audio.sentence", **mark})
+    tokens = len(job.report.speech_tokens) if job.report is not None else 0
+    usage = {"input_tokens": len(params.input), "output_tokens": tokens, "total_tokens": len(params.input) + tokens}
+    yield _event(_done(usage, marks))
+
+
+def _done(usage: dict[str, int], marks: Timestamps | None) -> dict[str, Any]:
+    done: dict[str, Any] = {"type": "speech.audio.done", "usage": usage}
+    if marks is not None:
+        done["sentences"] = marks.sentences
+    return done
+
+
+def _event(data: dict[str, Any]) -> bytes:
+    return f"data: {json.dumps(data, separators=(',', ':'))}\n\n".encode()
 
 
 class _JobResponse(StreamingResponse):

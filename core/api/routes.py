@@ -1,5 +1,6 @@
-"""The HTTP routes of the local speech API (OpenAI-compatible): ``POST /v1/audio/speech``, ``GET /v1/models``,
-``GET``/``POST /v1/voices`` and ``GET /health``.
+"""The HTTP routes of the local speech API (OpenAI-compatible): ``POST /v1/audio/speech`` (and its timestamps),
+``GET /v1/models`` and ``/v1/models/{id}``, ``GET /v1/audio/models``, ``GET``/``POST /v1/audio/voices`` (also at
+``/v1/voices``), ``DELETE /v1/audio/voices/{name}`` and ``GET /health``.
 
 Each route reads what it needs from :class:`ApiState` (the app's ``state.api``); the speech route's checks are small
 functions in the order a request meets them: the body, its fields, the model, the voice, the options.
@@ -18,10 +19,11 @@ from pydantic import ValidationError
 from starlette.datastructures import FormData, UploadFile
 
 from core.api.errors import ApiError
-from core.api.jobs import JobQueue, QueueFull
-from core.api.models import SpeechParams, accepted_models, first_problem, model_list
-from core.api.respond import respond
-from core.api.voices import ApiVoices, UnknownVoice
+from core.api.jobs import JobQueue, Part, QueueFull, plan
+from core.api.models import SpeechParams, accepted_models, first_problem, is_accepted, model_list, model_object
+from core.api.respond import respond, silent_response
+from core.api.timestamps import Timestamps, TimestampStore
+from core.api.voices import OPENAI_VOICES, ApiVoices, UnknownVoice
 from core.engine import (
     Capabilities,
     ChatterboxError,
@@ -30,6 +32,7 @@ from core.engine import (
     JobInfo,
     SynthesisOptions,
     SynthesisRequest,
+    TextInputError,
     VoiceReference,
     WorkerStatus,
 )
@@ -49,6 +52,7 @@ class ApiState:
     library: VoiceLibrary
     max_input_chars: int
     max_upload_bytes: int
+    timestamps: TimestampStore
 
 
 def _state(request: Request) -> ApiState:
@@ -72,6 +76,7 @@ async def health(request: Request) -> dict[str, Any]:
         "api_waiting": jobs.waiting,
         "served": jobs.served,
         "worker": _worker_status(worker.status()),
+        "api_requests": jobs.requests(),
     }
 
 
@@ -81,8 +86,25 @@ async def models(request: Request) -> dict[str, Any]:
     return model_list(pipe.capabilities.variant if pipe is not None else None)
 
 
+@router.get("/v1/models/{model_id}")
+async def model(request: Request, model_id: str) -> dict[str, Any]:
+    pipe = _state(request).worker.pipeline
+    if pipe is None or not is_accepted(model_id, pipe.capabilities.variant):
+        raise ApiError(404, f"The model {model_id!r} does not exist here.", "model_not_found")
+    return model_object(model_id, pipe.capabilities.variant)
+
+
+@router.get("/v1/audio/models")
+async def audio_models(request: Request) -> dict[str, Any]:
+    """The speech models, for clients that list them (Open WebUI reads ``models``, others ``data``)."""
+    found = await models(request)
+    found["models"] = [{"id": m["id"], "name": m["id"]} for m in found["data"]]
+    return found
+
+
 @router.get("/v1/voices")
 async def list_voices(request: Request) -> dict[str, Any]:
+    """The library's voices (``default_voice``: whether the model has its own voice too)."""
     state = _state(request)
     pipe = state.worker.pipeline
     data = [
@@ -92,7 +114,37 @@ async def list_voices(request: Request) -> dict[str, Any]:
     return {"object": "list", "data": data, "default_voice": default}
 
 
+@router.get("/v1/audio/voices")
+async def list_audio_voices(request: Request) -> dict[str, Any]:
+    """Every voice a request may name: the library's, then (when the model has its own voice) ``default`` and
+    OpenAI's names, which speak in it; as ``data`` (OpenAI-style, Home Assistant) and ``voices`` (Open WebUI)."""
+    found = await list_voices(request)
+    data = found["data"]
+    if found["default_voice"]:
+        known = {v["id"].casefold() for v in data}
+        builtin = [name for name in ("default", *sorted(OPENAI_VOICES)) if name not in known]
+        data += [{"object": "voice", "id": n, "name": n, "builtin": True} for n in builtin]
+    found["voices"] = [{"id": v["id"], "name": v["name"]} for v in data]
+    return found
+
+
+@router.delete("/v1/voices/{name}")
+@router.delete("/v1/audio/voices/{name}")
+async def delete_voice(request: Request, name: str) -> dict[str, Any]:
+    state = _state(request)
+    entry = state.voices.find(name)
+    if entry is None:
+        raise ApiError(404, f"There is no voice named {name!r}.", "voice_not_found")
+    try:
+        state.library.remove(entry.name)
+    except OSError as exc:
+        message = f"The voice could not be removed: {exc.strerror or exc}."
+        raise ApiError(500, message, "write_failed", "server_error") from None
+    return {"object": "voice.deleted", "id": entry.name, "deleted": True}
+
+
 @router.post("/v1/voices", status_code=201)
+@router.post("/v1/audio/voices", status_code=201)
 async def add_voice(request: Request) -> dict[str, Any]:
     state = _state(request)
     name, filename, data = await _voice_upload(request, state)
@@ -120,13 +172,30 @@ async def speech(request: Request) -> Response:
     caps = _loaded_model(state.worker, params.model)
     voice = _speech_voice(state.voices, params, upload, caps)
     options = _speech_options(params, caps)
+    headers = _speech_headers(params)
+    parts = _speakable(params.input)
+    if parts is None:  # nothing to say ("." is how Home Assistant tests a server): a short silence
+        rid = state.worker.new_request_id()
+        headers["X-Request-Id"] = str(rid)
+        return silent_response(params, headers, _timestamps(state, params, rid, [], headers))
     try:
-        job = state.jobs.submit(SynthesisRequest(params.input, voice, options), asyncio.get_running_loop())
+        job = state.jobs.submit(SynthesisRequest(params.input, voice, options), asyncio.get_running_loop(), parts)
     except QueueFull as exc:
         message = f"{exc.waiting} requests are already waiting; try again in {exc.retry_after} s."
         headers = {"Retry-After": str(exc.retry_after)}
         raise ApiError(429, message, "queue_full", "rate_limit_error", headers) from None
-    return await respond(job, params, request)
+    marks = _timestamps(state, params, job.request_id, job.sentences, headers)
+    return await respond(job, params, request, headers, marks)
+
+
+@router.get("/v1/audio/speech/{request_id}/timestamps")
+async def speech_timestamps(request: Request, request_id: int) -> dict[str, Any]:
+    """The sentences' timestamps of a request that asked for them (``"timestamps": true``)."""
+    marks = _state(request).timestamps.get(request_id)
+    if marks is None:
+        message = f'No timestamps for request {request_id}: ask for them with "timestamps": true.'
+        raise ApiError(404, message, "not_found")
+    return marks.as_json()
 
 
 # --- the speech request's checks, in order -------------------------------------------------------------------------
@@ -167,13 +236,41 @@ def _speech_params(fields: dict[str, Any], max_input_chars: int) -> SpeechParams
     return params
 
 
+INSTRUCTIONS_HEADER = "X-Instructions"
+INSTRUCTIONS_IGNORED = "ignored: Chatterbox does not follow style instructions; use exaggeration and cfg_weight"
+"""What ``instructions`` does here, said in a response header (and in docs/API.md)."""
+
+
+def _speech_headers(params: SpeechParams) -> dict[str, str]:
+    return {INSTRUCTIONS_HEADER: INSTRUCTIONS_IGNORED} if params.instructions else {}
+
+
+def _speakable(text: str) -> list[Part] | None:
+    """The request's sentences and silences, or ``None`` when nothing in it can be spoken."""
+    try:
+        return plan(text)
+    except TextInputError as exc:
+        if exc.code == "text.nothing_to_say":
+            return None
+        raise ApiError(422, describe_error(exc, "api"), "invalid_value") from None
+
+
+def _timestamps(
+    state: ApiState, params: SpeechParams, request_id: int, texts: list[str], headers: dict[str, str]
+) -> Timestamps | None:
+    if not params.timestamps:
+        return None
+    headers["X-Timestamps-Url"] = f"/v1/audio/speech/{request_id}/timestamps"
+    return state.timestamps.new(request_id, texts)
+
+
 def _loaded_model(worker: InferenceWorker, model: str) -> Capabilities:
     """What the loaded model can do (503 while none is loaded; 404 for a model name it does not answer to)."""
     pipe = worker.pipeline
     if pipe is None or not worker.alive:
         raise ApiError(503, "No model is loaded yet.", "model_not_loaded", "server_error", {"Retry-After": "5"})
     caps = pipe.capabilities
-    if model not in accepted_models(caps.variant):
+    if not is_accepted(model, caps.variant):
         known = ", ".join(accepted_models(caps.variant))
         raise ApiError(404, f"The model {model!r} does not exist here. Use one of: {known}.", "model_not_found")
     return caps

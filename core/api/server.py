@@ -1,9 +1,10 @@
 """The local speech API: an OpenAI-compatible FastAPI app on the one inference worker, and its uvicorn server.
 
 ``create_app(worker, library, config)`` builds the app: the routes of :mod:`core.api.routes` (``POST
-/v1/audio/speech``, ``GET /v1/models``, ``GET``/``POST /v1/voices``, ``GET /health``) behind the guard of
-:mod:`core.api.guard`; :class:`ApiServer` serves it on a socket it binds itself, in a thread
-(the window) or in the calling thread (``python -m core serve``). Errors use OpenAI's shape:
+/v1/audio/speech``, ``GET /v1/models``, ``/v1/audio/voices`` …, ``GET /health``) behind the guard of
+:mod:`core.api.guard` (which also answers the same paths without ``/v1``), with CORS for the origins asked for;
+:class:`ApiServer` serves it on a socket it binds itself, in a thread (the window) or in the calling thread
+(``python -m core serve``). Errors, 404 and 405 included, use OpenAI's shape:
 ``{"error": {"message", "type", "code"}}``.
 """
 
@@ -19,12 +20,14 @@ from dataclasses import dataclass
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import Response
+from starlette.exceptions import HTTPException
 
 from core.api.errors import ApiError, error_response
 from core.api.guard import RequestGuard
 from core.api.jobs import JobQueue
 from core.api.models import first_problem
 from core.api.routes import ApiState, router
+from core.api.timestamps import TimestampStore
 from core.api.voices import ApiVoices
 from core.engine import ChatterboxError, InferenceWorker, InvalidOptions
 from core.voices import VoiceLibrary
@@ -61,25 +64,40 @@ def check_bind(host: str, port: int, api_key: str | None) -> None:
         raise InvalidOptions("api.open_host", host=host)
 
 
+EXPOSED_HEADERS = ("X-Request-Id", "X-Timestamps-Url", "X-Instructions", "Retry-After")
+"""Response headers a web page may read."""
+
+
 # --- the app -----------------------------------------------------------------------------------------------------
 def create_app(worker: InferenceWorker, library: VoiceLibrary, config: ApiConfig | None = None) -> FastAPI:
     """The API's FastAPI app: the routes (:mod:`core.api.routes`) over ``worker``, behind the key and size guard."""
     config = config or ApiConfig()
     app = FastAPI(title="Chatterbox Desk local speech API", docs_url=None, redoc_url=None, openapi_url=None)
     jobs = JobQueue(worker, config.max_waiting)
-    app.state.api = ApiState(worker, jobs, ApiVoices(library), library, config.max_input_chars, config.max_upload_bytes)
+    app.state.api = ApiState(
+        worker,
+        jobs,
+        ApiVoices(library),
+        library,
+        config.max_input_chars,
+        config.max_upload_bytes,
+        TimestampStore(),
+    )
     app.add_middleware(RequestGuard, api_key=config.api_key, body_limit=config.max_upload_bytes + 256 * 1024)
-    if config.cors:
+    if config.cors:  # added last: outside the guard, so a browser's preflight (sent without the key) is answered
         from fastapi.middleware.cors import CORSMiddleware
 
         app.add_middleware(
             CORSMiddleware,
             allow_origins=list(config.cors),
-            allow_methods=["GET", "POST"],
-            allow_headers=["Authorization", "Content-Type"],
+            allow_methods=["GET", "POST", "DELETE", "OPTIONS"],
+            allow_headers=["*"],  # echoes what the browser asks for: the JS SDK's x-stainless-* headers included
+            expose_headers=list(EXPOSED_HEADERS),
+            max_age=600,
         )
     app.add_exception_handler(ApiError, _api_error)
     app.add_exception_handler(RequestValidationError, _validation_error)
+    app.add_exception_handler(HTTPException, _http_error)
     app.include_router(router)
     return app
 
@@ -88,6 +106,20 @@ async def _api_error(_request: Request, exc: Exception) -> Response:
     if not isinstance(exc, ApiError):  # registered for ApiError only
         raise exc
     return error_response(exc.status, exc.message, exc.code, exc.kind, exc.headers)
+
+
+async def _http_error(request: Request, exc: Exception) -> Response:
+    """Starlette's own 404 and 405, in OpenAI's shape."""
+    if not isinstance(exc, HTTPException):  # registered for HTTPException only
+        raise exc
+    if exc.status_code == 404:
+        path = request.url.path
+        message = f"There is no route {request.method} {path} here; the API is at /v1 (POST /v1/audio/speech)."
+        return error_response(404, message, "not_found")
+    if exc.status_code == 405:
+        message = f"{request.method} is not allowed on {request.url.path}."
+        return error_response(405, message, "method_not_allowed", headers=exc.headers)
+    return error_response(exc.status_code, str(exc.detail), "http_error", headers=exc.headers)
 
 
 async def _validation_error(_request: Request, exc: Exception) -> Response:

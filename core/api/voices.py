@@ -44,10 +44,20 @@ class ApiVoices:
     def list(self) -> list[LibraryVoice]:
         return self.library.voices()
 
+    def find(self, name: str) -> LibraryVoice | None:
+        """The library voice called ``name``: exactly, else ignoring case and spacing (``narrator one`` finds
+        ``Narrator One``)."""
+        key = " ".join(name.split())
+        if not key:
+            return None
+        voices = self.library.voices()
+        exact = next((v for v in voices if v.name == key), None)
+        return exact or next((v for v in voices if v.name.casefold() == key.casefold()), None)
+
     def resolve(self, name: str | None, has_default_voice: bool) -> VoiceReference | None:
         """The reference for ``name`` (``None``: the model's own voice); :class:`UnknownVoice` when there is none."""
         key = (name or "").strip()
-        entry = self.library.get(key) if key else None
+        entry = self.find(key)
         if entry is not None:
             return self._load(entry.path)
         if (key.lower() in DEFAULT_NAMES or key.lower() in OPENAI_VOICES) and has_default_voice:

@@ -90,6 +90,7 @@ from core.engine.pipeline import Pipeline
 from core.engine.streaming.synthesis import AudioChunk, RequestReport, SynthesisRequest, new_seed, wait_cancellable
 from core.engine.text import (
     MAX_TEXT_CHARS,
+    SENTENCE_GAP_S,
     Pause,
     Sentence,
     clean_text,
@@ -166,6 +167,7 @@ __all__ = [
     "RuntimeOptions",
     "SAMPLES_PER_TOKEN",
     "SAMPLE_RATE",
+    "SENTENCE_GAP_S",
     "StreamingLimiter",
     "TruePeakMeter",
     "SESSION_FIELDS",

@@ -8,18 +8,23 @@ from core.wording import describe
 from tests.api_support import serving
 
 
-def test_text_refused_by_the_engine_is_a_422_worded_for_the_api(worker, tmp_path):
+def test_text_refused_by_the_engine_is_a_422_worded_for_the_api(worker, tmp_path, monkeypatch):
+    from core.engine import TextInputError
+
+    def refuse(*_args, **_kwargs):
+        raise TextInputError("text.too_long", chars=2_000_000, limit=1_000_000)
+
+    monkeypatch.setattr(worker.pipeline, "stream", refuse)
     with serving(worker, tmp_path / "voices") as server:
-        r = httpx.post(server.url + "/audio/speech", json={"input": "?!... ---", "voice": "alloy"}, timeout=60)
+        r = httpx.post(server.url + "/audio/speech", json={"input": "Hello there.", "voice": "alloy"}, timeout=60)
     assert r.status_code == 422
     assert r.json() == {
         "error": {
-            "message": describe("text.nothing_to_say", {}, "api"),
+            "message": describe("text.too_long", {"chars": 2_000_000, "limit": 1_000_000}, "api"),
             "type": "invalid_request_error",
             "code": "synthesis_failed",
         }
     }
-    assert "nothing to say" in r.json()["error"]["message"]
 
 
 def test_an_internal_failure_is_a_500_with_the_catalog_sentence(worker, tmp_path, monkeypatch):

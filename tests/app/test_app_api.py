@@ -28,3 +28,29 @@ def test_window_local_api_toggle(window, qtbot):
     with pytest.raises(httpx.ConnectError):
         httpx.get(url + "/models", timeout=2)
     assert window.bridge.worker.alive
+
+
+def test_the_window_remembers_the_api_port_key_and_start(window, qtbot):
+    from app.panels.api_panel import ApiPanel
+    from app.settings import Key
+
+    panel = window.api_panel
+    panel.port.setValue(0)
+    panel.key.setText("remembered-key")
+    panel.key.editingFinished.emit()
+    panel.start_with_app.setChecked(True)
+    assert window.settings.get(Key.API_PORT) == 0
+    assert window.settings.get(Key.API_KEY) == "remembered-key"
+    assert window.settings.get(Key.API_START) is True
+    # The next start of the app: a panel on the same settings serves at once, with that key.
+    again = ApiPanel(window.bridge.worker, window.library, window, window.settings)
+    try:
+        assert again.port.value() == 0 and again.key.text() == "remembered-key" and again.start_with_app.isChecked()
+        qtbot.waitUntil(lambda: again.running, timeout=5000)
+        url = again.url.text()
+        assert httpx.get(url + "/models", timeout=5).status_code == 401
+        ok = httpx.get(url + "/models", headers={"Authorization": "Bearer remembered-key"}, timeout=5)
+        assert ok.status_code == 200
+    finally:
+        again.shutdown()
+    window.settings.set(Key.API_START, False)
