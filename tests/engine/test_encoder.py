@@ -144,3 +144,12 @@ def test_a_stream_can_be_resampled():
     data = encoder.encode(tone(1.0)) + encoder.finish()
     audio, rate = decoded(data)
     assert rate == 44100 and audio.size / rate == pytest.approx(1.0, abs=0.08)
+
+
+@pytest.mark.parametrize("fmt", ["mp3", "aac", "opus", "flac"])
+def test_a_streams_first_second_is_playable_before_the_end(fmt):
+    """What a client holds after one second of audio decodes to most of that second (Ogg pages are not held back)."""
+    encoder = StreamEncoder(fmt)
+    data = b"".join(encoder.encode(tone(0.1)) for _ in range(10))
+    audio, rate = decoded(data)
+    assert audio.size / rate >= 0.5

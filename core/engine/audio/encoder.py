@@ -127,6 +127,11 @@ def check_settings(encoding: Encoding, settings: EncodeSettings) -> None:
         raise EncodeError("encode.bad_rate", format=encoding.name, rate=rate, rates=[])
 
 
+_STREAM_OPTIONS = {"opus": {"page_duration": "100000", "flush_packets": "1"}}
+"""Streamed Ogg: a page every 100 ms, flushed at once (FFmpeg's Ogg muxer otherwise holds back about the first
+second of pages, and a client waits for its first bytes)."""
+
+
 class _Sink(io.RawIOBase):
     """A non-seekable byte sink PyAV writes into; :meth:`take` hands over what arrived."""
 
@@ -168,7 +173,8 @@ class _Encoder:
         self._pts = 0
         self._closed = False
         try:
-            self._container: Any = av.open(target, "w", format=encoding.container)
+            options = _STREAM_OPTIONS.get(encoding.container, {}) if isinstance(target, _Sink) else {}
+            self._container: Any = av.open(target, "w", format=encoding.container, options=options)
             for key, value in metadata.items():
                 if value:
                     self._container.metadata[key] = str(value)
