@@ -113,4 +113,7 @@ def test_ci_installs_the_readme_system_packages():
     ).stdout.strip()
     assert line == match.group(1)
     ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
-    assert "<!-- system-packages -->" in ci and "packages=(${readme_line#sudo apt-get install -y } strace)" in ci
+    assert (
+        "<!-- system-packages -->" in ci
+        and "packages=(${readme_line#sudo apt-get install -y } strace xvfb xdotool)" in ci
+    )
