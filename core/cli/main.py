@@ -1,5 +1,5 @@
-"""``python -m core``: make-standin, info, synth, bench, bench-export, soak, narrate, project and serve. A public
-interface: keep flags, JSON fields and exit codes.
+"""``python -m core``: make-standin, info, synth, bench, bench-export, bench-api, soak, narrate, project and serve.
+A public interface: keep flags, JSON fields and exit codes.
 
 Exit codes: 0 success; 2 bad input or bad bundle (one-line message on stderr, no traceback); 1 internal error;
 3 ``soak``: the soak ran but failed its criteria (tokens drifted, a request failed, or memory kept growing);
@@ -59,7 +59,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="python -m core", description="Chatterbox TTS ONNX pipeline (no GUI).")
     parser.add_argument("-v", "--verbose", action="store_true", help="log progress to stderr")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
-    for add in (_add_make_standin, _add_info, _add_bench, _add_bench_export, _add_soak, _add_synth):
+    for add in (_add_make_standin, _add_info, _add_bench, _add_bench_export, _add_bench_api, _add_soak, _add_synth):
         add(sub, defaults)
     add_project_parsers(sub, runtime_arguments)
     add_serve_parser(sub, runtime_arguments)
@@ -149,6 +149,36 @@ def _bench_export(args) -> int:
     if args.json:
         args.json.write_text(json.dumps(report, indent=2), encoding="utf-8")
     return 0
+
+
+def _add_bench_api(sub: Subparsers, defaults: RuntimeOptions) -> None:
+    """``bench-api``: the local speech API through HTTP (first bytes per format, fair turns)."""
+    p = sub.add_parser(
+        "bench-api",
+        help="the speech API as a client sees it: first audio of each format next to the total, and fair turns",
+        description="Serves a bundle (or a stand-in) on loopback and measures, in one run, each format's first byte "
+        "and first audio on a five-sentence input next to the whole response, and the first byte of a one-sentence "
+        "request sent while a 20-sentence request streams, in sentences' time.",
+    )
+    p.add_argument("--bundle", type=Path, help="a model folder (default: a stand-in)")
+    p.add_argument("--standin", default="original", help="stand-in variant (default original: it has a voice)")
+    p.add_argument("--size", default="full", help="stand-in size (default full)")
+    p.add_argument("--precision", default="q4", help="the stand-in's language model (default q4)")
+    p.add_argument("--provider", default="cpu")
+    p.add_argument("--only", default="formats,turns", help="formats, turns or both (default both)")
+    p.add_argument("--json", type=Path, help="also write the report as JSON")
+
+
+def _bench_api(args) -> int:
+    from core.bench import bench_api_main
+
+    argv = ["--standin", args.standin, "--size", args.size, "--precision", args.precision]
+    argv += ["--provider", args.provider, "--only", args.only]
+    if args.bundle:
+        argv += ["--bundle", str(args.bundle)]
+    if args.json:
+        argv += ["--json", str(args.json)]
+    return bench_api_main(argv)
 
 
 def _add_soak(sub: Subparsers, defaults: RuntimeOptions) -> None:
@@ -262,6 +292,7 @@ def main(argv: list[str] | None = None) -> int:
             "synth": _synth,
             "bench": _bench,
             "bench-export": _bench_export,
+            "bench-api": _bench_api,
             "soak": _soak,
             "narrate": lambda a: narrate_locked(a, _runtime(a)),
             "project": lambda a: project_locked(a, _runtime(a)),

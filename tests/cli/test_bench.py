@@ -96,3 +96,25 @@ def test_bench_compares_int8_and_fp32_compute_on_a_q4_model(tmp_path, capsys):
     assert code == 0, capsys.readouterr()
     q4 = json.loads(out.read_text())["q4_int8"]
     assert q4["step_ratio"] > 0 and q4["cfg_step_ratio"] > 0 and 0 <= q4["token_agreement"] <= 1
+
+
+def test_bench_export_reports_speed_and_memory_by_book_length(tmp_path):
+    out = tmp_path / "export.json"
+    code = main(
+        ["bench-export", "--hours", "0.01,0.02", "--formats", "m4b", "--folder", str(tmp_path), "--json", str(out)]
+    )
+    assert code == 0
+    report = json.loads(out.read_text())
+    assert [row["format"] for row in report["speed"]] == ["m4b"]
+    assert report["speed"][0]["x_realtime"] > 0 and report["speed"][0]["bytes"] > 0
+    assert [row["audio_h"] for row in report["memory"]] == [0.01, 0.02]
+    assert all(row["above_base_mb"] >= 0 for row in report["memory"]) and report["memory_ratio"] > 0
+
+
+def test_bench_api_reports_first_audio_per_format_next_to_the_total(bundles, tmp_path):
+    out = tmp_path / "api.json"
+    code = main(["bench-api", "--bundle", str(bundles["original"]), "--only", "formats", "--json", str(out)])
+    assert code == 0
+    rows = json.loads(out.read_text())["first_bytes"]
+    assert [row["format"] for row in rows] == ["pcm", "wav", "mp3", "aac", "opus", "flac"]
+    assert all(0 < row["first_audio_s"] <= row["total_s"] and row["bytes"] > 0 for row in rows)
