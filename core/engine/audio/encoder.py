@@ -20,7 +20,7 @@ import io
 import os
 import struct
 import tempfile
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 from pathlib import Path
@@ -384,15 +384,21 @@ class AudioEncoder:
             self.temporary.unlink(missing_ok=True)
             raise
 
-    def write(self, audio: np.ndarray) -> None:
+    @contextlib.contextmanager
+    def _or_abort(self) -> Iterator[None]:
+        """Any failure throws the temporary file away; an OS error (disk full, folder gone) is said as one."""
         try:
-            self._writer.write(audio)
+            yield
         except OSError as exc:
             self.abort()
             raise EncodeError("encode.write_failed", path=str(self.path), reason=str(exc.strerror or exc)) from exc
         except BaseException:
             self.abort()
             raise
+
+    def write(self, audio: np.ndarray) -> None:
+        with self._or_abort():
+            self._writer.write(audio)
         self.samples += np.asarray(audio).size
 
     @property
@@ -408,17 +414,11 @@ class AudioEncoder:
         """Complete the file, run ``finish(temporary_path)`` if given, and move it into place."""
         if self._done:
             return self.path
-        try:
+        with self._or_abort():
             self._writer.close()
             if finish is not None:
                 finish(self.temporary)
             os.replace(self.temporary, self.path)
-        except OSError as exc:
-            self.abort()
-            raise EncodeError("encode.write_failed", path=str(self.path), reason=str(exc.strerror or exc)) from exc
-        except BaseException:
-            self.abort()
-            raise
         self._done = True
         return self.path
 
