@@ -6,22 +6,21 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-_WIDTH = 24
+from core.cli.progress_line import ProgressLine, bar
+
 _PIPE_EVERY_S = 5.0
 
 
 class ExportBar:
     def __init__(self, stream) -> None:
-        self.stream = stream
-        self.tty = stream.isatty()
+        self.line = ProgressLine(stream)
         self.shown_at = 0.0
-        self.open = False
         self.unshown = None
         """The latest progress not shown yet (shown by :meth:`close`: a log ends with where the export got to)."""
 
     def update(self, progress) -> None:
         now = time.monotonic()
-        if now - self.shown_at < (0.2 if self.tty else _PIPE_EVERY_S):
+        if now - self.shown_at < (0.2 if self.line.tty else _PIPE_EVERY_S):
             self.unshown = progress
             return
         self.shown_at = now
@@ -31,24 +30,14 @@ class ExportBar:
         from core.narration import clock
 
         self.unshown = None
-        filled = round(_WIDTH * progress.fraction)
         left = progress.seconds_left
         left_text = f"{clock(left)} left" if left is not None else "estimating…"
-        line = (
-            f"[{'#' * filled}{'.' * (_WIDTH - filled)}] {progress.stage} {Path(progress.file).name}  "
+        self.line.show(
+            f"{bar(progress.fraction)} {progress.stage} {Path(progress.file).name}  "
             f"{progress.fraction:4.0%}  {left_text}"
         )
-        if self.tty:
-            self.stream.write("\r" + line.ljust(100)[:160])
-            self.open = True
-        else:
-            self.stream.write(line + "\n")
-        self.stream.flush()
 
     def close(self) -> None:
         if self.unshown is not None:
             self._show(self.unshown)
-        if self.open:
-            self.stream.write("\n")
-            self.stream.flush()
-            self.open = False
+        self.line.close()

@@ -14,6 +14,7 @@ import time
 from pathlib import Path
 
 from core.cli.errors import CliError
+from core.cli.progress_line import ProgressLine, bar
 from core.wording import describe_failure, describe_notice
 
 SAMPLING = (
@@ -802,41 +803,26 @@ class _ProgressBar:
     stderr is not a terminal)."""
 
     def __init__(self, stream):
-        self.stream = stream
-        self.tty = stream.isatty()
+        self.line = ProgressLine(stream)
         self.shown_at = 0.0
-        self.open = False
         self.failures_shown: set[int] = set()
         """The segments whose failure (with its reason) a line has shown: the final message does not repeat it."""
 
     def update(self, event) -> None:
         from core.narration import clock
 
-        if event.kind == "chunk" and (not self.tty or time.monotonic() - self.shown_at < 0.2):
+        if event.kind == "chunk" and (not self.line.tty or time.monotonic() - self.shown_at < 0.2):
             return
         self.shown_at = time.monotonic()
-        width = 24
-        filled = round(width * event.done / max(event.total, 1))
         left = f"{clock(event.eta_s)} left" if event.eta_s is not None else "estimating…"
         status = f" segment {event.number} failed: {describe_failure(event, 'cli')}" if event.kind == "failed" else ""
-        line = (
-            f"[{'#' * filled}{'.' * (width - filled)}] segment {min(event.done + 1, event.total)}/{event.total}  "
-            f"{clock(event.audio_seconds)} of audio  RTF {event.rtf:.2f}  {left}{status}"
-        )
         if event.kind == "failed":
             self.failures_shown.add(event.number)
-        if self.tty and event.kind == "failed":  # a line of its own that the next update does not overwrite
-            self.stream.write("\r" + line.ljust(100) + "\n")
-            self.open = False
-        elif self.tty:
-            self.stream.write("\r" + line.ljust(100)[:160])
-            self.open = True
-        else:
-            self.stream.write(line + "\n")
-        self.stream.flush()
+        self.line.show(
+            f"{bar(event.done / max(event.total, 1))} segment {min(event.done + 1, event.total)}/{event.total}  "
+            f"{clock(event.audio_seconds)} of audio  RTF {event.rtf:.2f}  {left}{status}",
+            keep=event.kind == "failed",  # a failure stays on the terminal, with its reason
+        )
 
     def close(self) -> None:
-        if self.open:
-            self.stream.write("\n")
-            self.stream.flush()
-            self.open = False
+        self.line.close()

@@ -1,0 +1,38 @@
+"""One progress line on stderr, shared by the render and export bars: drawn in place on a terminal (``\\r``), a new
+line each time when stderr is a log or a pipe."""
+
+from __future__ import annotations
+
+WIDTH = 24
+
+
+def bar(fraction: float) -> str:
+    """``[#########...............]`` for a fraction between 0 and 1."""
+    filled = round(WIDTH * fraction)
+    return f"[{'#' * filled}{'.' * (WIDTH - filled)}]"
+
+
+class ProgressLine:
+    def __init__(self, stream) -> None:
+        self.stream = stream
+        self.tty = stream.isatty()
+        self.open = False
+        """A line is on the terminal without its newline (the next one overwrites it; :meth:`close` ends it)."""
+
+    def show(self, line: str, keep: bool = False) -> None:
+        """Show ``line``; ``keep``: on a terminal, a line of its own that the next update does not overwrite."""
+        if self.tty and keep:
+            self.stream.write("\r" + line.ljust(100) + "\n")
+            self.open = False
+        elif self.tty:
+            self.stream.write("\r" + line.ljust(100)[:160])
+            self.open = True
+        else:
+            self.stream.write(line + "\n")
+        self.stream.flush()
+
+    def close(self) -> None:
+        if self.open:
+            self.stream.write("\n")
+            self.stream.flush()
+            self.open = False
