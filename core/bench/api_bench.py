@@ -1,4 +1,4 @@
-"""The local speech API measured through HTTP, as a client sees it: ``python -m core.bench.api_bench``.
+"""The local speech API measured through HTTP, as a client sees it: ``python -m core bench-api``.
 
 - **Time to first byte per format**: a five-sentence request in each ``response_format`` (one run each); the first
   byte of the body, the first *audio* byte (past the container's header: the first byte of the first encoded frame
@@ -147,21 +147,24 @@ def fair_turns(url: str, key: str | None, health_url: str) -> dict[str, Any]:
     }
 
 
-def main(argv: list[str] | None = None) -> int:
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    """The bench's options (``python -m core bench-api`` takes the same)."""
+    p.add_argument("--bundle", type=Path, help="a model folder (default: a stand-in)")
+    p.add_argument("--standin", default="original", help="stand-in variant (default original: it has a voice)")
+    p.add_argument("--size", default="full", help="stand-in size (default full)")
+    p.add_argument("--precision", default="q4", help="the stand-in's language model (default q4, the fast one)")
+    p.add_argument("--provider", default="cpu")
+    p.add_argument("--only", default="formats,turns", help="formats, turns or both (default both)")
+    p.add_argument("--json", type=Path, help="also write the report as JSON")
+
+
+def run(args: argparse.Namespace) -> int:
+    """Serve the bundle on loopback and measure (the options of :func:`add_arguments`)."""
     from core.api import ApiConfig, ApiServer, create_app
     from core.engine import InferenceWorker, ModelFailed, ModelLoaded, RuntimeOptions
     from core.standin import cached_standin
     from core.voices import VoiceLibrary
 
-    p = argparse.ArgumentParser(prog="python -m core.bench.api_bench", description=__doc__.split("\n\n")[0])
-    p.add_argument("--bundle", type=Path)
-    p.add_argument("--standin", default="original", help="stand-in variant (default original: it has a voice)")
-    p.add_argument("--size", default="full")
-    p.add_argument("--precision", default="q4", help="the stand-in's language model (default q4, the fast one)")
-    p.add_argument("--provider", default="cpu")
-    p.add_argument("--only", default="formats,turns", help="formats, turns or both")
-    p.add_argument("--json", type=Path)
-    args = p.parse_args(argv)
     bundle = args.bundle or cached_standin(args.standin, args.size, args.precision, announce=print)
     worker = InferenceWorker()
     worker.start()
@@ -207,7 +210,3 @@ def main(argv: list[str] | None = None) -> int:
     if args.json:
         args.json.write_text(json.dumps(report, indent=2), encoding="utf-8")
     return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -153,6 +153,8 @@ def _bench_export(args) -> int:
 
 def _add_bench_api(sub: Subparsers, defaults: RuntimeOptions) -> None:
     """``bench-api``: the local speech API through HTTP (first bytes per format, fair turns)."""
+    from core.bench import bench_api_arguments
+
     p = sub.add_parser(
         "bench-api",
         help="the speech API as a client sees it: first audio of each format next to the total, and fair turns",
@@ -160,25 +162,13 @@ def _add_bench_api(sub: Subparsers, defaults: RuntimeOptions) -> None:
         "and first audio on a five-sentence input next to the whole response, and the first byte of a one-sentence "
         "request sent while a 20-sentence request streams, in sentences' time.",
     )
-    p.add_argument("--bundle", type=Path, help="a model folder (default: a stand-in)")
-    p.add_argument("--standin", default="original", help="stand-in variant (default original: it has a voice)")
-    p.add_argument("--size", default="full", help="stand-in size (default full)")
-    p.add_argument("--precision", default="q4", help="the stand-in's language model (default q4)")
-    p.add_argument("--provider", default="cpu")
-    p.add_argument("--only", default="formats,turns", help="formats, turns or both (default both)")
-    p.add_argument("--json", type=Path, help="also write the report as JSON")
+    bench_api_arguments(p)
 
 
 def _bench_api(args) -> int:
-    from core.bench import bench_api_main
+    from core.bench import bench_api
 
-    argv = ["--standin", args.standin, "--size", args.size, "--precision", args.precision]
-    argv += ["--provider", args.provider, "--only", args.only]
-    if args.bundle:
-        argv += ["--bundle", str(args.bundle)]
-    if args.json:
-        argv += ["--json", str(args.json)]
-    return bench_api_main(argv)
+    return bench_api(args)
 
 
 def _add_soak(sub: Subparsers, defaults: RuntimeOptions) -> None:
