@@ -147,3 +147,20 @@ def renamed(tmp_path_factory) -> dict:
             out[variant, names] = make_standin(root / f"{variant}-{names}", variant, seed=7, names=names)
         out[variant, "fp16"] = make_standin(root / f"{variant}-fp16", variant, precision="fp16", seed=7)
     return out
+
+
+@pytest.fixture(scope="session")
+def rendered_book(tmp_path_factory, bundles):
+    """A three-chapter project (``tests/export_support.BOOK3``), every segment rendered once per run on the tiny
+    Original stand-in. Tests never change it: they take :func:`book_copy`."""
+    from tests.export_support import rendered_project
+
+    return rendered_project(tmp_path_factory.mktemp("book") / "Book.cbproj", bundles["original"])
+
+
+@pytest.fixture
+def book_copy(rendered_book, tmp_path):
+    """A fresh copy of :func:`rendered_book` that a test may render, edit and export."""
+    from tests.export_support import copy_project
+
+    return copy_project(rendered_book.folder, tmp_path / "Book.cbproj")

@@ -1,4 +1,4 @@
-"""Helpers for the export tests: a three-chapter project rendered once on the tiny stand-in, copied per test."""
+"""Helpers for the export tests (the rendered three-chapter book itself is a fixture in tests/conftest.py)."""
 
 from __future__ import annotations
 

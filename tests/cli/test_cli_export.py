@@ -8,17 +8,13 @@ import pytest
 
 from core.narration.chapter_marks import read_chapter_marks
 from core.narration.project import open_project
-from tests.export_support import BOOK3, copy_project, rendered_project, run_cli, tiny_png
-
-
-@pytest.fixture(scope="module")
-def book(tmp_path_factory, bundles):
-    return rendered_project(tmp_path_factory.mktemp("book") / "Book.cbproj", bundles["original"])
+from tests.export_support import BOOK3, run_cli, tiny_png
 
 
 @pytest.fixture
-def project(book, tmp_path):
-    return copy_project(book.folder, tmp_path / "Book.cbproj")
+def project(book_copy):
+    """The rendered three-chapter book (tests/conftest.py), a copy for each test."""
+    return book_copy
 
 
 def test_export_an_m4b_of_a_chapter_range_with_cover_and_metadata(project, tmp_path):

@@ -15,17 +15,13 @@ from core.engine import EncodeSettings
 from core.engine.constants import SAMPLE_RATE
 from core.narration import BookInfo, ExportRequest, ProjectError, check_file, estimate_export, export_project
 from core.narration.chapter_marks import read_chapter_marks
-from tests.export_support import copy_project, decoded_seconds, rendered_project, tiny_png
-
-
-@pytest.fixture(scope="module")
-def book(tmp_path_factory, bundles):
-    return rendered_project(tmp_path_factory.mktemp("book") / "Book.cbproj", bundles["original"])
+from tests.export_support import decoded_seconds, tiny_png
 
 
 @pytest.fixture
-def project(book, tmp_path):
-    return copy_project(book.folder, tmp_path / "Book.cbproj")
+def project(book_copy):
+    """The rendered three-chapter book (tests/conftest.py), a copy for each test."""
+    return book_copy
 
 
 def test_an_m4b_holds_the_chapters_cover_and_metadata_and_lasts_as_long_as_the_wav(project, tmp_path):

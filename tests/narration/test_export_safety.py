@@ -17,19 +17,14 @@ from core.narration import ExportCancelled, ExportRequest, ProjectError, export_
 from core.narration import export_stream as stream
 from core.narration.project import PROJECT_FILE
 from core.wording import describe_error
-from tests.export_support import copy_project, rendered_project
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
-@pytest.fixture(scope="module")
-def book(tmp_path_factory, bundles):
-    return rendered_project(tmp_path_factory.mktemp("book") / "Book.cbproj", bundles["original"])
-
-
 @pytest.fixture
-def project(book, tmp_path):
-    return copy_project(book.folder, tmp_path / "Book.cbproj")
+def project(book_copy):
+    """The rendered three-chapter book (tests/conftest.py), a copy for each test."""
+    return book_copy
 
 
 @pytest.fixture
