@@ -120,7 +120,7 @@ def export_project(
     result.seconds = round(total / SAMPLE_RATE, 3)
     result.chapters = [
         {"number": i + 1, "title": project.chapters[m.chapter].title, "start": round(m.start, 3)}
-        for i, m in enumerate(_chapter_starts(project, segments, whole, head))
+        for i, m in enumerate(_chapter_starts(segments, whole))
     ]
     if request.out is None and request.subtitles is not None:
         write_subtitles(request.subtitles, _cues(project, segments, whole))
@@ -179,7 +179,7 @@ class _Job:
             speech = {seg_id: size for seg_id, size, _pause in finished.lengths}
             placements = _timeline(project, file.segments, speech, level.head)
             total = level.head + finished.samples + level.tail
-            tags.chapters = _marks(project, file.segments, placements, level.head, total)
+            tags.chapters = _marks(project, file.segments, placements, total)
             writer = Writer(file.path, self.encoding, tags)
             meter = OutputMeter(self.target) if self.target else None
             try:
@@ -351,9 +351,8 @@ class _ChapterStart:
     start: float
 
 
-def _chapter_starts(
-    project: Project, segments: list[Segment], placements: list[Placement], head: int
-) -> list[_ChapterStart]:
+def _chapter_starts(segments: list[Segment], placements: list[Placement]) -> list[_ChapterStart]:
+    """Where each chapter begins; the first at 0 (the room tone before the first word belongs to it)."""
     starts: list[_ChapterStart] = []
     for segment, place in zip(segments, placements):
         if not starts or starts[-1].chapter != segment.chapter:
@@ -361,10 +360,8 @@ def _chapter_starts(
     return starts
 
 
-def _marks(
-    project: Project, segments: list[Segment], placements: list[Placement], head: int, total: int
-) -> list[ChapterMark]:
-    starts = _chapter_starts(project, segments, placements, head)
+def _marks(project: Project, segments: list[Segment], placements: list[Placement], total: int) -> list[ChapterMark]:
+    starts = _chapter_starts(segments, placements)
     ends = [s.start for s in starts[1:]] + [total / SAMPLE_RATE]
     return [ChapterMark(project.chapters[s.chapter].title, s.start, end) for s, end in zip(starts, ends)]
 
