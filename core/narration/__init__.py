@@ -3,6 +3,9 @@
 from core.narration import editing
 from core.narration.book_import import Block, Document, DocumentError, parse_text, read_document
 from core.narration.build import import_document, needs_import, source_identity
+from core.narration.cluster_connect import ClusterError, ClusterInfo, connect, probe_cluster
+from core.narration.cluster_job import ClusterRenderJob
+from core.narration.cluster_render import ClusterStats
 from core.narration.editing import Edit, History, revert
 from core.narration.export import (
     ExportCancelled,
@@ -53,6 +56,10 @@ from core.narration.voices import resolve_voices
 
 __all__ = [
     "Block",
+    "ClusterError",
+    "ClusterInfo",
+    "ClusterRenderJob",
+    "ClusterStats",
     "Document",
     "Edit",
     "History",
@@ -87,6 +94,7 @@ __all__ = [
     "check_request",
     "check_space",
     "clock",
+    "connect",
     "create_project",
     "editing",
     "estimate_export",
@@ -100,6 +108,7 @@ __all__ = [
     "pause_seconds",
     "pending_steps",
     "preview",
+    "probe_cluster",
     "read_document",
     "regenerate",
     "regenerate_steps",

@@ -539,6 +539,20 @@ def _unknown_api_voice(d: Mapping[str, Any]) -> str:
     return f"There is no voice named {d['name']!r}. Known voices: {listed}."
 
 
+# --- rendering on a Ray cluster (core.narration.cluster_connect, cluster_render) -----------------------------------
+CLUSTER = {
+    "cluster.not_installed": Words(
+        "Rendering on a Ray cluster needs Ray, which is not installed: run  pip install .[cluster]  "
+        "(or pip install 'ray[client]') and try again."
+    ),
+    "cluster.unreachable": Words(
+        "The Ray cluster at {address} cannot be reached: {reason}. Check the address (auto, HOST:6379 or "
+        "ray://HOST:10001) and that the cluster is running (ray start --head)."
+    ),
+    "cluster.start_failed": Words("Ray could not start on this computer: {reason}."),
+}
+
+
 FRONTS = {
     "cli.message": Words("{text}"),
     "api.unknown_voice": Words(_unknown_api_voice),
@@ -569,5 +583,6 @@ CATALOG: dict[str, Words] = {
     **PROJECT,
     **READALONG,
     **STORE,
+    **CLUSTER,
     **FRONTS,
 }
