@@ -58,3 +58,16 @@ def test_an_unreachable_cluster_or_missing_ray_is_exit_2_with_a_sentence(bundles
 
     code, out, err = run("project", tmp_path / "P", "--list", "--ray")
     assert code == 2 and "--ray goes with --render" in err
+
+
+def test_nothing_imports_ray_until_a_render_asks_for_it():
+    """The frozen desktop build leaves Ray out: importing the core and the command line must not need it."""
+    code = (
+        "import sys; sys.modules['ray'] = None\n"
+        "import core.narration, core.cli.main, core.bench, core.narration.cluster_render, core.narration.cluster_job\n"
+        "from core.cli.main import main\n"
+        "assert main(['project', '--help']) == 0\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert "--ray" in proc.stdout
