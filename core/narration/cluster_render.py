@@ -64,7 +64,8 @@ class ClusterStats:
     actors: int = 0
     requeued_units: int = 0
     startup_s: float = 0.0
-    """Connecting (or starting a local Ray) and starting the actors, until every actor's model is loaded."""
+    """Connecting (or starting a local Ray), computing the voices, starting the actors, until the first actor's
+    model is loaded and rendering begins (the others join as they load)."""
     units: int = 0
     actor_pids: dict[str, int] = field(default_factory=dict)
     """Actor name → its process id on its node (tests kill one)."""
@@ -159,8 +160,7 @@ class _ClusterRender:
         pool = _ActorPool(ray, self.pipe, actors, len(self.units), stats)
         try:
             voices = ray.put(self._voices())
-            pool.start()
-            stats.startup_s = time.perf_counter() - self.started
+            pool.start(self.started)
             yield from self._loop(ray, pool, voices)
         finally:
             pool.stop()
@@ -182,6 +182,10 @@ class _ClusterRender:
                 unit = queue.popleft()
                 unit.attempts += 1
                 running[pool.submit(name, unit.work, voices)] = (name, unit)
+            if not running:  # every actor still loading its model (or being replaced)
+                ray.wait(list(pool.starting), num_returns=1, timeout=WAIT_S)
+                yield
+                continue
             ready, _ = ray.wait(list(running), num_returns=1, timeout=WAIT_S)
             for generator in ready:
                 name, unit = running[generator]
@@ -288,13 +292,17 @@ class _ActorPool:
         self.remote = ray.remote(SegmentRenderer)
         self.actors: dict[str, Any] = {}
         self.free: deque[str] = deque()
-        self.starting: dict[Any, str] = {}  # ready() reference → a replacement actor still loading its model
+        self.starting: dict[Any, str] = {}  # ready() reference → an actor still loading its model
+        self.started = 0.0
         self.made = 0
 
-    def start(self) -> None:
-        names = [self._new() for _ in range(self.count)]
-        self._check(names)
-        self.free.extend(names)
+    def start(self, started: float) -> None:
+        """Start the actors; each joins the free ones once its model is loaded (:meth:`idle`), so that a cancel
+        works while they load, and the render begins with the first one ready."""
+        self.started = started
+        for _ in range(self.count):
+            name = self._new()
+            self.starting[self.actors[name].ready.remote()] = name
         self.stats.actors = self.count
 
     def _new(self) -> str:
@@ -302,12 +310,6 @@ class _ActorPool:
         name = f"actor-{self.made}"
         self.actors[name] = self.remote.options(**self.options, max_restarts=0).remote(*self.args)
         return name
-
-    def _check(self, names: list[str]) -> None:
-        """Wait until each actor's model is loaded; the first that failed raises its error."""
-        answers = self.ray.get([self.actors[name].ready.remote() for name in names])
-        for name, answer in zip(names, answers):
-            self._answered(name, answer)
 
     def _answered(self, name: str, answer: dict) -> None:
         if "error" in answer:
@@ -329,6 +331,8 @@ class _ActorPool:
                     continue
                 self._answered(name, answer)
                 self.free.append(name)
+                if not self.stats.startup_s:  # the first actor loaded: the render begins
+                    self.stats.startup_s = time.perf_counter() - self.started
         return self.free.popleft() if self.free else None
 
     def submit(self, name: str, work: list[SegmentWork], voices) -> Any:
