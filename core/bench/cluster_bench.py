@@ -33,6 +33,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--bundle", type=Path, help="a model folder (default: the tiny Turbo stand-in)")
     p.add_argument("--sentences", type=int, default=40, help="sentences of the project (default 40)")
     p.add_argument("--precision", default="fp32", help="the language model's precision (q4 for the q4 bundles)")
+    p.add_argument("--max-tokens", type=int, help="cap each sentence's speech tokens (random weights never stop)")
     p.add_argument("--threads", type=int, help="onnxruntime threads of every pipeline (default: all cores)")
     p.add_argument("--actors", default="1,2", help="actor counts to measure, comma-separated (default 1,2)")
     p.add_argument("--folder", type=Path, help="where the projects go (default: a temporary folder, removed)")
@@ -78,6 +79,8 @@ def run(args: argparse.Namespace) -> int:
         made = create_project(folder / name, "Bench")
         import_document(made, parse_text(text, "Bench"), str(voice), None, folder, source_identity("b", text, None))
         made.seed = 17
+        if args.max_tokens:
+            made.settings["max_new_tokens"] = args.max_tokens
         made.save()
         return made
 
@@ -87,6 +90,7 @@ def run(args: argparse.Namespace) -> int:
     print(f"model loaded in {load_s:.1f} s; {args.sentences} sentences; runtime threads={args.threads}")
 
     report: dict = {"bundle": str(bundle), "sentences": args.sentences, "threads": args.threads, "load_s": load_s}
+    report["max_tokens"] = args.max_tokens
     local = project("local")
     started = time.perf_counter()
     summary = render_pending(local, pipe)

@@ -5,8 +5,10 @@ a chapter, at most eight segments). Actors — one per GPU (``num_gpus=1``) when
 :data:`CPUS_PER_ACTOR` cores, or ``actors`` — load the owner's model folder once each
 (:mod:`core.narration.cluster_model`), receive the voices with their conditioning once (``ray.put``: the speech
 encoder runs only here) and render units as :mod:`core.narration.cluster_actor` describes, streaming each segment's
-result back. The owner writes each take and saves ``project.json`` as it arrives
-(:func:`core.narration.render.store_take`: crash-safe as a local render), so the project stays single-writer.
+result back. The owner writes each take as it arrives and saves ``project.json`` once for all the takes that arrived
+together (:func:`core.narration.render.add_take`; a 6,000-segment book's ``project.json`` takes seconds to save, so
+one save per segment would cap a cluster's throughput), so the project stays single-writer and crash-safe: a crash
+loses at most the takes of the last batch, whose segments are pending again.
 
 A unit whose actor or node dies is re-queued whole — it is rendered again from its start, so that its look-ahead,
 and so its audio, stay the same — and the dead actor is replaced; results for segments already stored are dropped,
@@ -28,18 +30,18 @@ from core.engine import SAMPLE_RATE
 from core.narration.cluster_actor import SegmentRenderer, SegmentResult, SegmentWork, Voices
 from core.narration.cluster_connect import ClusterError, connect, label
 from core.narration.cluster_model import fingerprint
-from core.narration.project import Project, Segment
+from core.narration.project import Project, ProjectError, Segment
 from core.narration.render import (
     PipelineSource,
     Progress,
     RenderProgress,
     RenderSteps,
     RenderSummary,
+    add_take,
     adopt_model,
     check_voices,
     fixed_seeds,
     render_units,
-    store_take,
 )
 from core.narration.voices import voice_reference
 
@@ -50,6 +52,9 @@ CPUS_PER_ACTOR = 4
 
 ATTEMPTS = 3
 """Tries of a unit whose actor or node dies (the first and two more) before its segments are left pending."""
+
+STORE_BATCH = 512
+"""Most results stored with one save of ``project.json`` (all that arrived while the last save ran, up to this)."""
 
 WAIT_S = 0.1
 """How long the owner waits for a result before it yields (the worker runs interactive requests meanwhile)."""
@@ -186,25 +191,33 @@ class _ClusterRender:
                 ray.wait(list(pool.starting), num_returns=1, timeout=WAIT_S)
                 yield
                 continue
+            arrived: list[tuple[str, SegmentResult]] = []
             ready, _ = ray.wait(list(running), num_returns=1, timeout=WAIT_S)
-            for generator in ready:
-                name, unit = running[generator]
-                try:
-                    ref = next(generator)
-                except StopIteration:
-                    del running[generator]
-                    pool.release(name)
-                    continue
-                try:
-                    result: SegmentResult = ray.get(ref)
-                except _lost_errors(ray) as exc:
-                    del running[generator]
-                    self._requeue(unit, queue, exc)
-                    pool.replace(name)
-                    continue
-                self._store(name, result)
+            while ready and len(arrived) < STORE_BATCH:
+                for generator in ready:
+                    self._take_one(ray, pool, queue, running, generator, arrived)
+                if not running:
+                    break
+                ready, _ = ray.wait(list(running), num_returns=len(running), timeout=0)
+            self._store(arrived)
             yield  # between two waits: the worker may run interactive requests here
         return self.summary
+
+    def _take_one(self, ray, pool: _ActorPool, queue: deque, running: dict, generator, arrived: list) -> None:
+        """The next result of a unit whose generator is ready (its end, a segment, or its actor lost)."""
+        name, unit = running[generator]
+        try:
+            ref = next(generator)
+        except StopIteration:
+            del running[generator]
+            pool.release(name)
+            return
+        try:
+            arrived.append((name, ray.get(ref)))
+        except _lost_errors(ray) as exc:
+            del running[generator]
+            self._requeue(unit, queue, exc)
+            pool.replace(name)
 
     def _requeue(self, unit: _Unit, queue: deque, exc: BaseException) -> None:
         left = [s for s in unit.segments if s.id not in self.stored]
@@ -218,21 +231,40 @@ class _ClusterRender:
         self.stats.requeued_units += 1
         queue.appendleft(unit)  # first in line: the book fills in reading order
 
-    def _store(self, actor: str, result: SegmentResult) -> None:
-        segment = self.by_id.get(result.id)
-        if segment is None or result.id in self.stored:
-            return  # a re-rendered unit's segment that an earlier try already stored: one take only
-        self.stored.add(result.id)
+    def _store(self, arrived: list[tuple[str, SegmentResult]]) -> None:
+        """Write the takes that arrived together, then save ``project.json`` once for all of them: the owner keeps
+        up with many actors even when a long book's ``project.json`` takes seconds to save (a failed save takes them
+        all back, as a local render takes back its one)."""
+        stored: list[tuple[str, SegmentResult, Segment]] = []
+        undo: list = []
+        for actor, result in arrived:
+            segment = self.by_id.get(result.id)
+            if segment is None or result.id in self.stored:
+                continue  # a re-rendered unit's segment that an earlier try already stored: one take only
+            self.stored.add(result.id)
+            if result.error_code is not None:
+                segment.fail(result.error_code, result.error_data, result.error or result.error_code)
+            else:
+                undo.append(add_take(self.project, segment, result.audio, result.seed, result.tokens, result.timings))
+            stored.append((actor, result, segment))
+        if not stored:
+            return
+        try:
+            self.project.save()
+        except ProjectError:
+            for _take, take_back in undo:
+                take_back()
+            raise
+        for actor, result, segment in stored:
+            self._count(actor, result, segment)
+
+    def _count(self, actor: str, result: SegmentResult, segment: Segment) -> None:
         summary = self.summary
         if result.error_code is not None:
-            segment.fail(result.error_code, result.error_data, result.error or result.error_code)
-            self.project.save()
             summary.failed += 1
         else:
-            audio = result.audio
-            take = store_take(self.project, segment, audio, result.seed, result.tokens, result.timings)
             summary.rendered += 1
-            summary.audio_seconds += take.seconds
+            summary.audio_seconds += segment.takes[-1].seconds
         found = self.stats.per_actor.setdefault(actor, {"segments": 0, "audio_s": 0.0, "busy_s": 0.0})
         found["segments"] += 1
         found["busy_s"] += result.busy_s

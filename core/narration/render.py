@@ -333,6 +333,18 @@ def _render_one(project, pipeline, segment, seed, voices, on_chunk, cancelled, t
 def store_take(project: Project, segment: Segment, audio, seed: int, tokens: list[int], timings: dict) -> Take:
     """Write a segment's take (atomically), make it the chosen one and save ``project.json``; a failed save takes
     the take back and removes its file."""
+    take, undo = add_take(project, segment, audio, seed, tokens, timings)
+    try:
+        project.save()
+    except ProjectError:
+        undo()
+        raise
+    return take
+
+
+def add_take(project: Project, segment: Segment, audio, seed: int, tokens: list[int], timings: dict):
+    """Write a segment's take (atomically) and make it the chosen one, without saving ``project.json``: the take
+    and a function that takes it back (and removes its file) if the save that follows fails."""
     rel = project.new_take_file(segment)
     path = project.path(rel)
     path.parent.mkdir(exist_ok=True)
@@ -350,11 +362,10 @@ def store_take(project: Project, segment: Segment, audio, seed: int, tokens: lis
     previous = segment.chosen, segment.error, segment.error_code, segment.error_data
     segment.chosen = len(segment.takes) - 1
     segment.clear_error()
-    try:
-        project.save()
-    except ProjectError:
-        segment.takes.pop()
+
+    def undo() -> None:
+        segment.takes.remove(take)
         segment.chosen, segment.error, segment.error_code, segment.error_data = previous
         path.unlink(missing_ok=True)
-        raise
-    return take
+
+    return take, undo
