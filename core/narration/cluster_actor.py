@@ -4,8 +4,9 @@ The actor never sees the project folder (it may run on another machine): the own
 :class:`SegmentWork` (the spoken text, the synthesis options with the seed, the voice's name), and once per render
 the voices — each recording with the conditioning the owner computed (:meth:`core.engine.Pipeline.adopt_conditioning`:
 the speech encoder does not run again on the nodes). A unit is rendered exactly as :func:`core.narration.render`
-renders the same segments on this computer — the same look-ahead bounded by the unit, the same calls — so the audio
-is the same. Each segment's result is yielded as soon as it is ready (a Ray streaming generator); the owner stores it.
+renders the same segments on this computer — the same look-ahead bounded by the unit, the same calls — so the tokens
+are the same, and the samples wherever the decoder is deterministic (the real decoder draws unseeded noise). Each
+segment's result is yielded as soon as it is ready (a Ray streaming generator); the owner stores it.
 
 This module does not import Ray: :mod:`core.narration.cluster_render` wraps :class:`SegmentRenderer` with
 ``ray.remote`` when a render starts.

@@ -305,7 +305,7 @@ class _ActorPool:
     def __init__(self, ray, pipe, wanted: int | None, units: int, stats: ClusterStats):
         self.ray, self.stats = ray, stats
         files = pipe.files
-        # The same switches (precision, threads, batching…): the same audio. Caches: each node's own user cache.
+        # The same switches (precision, threads, batching…): the same tokens. Caches: each node's own user cache.
         runtime = replace(pipe.runtime, cache_dir=None, costs_dir=None)
         self.args = (str(files.root), runtime, fingerprint(files))
         resources = ray.cluster_resources()

@@ -111,8 +111,9 @@ def model_identity(pipeline: Pipeline) -> dict:
 UNIT_SEGMENTS = 8
 """Longest work unit, in segments. A render's look-ahead never groups sentences across two units, so that a unit
 rendered by a cluster actor (:mod:`core.narration.cluster_render`) is grouped, batched and joined exactly as on this
-computer: the same seed gives the same audio either way. Eight segments hold two of the look-ahead's default
-batches (``lm_batch`` 4), so a local render loses at most one partly filled batch per eight segments."""
+computer: the same seed gives the same tokens either way (and the same samples where the decoder is
+deterministic). Eight segments hold two of the look-ahead's default batches (``lm_batch`` 4), so a local render
+loses at most one partly filled batch per eight segments (measured: no slower, docs/PERFORMANCE.md)."""
 
 
 def render_units(project: Project, todo: list[Segment]) -> list[tuple[int, int]]:
