@@ -218,3 +218,25 @@ def test_ray_missing_is_worded_not_a_traceback(monkeypatch):
     from core.wording import describe_error
 
     assert "pip install .[cluster]" in describe_error(caught.value, "cli")
+
+
+def test_a_disk_that_fills_up_stops_the_render_with_the_project_consistent(local_ray, pipes, tmp_path, voice_wav):
+    """The owner saves once for the takes that arrived together; a failed save takes all of them back."""
+    from core.narration import ProjectError
+
+    project = new_project(tmp_path / "Cluster", voice_wav)
+    real, saves = project.save, []
+
+    def save():
+        saves.append(1)
+        if len(saves) >= 3:  # the third save of the render: the disk is full
+            raise ProjectError("project.save_failed", folder=str(project.folder), reason="No space left on device")
+        real()
+
+    project.save = save
+    with pytest.raises(ProjectError):
+        cluster_render(project, pipes["turbo"])
+    again = open_project(project.folder)  # the last saved project.json: every take it names exists, nothing else
+    named = {s.takes[s.chosen].file for s in again.segments if s.chosen is not None}
+    assert 0 < len(named) < 22
+    assert {f"takes/{p.name}" for p in (project.folder / "takes").iterdir()} == named
