@@ -23,6 +23,13 @@ LOCAL, CLUSTER = "local", "cluster"
 CLIENT_PORT = 10001
 """Ray Client's port on a cluster's head node (``ray start --head`` opens it)."""
 EXAMPLE = f"ray://HOST:{CLIENT_PORT}"
+NOT_IN_BUILD = (
+    "Ray is not part of the desktop build, which renders on this computer only. To render on a Ray cluster, run "
+    "Chatterbox Desk from its source with Ray (pip install '.[cluster]', then python -m app), or use the command "
+    "line: python -m core project DIR --render --ray ADDRESS."
+)
+"""What the desktop build says when a cluster is asked for (the core's ``cluster.not_installed`` names a pip command
+that cannot add Ray to a built app)."""
 _HOST = re.compile(r"^(?=.{1,253}$)[A-Za-z0-9_]([A-Za-z0-9_.-]*[A-Za-z0-9_])?$")
 """A host name or an IPv4 address (an IPv6 address comes in brackets and is checked apart)."""
 
@@ -149,7 +156,8 @@ def cluster_summary(info: Any) -> str:
     """A connection test's result: "3 nodes · 4 GPUs · 48 CPUs (Ray 2.40.0)" (``info``: a ``ClusterInfo``)."""
     nodes, gpus, cpus = (_count(getattr(info, name, 0)) for name in ("nodes", "gpus", "cpus"))
     version = getattr(info, "ray_version", "") or "?"
-    return f"{_plural(nodes, 'node')} · {_plural(gpus, 'GPU')} · {_plural(cpus, 'CPU')} (Ray {version})"
+    counts = " · ".join((_plural(nodes, "node"), _plural(gpus, "GPU"), _plural(cpus, "CPU")))
+    return f"{counts} (Ray\u00a0{version})"  # a version is not split from its name
 
 
 def _count(value: Any) -> float:
@@ -160,9 +168,9 @@ def _count(value: Any) -> float:
 
 
 def _plural(count: float, noun: str) -> str:
-    if not count:
-        return f"no {noun}"
-    return f"{count:g} {noun}{'' if count == 1 else 's'}"
+    if not count:  # no-break spaces: a number stays with its noun on a narrow panel
+        return f"no\u00a0{noun}"
+    return f"{count:g}\u00a0{noun}{'' if count == 1 else 's'}"
 
 
 def refusal(target: RenderTarget, frozen: bool = False) -> str | None:
@@ -178,7 +186,7 @@ def refusal(target: RenderTarget, frozen: bool = False) -> str | None:
 
 def not_installed_text(frozen: bool = False) -> str:
     """Ray is missing: how to get it (the desktop build has none; a source install takes the ``cluster`` extra)."""
-    return describe("window.ray_not_in_build" if frozen else "cluster.not_installed", {})
+    return NOT_IN_BUILD if frozen else describe("cluster.not_installed", {})
 
 
 def failure_text(exc: BaseException, frozen: bool = False) -> str:

@@ -9,9 +9,11 @@ desktop build: the section is shown anyway and its test says how to get Ray.
 
 from __future__ import annotations
 
+import html
+import re
 import sys
 
-from PySide6.QtCore import Signal, Slot
+from PySide6.QtCore import Qt, Signal, Slot
 from PySide6.QtWidgets import (
     QButtonGroup,
     QFormLayout,
@@ -38,6 +40,14 @@ TIPS = {
     "test": "Connect to the cluster and count its nodes, GPUs and CPUs (nothing is rendered).",
 }
 ERROR_STYLE = "color: #c62828;"
+HINT_STYLE = "color: palette(placeholder-text);"
+_FLAG = re.compile(r"(?<![\w-])(--?[A-Za-z][\w-]*)")
+"""A command line's flag (``--render``): kept whole on one line, never broken after its hyphens."""
+
+
+def label_html(text: str) -> str:
+    """``text`` for a word-wrapped rich-text label: escaped, with each flag of a command kept on one line."""
+    return _FLAG.sub(r"<nobr>\1</nobr>", html.escape(text, quote=False))
 
 
 class RenderOnPanel(QGroupBox):
@@ -65,17 +75,17 @@ class RenderOnPanel(QGroupBox):
         self.choice.addButton(self.local_choice)
         self.choice.addButton(self.cluster_choice)
         self.address = QLineEdit()
-        self.address.setPlaceholderText(f"empty: this computer · auto · {EXAMPLE}")
+        self.address.setPlaceholderText(f"auto or {EXAMPLE}")
         self.address.setToolTip(TIPS["address"])
         self.address.setClearButtonEnabled(True)
-        self.address_note = QLabel("")  # what is wrong with the address (hidden while it is fine)
+        self.address_note = QLabel("")  # where the address leads, or what is wrong with it
         self.address_note.setWordWrap(True)
-        self.address_note.setStyleSheet(ERROR_STYLE)
-        self.address_note.hide()
         self.test_button = QPushButton("&Test connection")
         self.test_button.setToolTip(TIPS["test"])
         self.result = QLabel("")
         self.result.setWordWrap(True)
+        self.result.setTextFormat(Qt.TextFormat.RichText)
+        self.result.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)  # a pip command to copy
         self.result.hide()
         test_row = QWidget()
         row = QHBoxLayout(test_row)
@@ -125,11 +135,15 @@ class RenderOnPanel(QGroupBox):
 
     @Slot()
     def _show_problem(self) -> bool:
-        """Say what is wrong with the address (nothing when it is fine); ``True`` when it is fine."""
-        problem = check_address(self.address.text()).problem
-        self.address_note.setText(problem or "")
-        self.address_note.setVisible(bool(problem))
-        return problem is None
+        """Under the field: what is wrong with the address, or where it leads; ``True`` when it is fine."""
+        checked = check_address(self.address.text())
+        if checked.problem is not None:
+            self.address_note.setText(checked.problem)
+            self.address_note.setStyleSheet(ERROR_STYLE)
+        else:
+            self.address_note.setText(f"→ {where(checked.address)}")
+            self.address_note.setStyleSheet(HINT_STYLE)
+        return checked.ok
 
     # --- the connection test -----------------------------------------------------------------------------------
     @Slot()
@@ -158,13 +172,14 @@ class RenderOnPanel(QGroupBox):
         self._update_controls()
 
     def _show_result(self, text: str, error: bool = False) -> None:
-        self.result.setText(text)
+        self.result.setText(label_html(text))
         self.result.setStyleSheet(ERROR_STYLE if error else "")
         self.result.setVisible(bool(text))
 
     def _update_controls(self) -> None:
         on_cluster, testing = self.cluster_choice.isChecked(), self.testing
         self.address.setEnabled(on_cluster and not testing)
+        self.address_note.setEnabled(on_cluster)
         self.test_button.setEnabled(on_cluster and not testing)
         self.test_button.setText("Testing…" if testing else "&Test connection")
 

@@ -555,11 +555,6 @@ CLUSTER = {
 
 FRONTS = {
     "cli.message": Words("{text}"),
-    "window.ray_not_in_build": Words(
-        "Ray is not part of the desktop build of Chatterbox Desk, so it renders on this computer only. To render on "
-        "a Ray cluster, install Chatterbox Desk from its source with Ray (pip install '.[cluster]') and start it "
-        "with python -m app, or render from the command line: python -m core project DIR --render --ray ADDRESS."
-    ),
     "api.unknown_voice": Words(_unknown_api_voice),
     "api.disconnected": Words("The client disconnected."),
     "api.port_range": Words(

@@ -11,9 +11,10 @@ from pathlib import Path
 
 import pytest
 from PySide6.QtCore import QSettings, QTimer
+from PySide6.QtGui import QTextDocument
 
 from app.controllers.render_on import RenderTarget, check_address, cluster_summary, rendering_text
-from app.panels.render_on_panel import RenderOnPanel
+from app.panels.render_on_panel import RenderOnPanel, label_html
 from app.settings import Key, Settings
 from core.narration import ClusterError, ClusterInfo
 
@@ -22,6 +23,13 @@ ROOT = Path(__file__).resolve().parents[2]
 
 def _settings(tmp_path) -> Settings:
     return Settings(QSettings(str(tmp_path / "settings.ini"), QSettings.Format.IniFormat))
+
+
+def _shown(label) -> str:
+    """What a rich-text label reads (no-break spaces as spaces)."""
+    document = QTextDocument()
+    document.setHtml(label.text())
+    return document.toPlainText().replace("\u00a0", " ")
 
 
 def _panel(qtbot, tmp_path, probe=None, frozen=False) -> RenderOnPanel:
@@ -90,14 +98,16 @@ def test_a_wrong_address_is_said_under_the_field_and_not_tested(qtbot, tmp_path)
     probed = []
     panel = _panel(qtbot, tmp_path, probe=probed.append)
     panel.cluster_choice.setChecked(True)
+    assert panel.address_note.text() == "→ a Ray instance on this computer"  # empty: where it leads
     panel.address.setText("gpu1")
-    assert panel.address_note.isHidden()  # not while typing
+    assert panel.address_note.text() == "→ a Ray instance on this computer"  # no problem said while typing
     panel.address.editingFinished.emit()
-    assert panel.address_note.isVisible() and "Write ray://gpu1:10001" in panel.address_note.text()
+    assert "Write ray://gpu1:10001" in panel.address_note.text() and "c62828" in panel.address_note.styleSheet()
     assert RenderTarget.from_settings(panel.settings).problem == panel.address_note.text()
     assert not panel.run_test() and probed == []
-    panel.address.setText("ray://gpu1")
-    assert panel.address_note.isHidden()  # fixed: the note goes at once
+    panel.address.setText("ray://gpu1")  # fixed: the note says so at once
+    assert panel.address_note.text() == "→ the Ray cluster at ray://gpu1:10001"
+    assert "c62828" not in panel.address_note.styleSheet()
 
 
 def _gated_probe(result):
@@ -130,14 +140,14 @@ def test_the_test_runs_off_the_gui_thread_and_shows_what_the_cluster_has(qtbot, 
     assert calls[0][0] == "ray://gpu1:10001" and calls[0][1] is not threading.main_thread()
     assert panel.testing and panel.test_button.text() == "Testing…"
     assert not panel.test_button.isEnabled() and not panel.address.isEnabled()
-    assert panel.result.text() == "Connecting to the Ray cluster at ray://gpu1:10001…"
+    assert _shown(panel.result) == "Connecting to the Ray cluster at ray://gpu1:10001…"
     assert not panel.run_test()  # a second click while testing does nothing
     panel.test_button.click()
     with qtbot.waitSignal(panel.test.succeeded, timeout=5000):
         gate.set()
     timer.stop()
     assert len(calls) == 1
-    assert panel.result.text() == "✓ 3 nodes · 4 GPUs · 48 CPUs (Ray 2.60.0)"
+    assert _shown(panel.result) == "✓ 3 nodes · 4 GPUs · 48 CPUs (Ray 2.60.0)"
     assert panel.test_button.isEnabled() and panel.address.isEnabled() and not panel.testing
     panel.address.setText("ray://gpu2")
     assert panel.result.isHidden()  # the result was about another address
@@ -149,8 +159,8 @@ def test_an_empty_address_tests_a_ray_instance_on_this_computer(qtbot, tmp_path)
     panel.cluster_choice.setChecked(True)
     with qtbot.waitSignal(panel.test.succeeded, timeout=5000):
         assert panel.run_test()
-        assert panel.result.text() == "Connecting to a Ray instance on this computer…"
-    assert panel.result.text() == "✓ 1 node · no GPU · 2 CPUs (Ray 2.60.0)"
+        assert _shown(panel.result) == "Connecting to a Ray instance on this computer…"
+    assert _shown(panel.result) == "✓ 1 node · no GPU · 2 CPUs (Ray 2.60.0)"
 
 
 def _fail_with(qtbot, tmp_path, error, frozen=False, address="ray://gpu1:10001") -> RenderOnPanel:
@@ -162,37 +172,44 @@ def _fail_with(qtbot, tmp_path, error, frozen=False, address="ray://gpu1:10001")
     panel.address.setText(address)
     with qtbot.waitSignal(panel.test.failed, timeout=5000):
         assert panel.run_test()
-    assert panel.result.text().startswith("✗ ") and "c62828" in panel.result.styleSheet()
+    assert _shown(panel.result).startswith("✗ ") and "c62828" in panel.result.styleSheet()
     assert panel.test_button.isEnabled()
     return panel
 
 
 def test_ray_not_installed_says_the_pip_command(qtbot, tmp_path):
     panel = _fail_with(qtbot, tmp_path, ClusterError("cluster.not_installed", reason="No module named 'ray'"))
-    assert "pip install .[cluster]" in panel.result.text()
+    assert "pip install .[cluster]" in _shown(panel.result)
 
 
 def test_the_desktop_build_says_ray_is_not_in_it_and_how_to_get_it(qtbot, tmp_path):
     panel = _fail_with(qtbot, tmp_path, ClusterError("cluster.not_installed", reason="x"), frozen=True)
-    text = panel.result.text()
+    text = _shown(panel.result)
     assert "not part of the desktop build" in text and "pip install '.[cluster]'" in text and "--ray" in text
 
 
 def test_an_unreachable_cluster_names_the_address_and_what_to_check(qtbot, tmp_path):
     error = ClusterError("cluster.unreachable", address="ray://gpu1:10001", reason="Connection refused")
     panel = _fail_with(qtbot, tmp_path, error)
-    text = panel.result.text()
+    text = _shown(panel.result)
     assert "ray://gpu1:10001" in text and "Connection refused" in text and "ray start --head" in text
 
 
 def test_an_unexpected_failure_is_said_too(qtbot, tmp_path):
     panel = _fail_with(qtbot, tmp_path, RuntimeError("grpc exploded"))
-    assert "RuntimeError: grpc exploded" in panel.result.text()
+    assert "RuntimeError: grpc exploded" in _shown(panel.result)
+
+
+def test_a_command_s_flags_stay_whole_in_the_result():
+    assert label_html("run python -m core --render --ray ADDRESS <x>") == (
+        "run python <nobr>-m</nobr> core <nobr>--render</nobr> <nobr>--ray</nobr> ADDRESS &lt;x&gt;"
+    )
+    assert label_html("gpu-head and ray://a-b:1") == "gpu-head and ray://a-b:1"  # hyphens inside words are not flags
 
 
 def test_the_status_line_words():
     info = ClusterInfo(address="x", nodes=1, cpus=1.0, gpus=1.0, ray_version="2.60.0")
-    assert cluster_summary(info) == "1 node · 1 GPU · 1 CPU (Ray 2.60.0)"
+    assert cluster_summary(info).replace("\u00a0", " ") == "1 node · 1 GPU · 1 CPU (Ray 2.60.0)"
     assert rendering_text("ray://gpu1:10001", 2) == "Rendering on the Ray cluster at ray://gpu1:10001, 2 actors."
     assert rendering_text("auto", 1) == "Rendering on the Ray cluster this computer is part of, 1 actor."
     assert rendering_text(None) == "Connecting to a Ray instance on this computer…"
@@ -209,7 +226,7 @@ def test_a_real_probe_of_a_ray_instance_on_this_computer(qtbot, tmp_path):
             assert panel.run_test()
     finally:
         disconnect()
-    assert panel.result.text().startswith("✓ 1 node · ")
+    assert _shown(panel.result).startswith("✓ 1 node · ")
 
 
 def test_the_window_starts_without_importing_ray(tmp_path):
