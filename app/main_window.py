@@ -206,6 +206,7 @@ class MainWindow(QMainWindow):
         speak.timing_status.connect(self.rtf_label.setText)
         self.voice_panel.play_requested.connect(speak.play_reference)
         self.settings_panel.changed.connect(self._on_setting_changed)
+        self.render_on_panel.changed.connect(self.studio_panel.render_on_changed)
         self.history_panel.play_requested.connect(self.replay_history)
         self.history_panel.export_requested.connect(self.export_history)
         self.history_panel.load_requested.connect(self.load_history)
