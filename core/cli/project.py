@@ -13,6 +13,7 @@ import sys
 import time
 from pathlib import Path
 
+from core.cli.cluster import add_cluster_arguments, check_cluster_arguments, render_on_cluster, wants_cluster
 from core.cli.errors import CliError
 from core.cli.progress_line import ProgressLine, bar
 from core.wording import describe_failure, describe_notice
@@ -59,6 +60,7 @@ def add_parsers(sub, runtime_arguments) -> None:
     _export_arguments(p, FORMATS)
     p.add_argument("--json", action="store_true", help="print one JSON object with the segments and exports")
     add_narrate_speech_arguments(p)
+    add_cluster_arguments(p)
 
     p = sub.add_parser("project", help="list, edit, regenerate, choose takes of, render and export a project")
     p.add_argument("project", type=Path)
@@ -83,6 +85,7 @@ def add_parsers(sub, runtime_arguments) -> None:
     runtime_arguments(p, lm_batch=True)
     _export_arguments(p, FORMATS)
     p.add_argument("--json", action="store_true")
+    add_cluster_arguments(p)
 
 
 def _add_edit_arguments(action, p) -> None:
@@ -150,6 +153,7 @@ def narrate(args, runtime) -> int:
     from core.narration import parse_text, read_document
 
     _check_export_arguments(args)
+    check_cluster_arguments(args)
     if args.input == "-":
         raw = sys.stdin.buffer.read()
         try:
@@ -248,6 +252,8 @@ def _render(project, args, runtime, bar, numbers, seed=None, regenerate=False):
     try:
         if regenerate:
             return regenerate_one(project, pipe, numbers[0], seed, bar.update)
+        if wants_cluster(args):
+            return render_on_cluster(project, args, pipe, bar, numbers)
         return render_pending(project, pipe, bar.update, numbers=numbers)
     except KeyboardInterrupt:
         bar.close()
@@ -378,6 +384,7 @@ def project_command(args, runtime) -> int:
         return _import_command(args)
     project = open_project(args.project)
     _check_export_arguments(args)
+    check_cluster_arguments(args)
     summary = None
     bar = _ProgressBar(sys.stderr)
     if args.lexicon and not args.json:
@@ -711,6 +718,8 @@ def _report(project, summary, result) -> dict:
             "seconds": round(summary.elapsed_s, 3),
             "rtf": round(summary.rtf, 4),
         }
+        if summary.cluster is not None:
+            out["cluster"] = summary.cluster
     if result is not None:
         out["export"] = {
             "files": result.files,

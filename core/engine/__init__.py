@@ -73,7 +73,7 @@ from core.engine.generation.decode_loop import DecodeStats, generate, step_overh
 from core.engine.generation.lm_runners import ChainedKV, CopiedKV
 from core.engine.generation.sampler import Sampler
 from core.engine.languages import language_label
-from core.engine.model.bundle import GRAPHS, SUFFIXES, file_stamp
+from core.engine.model.bundle import GRAPHS, SUFFIXES, file_stamp, locate_bundle
 from core.engine.model.gpu import nvidia_gpu_present
 from core.engine.model.model_parts import Capabilities
 from core.engine.options import (
@@ -195,6 +195,7 @@ __all__ = [
     "copy_file_atomic",
     "decoder_costs_dir",
     "file_stamp",
+    "locate_bundle",
     "find_pauses",
     "finish_sentence",
     "generate",

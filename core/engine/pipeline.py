@@ -138,6 +138,11 @@ class Pipeline:
         """A voice's conditioning (from the cache, or the speech encoder), and its cache key."""
         return self._parts.voices.lookup(self._parts.reference(voice))
 
+    def adopt_conditioning(self, voice: VoiceReference | None, conditioning: Conditioning) -> str:
+        """Speak ``voice`` (``None``: the default voice) with ``conditioning`` computed by another process (a cluster
+        render's owner ships it to every actor) instead of running the speech encoder; the voice's cache key."""
+        return self._parts.voices.adopt(self._parts.reference(voice), conditioning)
+
     # --- sentences ahead of time (a render's look-ahead) ---------------------------------------------------------
     def can_batch(self, options: SynthesisOptions) -> bool:
         """Whether sentences spoken with ``options`` can share a language-model batch (see :func:`generate_rows`)."""

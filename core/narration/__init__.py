@@ -5,7 +5,7 @@ from core.narration.book_import import Block, Document, DocumentError, parse_tex
 from core.narration.build import import_document, needs_import, source_identity
 from core.narration.cluster_connect import ClusterError, ClusterInfo, connect, probe_cluster
 from core.narration.cluster_job import ClusterRenderJob
-from core.narration.cluster_render import ClusterStats
+from core.narration.cluster_render import ClusterStats, cluster_steps
 from core.narration.editing import Edit, History, revert
 from core.narration.export import (
     ExportCancelled,
@@ -39,6 +39,7 @@ from core.narration.render import (
     regenerate,
     regenerate_steps,
     render_pending,
+    run_steps,
 )
 from core.narration.render_job import RenderDone, RenderJob, RenderStep
 from core.narration.store_check import (
@@ -94,6 +95,7 @@ __all__ = [
     "check_request",
     "check_space",
     "clock",
+    "cluster_steps",
     "connect",
     "create_project",
     "editing",
@@ -115,6 +117,7 @@ __all__ = [
     "render_pending",
     "resolve_voices",
     "revert",
+    "run_steps",
     "room_tone",
     "source_identity",
 ]

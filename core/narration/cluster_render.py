@@ -1,12 +1,58 @@
-"""A project rendered by Ray actors (in progress: the render itself lands in the next commit)."""
+"""A project rendered by Ray actors; this process (the owner) keeps the project and stores every take.
+
+The pending segments (or ``numbers`` among them) are cut into work units (:func:`core.narration.render.render_units`:
+a chapter, at most eight segments). Actors — one per GPU (``num_gpus=1``) when the cluster has GPUs, else one per
+:data:`CPUS_PER_ACTOR` cores, or ``actors`` — load the owner's model folder once each
+(:mod:`core.narration.cluster_model`), receive the voices with their conditioning once (``ray.put``: the speech
+encoder runs only here) and render units as :mod:`core.narration.cluster_actor` describes, streaming each segment's
+result back. The owner writes each take and saves ``project.json`` as it arrives
+(:func:`core.narration.render.store_take`: crash-safe as a local render), so the project stays single-writer.
+
+A unit whose actor or node dies is re-queued whole — it is rendered again from its start, so that its look-ahead,
+and so its audio, stay the same — and the dead actor is replaced; results for segments already stored are dropped,
+so no segment gets two takes. After :data:`ATTEMPTS` lost tries the unit's segments stay pending and the render ends
+with ``cluster.lost``. Cancelling (Ctrl-C, the studio's Stop) cancels the outstanding Ray work, kills the actors and
+keeps every stored segment; rendering again continues with what is pending.
+"""
 
 from __future__ import annotations
 
+import logging
+import time
+from collections import deque
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from typing import Any
 
-from core.narration.project import Project
-from core.narration.render import PipelineSource, Progress, RenderSteps
+from core.engine import SAMPLE_RATE
+from core.narration.cluster_actor import SegmentRenderer, SegmentResult, SegmentWork, Voices
+from core.narration.cluster_connect import ClusterError, connect, label
+from core.narration.cluster_model import fingerprint
+from core.narration.project import Project, Segment
+from core.narration.render import (
+    PipelineSource,
+    Progress,
+    RenderProgress,
+    RenderSteps,
+    RenderSummary,
+    adopt_model,
+    check_voices,
+    fixed_seeds,
+    render_units,
+    store_take,
+)
+from core.narration.voices import voice_reference
+
+log = logging.getLogger(__name__)
+
+CPUS_PER_ACTOR = 4
+"""CPU cores per actor on a cluster without GPUs (onnxruntime's threads of one pipeline use about that many well)."""
+
+ATTEMPTS = 3
+"""Tries of a unit whose actor or node dies (the first and two more) before its segments are left pending."""
+
+WAIT_S = 0.1
+"""How long the owner waits for a result before it yields (the worker runs interactive requests meanwhile)."""
 
 
 @dataclass
@@ -18,8 +64,12 @@ class ClusterStats:
     actors: int = 0
     requeued_units: int = 0
     startup_s: float = 0.0
+    """Connecting (or starting a local Ray) and starting the actors, until every actor's model is loaded."""
     units: int = 0
+    actor_pids: dict[str, int] = field(default_factory=dict)
+    """Actor name → its process id on its node (tests kill one)."""
     per_actor: dict[str, dict] = field(default_factory=dict)
+    """Actor name → ``segments``, ``audio_s``, ``busy_s`` (seconds spent rendering) and ``node``."""
 
     def as_dict(self) -> dict:
         return {
@@ -29,6 +79,10 @@ class ClusterStats:
             "units": self.units,
             "requeued_units": self.requeued_units,
             "startup_s": round(self.startup_s, 2),
+            "per_actor": {
+                name: {**found, "audio_s": round(found["audio_s"], 2), "busy_s": round(found["busy_s"], 2)}
+                for name, found in self.per_actor.items()
+            },
         }
 
 
@@ -42,5 +96,274 @@ def cluster_steps(
     actors: int | None = None,
     stats: ClusterStats | None = None,
 ) -> RenderSteps:
-    raise NotImplementedError("the cluster render lands in the next commit")
-    yield
+    """The pending segments (or ``numbers`` among them) rendered on Ray actors at ``address``, as steps (see the
+    module's docstring); returns the summary. ``pipeline()``: this process's pipeline (its model folder, runtime and
+    the voices' conditioning)."""
+    pipe = pipeline()
+    adopt_model(project, pipe)
+    todo = [s for s in project.pending() if numbers is None or project.number(s) in numbers]
+    check_voices(project, pipe, todo)
+    stats = stats if stats is not None else ClusterStats()
+    summary = RenderSummary()
+    if not todo:
+        return summary
+    render = _ClusterRender(project, pipe, todo, progress, cancelled or (lambda: False), stats, summary)
+    return (yield from render.run(address, actors))
+
+
+@dataclass
+class _Unit:
+    index: int
+    segments: list[Segment]
+    work: list[SegmentWork]
+    attempts: int = 0
+
+
+class _ClusterRender:
+    def __init__(self, project, pipe, todo, progress, cancelled, stats: ClusterStats, summary: RenderSummary):
+        self.project, self.pipe, self.todo = project, pipe, todo
+        self.progress, self.cancelled, self.stats, self.summary = progress, cancelled, stats, summary
+        self.started = time.perf_counter()
+        self.remaining = sum(len(s.text) for s in todo)
+        self.chars_done = 0
+        self.stored: set[int] = set()
+        self.by_id = {s.id: s for s in todo}
+        seeds = fixed_seeds(project, todo, {})
+        self.units = [
+            _Unit(i, todo[start:end], [self._work(s, seeds[s.id]) for s in todo[start:end]])
+            for i, (start, end) in enumerate(render_units(project, todo))
+        ]
+        stats.units = len(self.units)
+        self.lost: list[int] = []
+        self.lost_reason = ""
+
+    def _work(self, segment: Segment, seed: int) -> SegmentWork:
+        project = self.project
+        options = project.synthesis_options(segment, seed)
+        text, voice = project.spoken_text(segment), project.voice_of(segment)
+        return SegmentWork(segment.id, project.number(segment), text, options, voice)
+
+    def _voices(self) -> Voices:
+        """Each voice of the render loaded once, and its conditioning computed once, here."""
+        loaded: dict = {}
+        conditioning = {}
+        for name in {w.voice for unit in self.units for w in unit.work}:
+            reference = voice_reference(self.project, name, loaded)
+            conditioning[name] = self.pipe.condition(reference).conditioning
+        return Voices(dict(loaded), conditioning)
+
+    def run(self, address: str | None, actors: int | None) -> RenderSteps:
+        ray = connect(address)
+        stats = self.stats
+        stats.address = label(address)
+        pool = _ActorPool(ray, self.pipe, actors, len(self.units), stats)
+        try:
+            voices = ray.put(self._voices())
+            pool.start()
+            stats.startup_s = time.perf_counter() - self.started
+            yield from self._loop(ray, pool, voices)
+        finally:
+            pool.stop()
+        self.summary.elapsed_s = time.perf_counter() - self.started
+        if self.lost and not self.summary.cancelled:
+            raise ClusterError("cluster.lost", segments=self.lost, reason=self.lost_reason)
+        return self.summary
+
+    def _loop(self, ray, pool: _ActorPool, voices) -> RenderSteps:
+        queue = deque(self.units)
+        running: dict[Any, tuple[str, _Unit]] = {}  # generator → (actor name, unit)
+        while queue or running:
+            if self.cancelled():
+                self.summary.cancelled = True
+                for generator in running:
+                    _cancel(ray, generator)
+                return self.summary
+            while queue and (name := pool.idle()) is not None:
+                unit = queue.popleft()
+                unit.attempts += 1
+                running[pool.submit(name, unit.work, voices)] = (name, unit)
+            ready, _ = ray.wait(list(running), num_returns=1, timeout=WAIT_S)
+            for generator in ready:
+                name, unit = running[generator]
+                try:
+                    ref = next(generator)
+                except StopIteration:
+                    del running[generator]
+                    pool.release(name)
+                    continue
+                try:
+                    result: SegmentResult = ray.get(ref)
+                except _lost_errors(ray) as exc:
+                    del running[generator]
+                    self._requeue(unit, queue, exc)
+                    pool.replace(name)
+                    continue
+                self._store(name, result)
+            yield  # between two waits: the worker may run interactive requests here
+        return self.summary
+
+    def _requeue(self, unit: _Unit, queue: deque, exc: BaseException) -> None:
+        left = [s for s in unit.segments if s.id not in self.stored]
+        log.warning("a cluster actor was lost during unit %d (%s)", unit.index, type(exc).__name__)
+        if not left:
+            return
+        if unit.attempts >= ATTEMPTS:
+            self.lost += [self.project.number(s) for s in left]
+            self.lost_reason = type(exc).__name__
+            return
+        self.stats.requeued_units += 1
+        queue.appendleft(unit)  # first in line: the book fills in reading order
+
+    def _store(self, actor: str, result: SegmentResult) -> None:
+        segment = self.by_id.get(result.id)
+        if segment is None or result.id in self.stored:
+            return  # a re-rendered unit's segment that an earlier try already stored: one take only
+        self.stored.add(result.id)
+        summary = self.summary
+        if result.error_code is not None:
+            segment.fail(result.error_code, result.error_data, result.error or result.error_code)
+            self.project.save()
+            summary.failed += 1
+        else:
+            audio = result.audio
+            take = store_take(self.project, segment, audio, result.seed, result.tokens, result.timings)
+            summary.rendered += 1
+            summary.audio_seconds += take.seconds
+        found = self.stats.per_actor.setdefault(actor, {"segments": 0, "audio_s": 0.0, "busy_s": 0.0})
+        found["segments"] += 1
+        found["busy_s"] += result.busy_s
+        found["encoder_runs"] = max(found.get("encoder_runs", 0), result.encoder_runs)
+        if result.audio is not None:
+            found["audio_s"] += result.audio.size / SAMPLE_RATE
+        self.remaining -= len(segment.text)
+        self.chars_done += len(segment.text)
+        self._event(segment)
+
+    def _event(self, segment: Segment) -> None:
+        if self.progress is None:
+            return
+        summary = self.summary
+        summary.elapsed_s = time.perf_counter() - self.started
+        failed = segment.error is not None
+        self.progress(
+            RenderProgress(
+                "failed" if failed else "segment",
+                self.project.number(segment),
+                summary.rendered + summary.failed,
+                len(self.todo),
+                summary.audio_seconds,
+                summary.elapsed_s,
+                self.remaining,
+                self.chars_done,
+                None,
+                segment.error if failed else None,
+                segment.error_code if failed else None,
+                dict(segment.error_data) if failed else {},
+            )
+        )
+
+
+class _ActorPool:
+    """The render's actors: started together, one replaced when it dies, all killed at the end."""
+
+    def __init__(self, ray, pipe, wanted: int | None, units: int, stats: ClusterStats):
+        self.ray, self.stats = ray, stats
+        files = pipe.files
+        # The same switches (precision, threads, batching…): the same audio. Caches: each node's own user cache.
+        runtime = replace(pipe.runtime, cache_dir=None, costs_dir=None)
+        self.args = (str(files.root), runtime, fingerprint(files))
+        resources = ray.cluster_resources()
+        cpus, gpus = float(resources.get("CPU", 0.0)), float(resources.get("GPU", 0.0))
+        stats.nodes = sum(1 for node in ray.nodes() if node.get("Alive"))
+        if gpus < 1 and cpus < 1:
+            raise ClusterError("cluster.no_resources", address=stats.address)
+        if gpus >= 1:
+            count, self.options = int(gpus), {"num_gpus": 1.0}
+        else:
+            count = max(1, int(cpus) // CPUS_PER_ACTOR)
+        count = max(1, min(wanted or count, units))
+        if gpus < 1:  # the cores shared out (a fraction each when more actors than cores are asked for)
+            self.options = {"num_cpus": float(int(cpus) // count) if int(cpus) >= count else cpus / count}
+        self.count = count
+        self.remote = ray.remote(SegmentRenderer)
+        self.actors: dict[str, Any] = {}
+        self.free: deque[str] = deque()
+        self.starting: dict[Any, str] = {}  # ready() reference → a replacement actor still loading its model
+        self.made = 0
+
+    def start(self) -> None:
+        names = [self._new() for _ in range(self.count)]
+        self._check(names)
+        self.free.extend(names)
+        self.stats.actors = self.count
+
+    def _new(self) -> str:
+        self.made += 1
+        name = f"actor-{self.made}"
+        self.actors[name] = self.remote.options(**self.options, max_restarts=0).remote(*self.args)
+        return name
+
+    def _check(self, names: list[str]) -> None:
+        """Wait until each actor's model is loaded; the first that failed raises its error."""
+        answers = self.ray.get([self.actors[name].ready.remote() for name in names])
+        for name, answer in zip(names, answers):
+            self._answered(name, answer)
+
+    def _answered(self, name: str, answer: dict) -> None:
+        if "error" in answer:
+            raise answer["error"]  # the actor's own error (its model missing on its node, a damaged bundle…)
+        self.stats.actor_pids[name] = answer["pid"]
+        self.stats.per_actor.setdefault(name, {"segments": 0, "audio_s": 0.0, "busy_s": 0.0})
+        self.stats.per_actor[name]["node"] = answer["node"]
+
+    def idle(self) -> str | None:
+        """An actor with nothing to do (replacements join once their model is loaded)."""
+        if self.starting:
+            ready, _ = self.ray.wait(list(self.starting), num_returns=len(self.starting), timeout=0)
+            for ref in ready:
+                name = self.starting.pop(ref)
+                try:
+                    answer = self.ray.get(ref)
+                except _lost_errors(self.ray):
+                    self.replace(name)  # lost while loading: another one
+                    continue
+                self._answered(name, answer)
+                self.free.append(name)
+        return self.free.popleft() if self.free else None
+
+    def submit(self, name: str, work: list[SegmentWork], voices) -> Any:
+        return self.actors[name].render_unit.options(num_returns="streaming").remote(work, voices)
+
+    def release(self, name: str) -> None:
+        self.free.append(name)
+
+    def replace(self, name: str) -> None:
+        """A dead actor's place goes to a new one (on whatever node Ray finds room)."""
+        self._kill(self.actors.pop(name))
+        new = self._new()
+        self.starting[self.actors[new].ready.remote()] = new
+
+    def stop(self) -> None:
+        for actor in self.actors.values():
+            self._kill(actor)
+        self.actors.clear()
+
+    def _kill(self, actor) -> None:
+        try:
+            self.ray.kill(actor, no_restart=True)
+        except Exception as exc:  # noqa: BLE001 - already gone with its node
+            log.debug("killing an actor: %s", exc)
+
+
+def _cancel(ray, generator) -> None:
+    try:
+        ray.cancel(generator, force=False)
+    except Exception as exc:  # noqa: BLE001 - finished meanwhile, or an actor task Ray cannot cancel: killed next
+        log.debug("cancelling cluster work: %s", exc)
+
+
+def _lost_errors(ray) -> tuple[type[BaseException], ...]:
+    """What Ray raises when an actor, its worker process or its node is gone (the unit can be rendered again)."""
+    names = ("RayActorError", "ActorDiedError", "ActorUnavailableError", "WorkerCrashedError", "NodeDiedError")
+    found = tuple(getattr(ray.exceptions, n) for n in (*names, "ObjectLostError") if hasattr(ray.exceptions, n))
+    return found or (RuntimeError,)

@@ -50,12 +50,15 @@ class TokenLookahead:
         seeds: dict[int, int],
         voices: dict,
         cancelled: Callable[[], bool],
+        ends: list[int] | None = None,
     ):
-        """``pipeline()``: the pipeline to use now (asked again for every step)."""
+        """``pipeline()``: the pipeline to use now (asked again for every step). ``ends[i]``: where the work unit
+        of ``todo[i]`` ends; sentences are never gathered across it (``None``: the end of ``todo``)."""
         runtime = pipeline().runtime
         self.active = not runtime.stream and (runtime.lm_batch > 1 or runtime.joined_decoding)
         self.project, self.pipeline, self.todo, self.seeds = project, pipeline, todo, seeds
         self.voices, self.cancelled = voices, cancelled
+        self.ends = ends if ends is not None else [len(todo)] * len(todo)
         self._ready: dict[int, dict[int, Generated]] = {}
 
     def prepare(self, index: int) -> Iterator[None]:
@@ -76,7 +79,7 @@ class TokenLookahead:
         runtime = pipe.runtime
         group: list[tuple[Segment, dict[int, Row], bool]] = []
         count, voice, batched = 0, None, None
-        for segment in self.todo[index:]:
+        for segment in self.todo[index : self.ends[index]]:
             options = self.project.synthesis_options(segment, self.seeds[segment.id])
             try:
                 can = pipe.can_batch(options) and runtime.lm_batch > 1

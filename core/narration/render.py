@@ -83,6 +83,8 @@ class RenderSummary:
     cancelled: bool = False
     audio_seconds: float = 0.0
     elapsed_s: float = 0.0
+    cluster: dict | None = None
+    """A render on Ray actors: address, nodes, actors, units, re-queued units, start-up seconds (else ``None``)."""
 
     @property
     def rtf(self) -> float:
@@ -104,6 +106,30 @@ def model_identity(pipeline: Pipeline) -> dict:
     """What of the model changes a segment's audio (part of every render key)."""
     caps = pipeline.capabilities
     return {"variant": caps.variant, "precision": caps.lm_precision, "q4_compute": caps.q4_compute or "none"}
+
+
+UNIT_SEGMENTS = 8
+"""Longest work unit, in segments. A render's look-ahead never groups sentences across two units, so that a unit
+rendered by a cluster actor (:mod:`core.narration.cluster_render`) is grouped, batched and joined exactly as on this
+computer: the same seed gives the same audio either way. Eight segments hold two of the look-ahead's default
+batches (``lm_batch`` 4), so a local render loses at most one partly filled batch per eight segments."""
+
+
+def render_units(project: Project, todo: list[Segment]) -> list[tuple[int, int]]:
+    """``todo`` cut into work units, ``(start, end)`` index ranges: a new unit at every chapter and after
+    :data:`UNIT_SEGMENTS` segments (a deterministic function of ``todo``: a local and a cluster render agree)."""
+    units: list[tuple[int, int]] = []
+    start = 0
+    for index in range(1, len(todo) + 1):
+        if index == len(todo) or todo[index].chapter != todo[start].chapter or index - start >= UNIT_SEGMENTS:
+            units.append((start, index))
+            start = index
+    return units
+
+
+def unit_ends(units: list[tuple[int, int]]) -> list[int]:
+    """For each index of ``todo``, the end of its unit (where the look-ahead stops gathering)."""
+    return [end for start, end in units for _ in range(start, end)]
 
 
 PipelineSource = Callable[[], Pipeline]
@@ -190,10 +216,7 @@ def _render(
     progress: Progress | None,
     cancelled: Callable[[], bool] | None,
 ) -> RenderSteps:
-    capabilities = pipeline().capabilities
-    unvoiced = [project.number(s) for s in todo if project.voice_of(s) is None]
-    if unvoiced and not capabilities.has_default_voice:
-        raise ProjectError("render.no_voice", variant=capabilities.variant, segment=unvoiced[0])
+    check_voices(project, pipeline(), todo)
     cancelled = cancelled or (lambda: False)
     summary = RenderSummary()
     started = time.perf_counter()
@@ -222,10 +245,10 @@ def _render(
                 )
             )
 
-    # A regenerated take has its own seed (or a new one); the others the project's, or a new one each.
-    chosen = {s.id: seeds.get(s.id, project.seed) for s in todo}
-    fixed = {key: new_seed() if seed is None else seed for key, seed in chosen.items()}
-    lookahead = TokenLookahead(project, pipeline, todo, fixed, voices, cancelled)
+    fixed = fixed_seeds(project, todo, seeds)
+    lookahead = TokenLookahead(
+        project, pipeline, todo, fixed, voices, cancelled, unit_ends(render_units(project, todo))
+    )
     for index, segment in enumerate(todo):
         if cancelled():
             summary.cancelled = True
@@ -273,27 +296,54 @@ def _render(
     return summary
 
 
-def _render_one(project, pipeline, segment, seed, voices, on_chunk, cancelled, tokens=None) -> Take:
+def check_voices(project: Project, pipeline: Pipeline, todo: list[Segment]) -> None:
+    """``render.no_voice`` when a segment would need the model's voice and the model has none."""
+    capabilities = pipeline.capabilities
+    unvoiced = [project.number(s) for s in todo if project.voice_of(s) is None]
+    if unvoiced and not capabilities.has_default_voice:
+        raise ProjectError("render.no_voice", variant=capabilities.variant, segment=unvoiced[0])
+
+
+def fixed_seeds(project: Project, todo: list[Segment], seeds: Mapping[int, int | None]) -> dict[int, int]:
+    """Each segment's seed by id: a regenerated take's own (or a new one); the others the project's, or a new one."""
+    chosen = {s.id: seeds.get(s.id, project.seed) for s in todo}
+    return {key: new_seed() if seed is None else seed for key, seed in chosen.items()}
+
+
+def speak_segment(project, pipeline: Pipeline, segment, seed: int, voices: dict, on_chunk, cancelled, tokens=None):
+    """One segment's audio and report (nothing stored). ``project`` is anything with ``spoken_text``, ``voice_of``,
+    ``synthesis_options`` and ``voices`` (a cluster actor passes a stand-in that holds only its unit)."""
     reference = voice_reference(project, project.voice_of(segment), voices)
     request = SynthesisRequest(project.spoken_text(segment), reference, project.synthesis_options(segment, seed))
     stream = pipeline.stream(request, cancelled, tokens)
     blocks = []
     for chunk in stream:
         blocks.append(chunk.samples)
-        on_chunk(chunk)
+        if on_chunk is not None:
+            on_chunk(chunk)
     audio = np.concatenate(blocks) if blocks else np.zeros(0, np.float32)
-    report = stream.report
+    return audio, stream.report
+
+
+def _render_one(project, pipeline, segment, seed, voices, on_chunk, cancelled, tokens=None) -> Take:
+    audio, report = speak_segment(project, pipeline, segment, seed, voices, on_chunk, cancelled, tokens)
+    return store_take(project, segment, audio, report.seed, list(report.speech_tokens), report.timings)
+
+
+def store_take(project: Project, segment: Segment, audio, seed: int, tokens: list[int], timings: dict) -> Take:
+    """Write a segment's take (atomically), make it the chosen one and save ``project.json``; a failed save takes
+    the take back and removes its file."""
     rel = project.new_take_file(segment)
     path = project.path(rel)
     path.parent.mkdir(exist_ok=True)
     write_audio(path, audio, SAMPLE_RATE)
     take = Take(
         file=rel,
-        seed=report.seed,
-        tokens=list(report.speech_tokens),
+        seed=seed,
+        tokens=list(tokens),
         seconds=round(audio.size / SAMPLE_RATE, 4),
         key=project.render_key(segment),
-        timings={k: round(v, 1) for k, v in report.timings.items()},
+        timings={k: round(v, 1) for k, v in timings.items()},
         created=datetime.now(timezone.utc).isoformat(timespec="seconds"),
     )
     segment.takes.append(take)

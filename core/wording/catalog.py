@@ -550,6 +550,22 @@ CLUSTER = {
         "ray://HOST:10001) and that the cluster is running (ray start --head)."
     ),
     "cluster.start_failed": Words("Ray could not start on this computer: {reason}."),
+    "cluster.no_resources": Words(
+        "The Ray cluster at {address} has no CPU or GPU free for rendering: add a node or free one."
+    ),
+    "cluster.model_missing": Words(
+        lambda d: (
+            f"The Ray node {d['node']} has no copy of the model folder {d['folder']} with the same files "
+            f"(looked in: {'; '.join(d['tried'])}). Copy the folder to that path on every node, or into "
+            "$CHATTERBOX_MODELS there."
+        )
+    ),
+    "cluster.lost": Words(
+        lambda d: (
+            f"The cluster lost its work on segments {_join(d['segments'])} three times ({d['reason']}); they are "
+            "still pending: render again to finish them."
+        )
+    ),
 }
 
 

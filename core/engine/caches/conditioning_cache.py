@@ -134,6 +134,8 @@ class VoiceConditioner:
         self.cache: ConditioningCache | None = None
         self.encoder_runs = 0
         """How many times ``speech_encoder`` ran (the cache keeps this low)."""
+        self.adopted: dict[str, Conditioning] = {}
+        """Conditioning computed elsewhere (a cluster render's owner) by key: used before the cache, on or off."""
 
     def configure(self, enabled: bool, directory: Path | None) -> None:
         """Switch the cache on (memory + ``directory``) or off; a new directory starts a new cache."""
@@ -152,9 +154,17 @@ class VoiceConditioner:
         """The voice's cache key for this bundle (the same whether the cache is on or off)."""
         return cache_key(self.identity, voice.digest)
 
+    def adopt(self, voice: VoiceReference, cond: Conditioning) -> str:
+        """Use ``cond`` for ``voice`` from now on instead of running the encoder; the voice's key."""
+        key = self.key(voice)
+        self.adopted[key] = cond
+        return key
+
     def lookup(self, voice: VoiceReference) -> ConditioningLookup:
         cache = self.cache
         key = self.key(voice)
+        if key in self.adopted:
+            return ConditioningLookup(self.adopted[key], key, "memory")
         if cache is None:
             return ConditioningLookup(self.encode(voice), key, "off")
         cond, source = cache.get(key)
