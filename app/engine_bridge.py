@@ -15,6 +15,7 @@ runs and what waits (:meth:`InferenceWorker.status`, which includes the local AP
 from __future__ import annotations
 
 import queue
+from collections.abc import Mapping
 from pathlib import Path
 
 from PySide6.QtCore import QObject, QTimer, Signal, Slot
@@ -36,15 +37,18 @@ from core.engine import (
 from core.narration import ClusterRenderJob, ClusterStats, RenderDone, RenderJob, RenderStep
 from core.wording import describe_failure
 
-from .controllers.render_on import RenderTarget
+from .controllers.render_on import RenderTarget, where
 
 
-def describe_work(status: WorkerStatus) -> str:
-    """The status bar's words for what the worker does: "Rendering “Book” · 1 request waiting" ("" when idle)."""
+def describe_work(status: WorkerStatus, elsewhere: Mapping[int, str] | None = None) -> str:
+    """The status bar's words for what the worker does: "Rendering “Book” · 1 request waiting" ("" when idle).
+    ``elsewhere``: request id → where that render runs, in words ("on the Ray cluster at …")."""
     words = []
     background = status.background
     if background is not None:
-        words.append(f"Rendering “{background.label}”" if background.kind == "render" else background.label)
+        where = (elsewhere or {}).get(background.request_id)
+        render = f"Rendering “{background.label}”{f' {where}' if where else ''}"
+        words.append(render if background.kind == "render" else background.label)
     if status.running is not None and status.running != background:
         words.append(f"{status.running.label} running")
     if status.waiting:
@@ -81,6 +85,8 @@ class EngineBridge(QObject):
         self.cluster_stats: ClusterStats | None = None
         """What the running cluster render reports as it goes (``None``: the render, if any, is on this computer)."""
         self._cluster_seen: tuple = ()
+        self._elsewhere: dict[int, str] = {}
+        """Request id → where that render runs, in words (cluster renders only)."""
         self._timer = QTimer(self)
         self._timer.setInterval(poll_ms)
         self._timer.timeout.connect(self._drain)
@@ -119,6 +125,7 @@ class EngineBridge(QObject):
         job: RenderJob | ClusterRenderJob
         if target is not None and target.cluster and regenerate is None:
             self.cluster_stats = ClusterStats()
+            self._elsewhere = {rid: f"on {where(target.address)}"}
             job = ClusterRenderJob(
                 rid, project, target.address, numbers=numbers, runtime=runtime, stats=self.cluster_stats
             )
@@ -166,7 +173,7 @@ class EngineBridge(QObject):
         status = self.worker.status()
         if status != self.work:
             self.work = status
-            self.work_changed.emit(describe_work(status))
+            self.work_changed.emit(describe_work(status, self._elsewhere))
 
     def _poll_cluster(self) -> None:
         """The cluster render fills its stats on the worker's thread: their change is said on this one."""

@@ -529,7 +529,7 @@ class StudioPanel(QWidget):
         text = done_text(summary)
         stats = self.bridge.cluster_stats
         if self._target.cluster and stats is not None and stats.actors:
-            text += f" Rendered on {where(self._target.address)} by {stats.actors} actor(s)."
+            text += f" On {where(self._target.address)}, {stats.actors} actor{'' if stats.actors == 1 else 's'}."
         self.status.setText(text)
 
     @Slot(int, str)

@@ -56,8 +56,9 @@ def test_render_on_a_cluster_submits_a_cluster_job_and_says_where(qtbot, studio_
     _on_cluster(window)
     studio.listen.setChecked(True)  # a cluster's takes come back whole: nothing is heard meanwhile
     assert studio.render_button.toolTip().endswith("on the Ray cluster at ray://gpu1:10001 (Settings → Render on)")
-    said = []
+    said, work = [], []
     window.bridge.cluster_changed.connect(lambda _stats: said.append(studio.status.text()))
+    window.bridge.work_changed.connect(work.append)  # the status bar's words
     with qtbot.waitSignal(window.bridge.render_done, timeout=60000):
         studio.render_button.click()
         assert studio.status.text() == "Connecting to the Ray cluster at ray://gpu1:10001…"
@@ -69,7 +70,8 @@ def test_render_on_a_cluster_submits_a_cluster_job_and_says_where(qtbot, studio_
     assert studio.progress.value() == studio.progress.maximum() == 4  # the same progress as a local render
     assert studio.progress.format().startswith("Segment 4 of 4")
     assert studio.status.text().startswith("Rendered 4 segment(s)")
-    assert studio.status.text().endswith("Rendered on the Ray cluster at ray://gpu1:10001 by 2 actor(s).")
+    assert studio.status.text().endswith("). On the Ray cluster at ray://gpu1:10001, 2 actors.")
+    assert "Rendering “Story” on the Ray cluster at ray://gpu1:10001" in work
     assert open_project(project.folder).counts()["rendered"] == 4
 
 
@@ -137,3 +139,28 @@ def test_an_unreachable_cluster_stops_the_render_and_loses_nothing(qtbot, studio
     with qtbot.waitSignal(window.bridge.render_done, timeout=60000):
         studio.render_button.click()
     assert open_project(project.folder).counts()["rendered"] == 4
+
+
+def test_a_real_render_on_a_ray_instance_on_this_computer(qtbot, studio_window, tmp_path):
+    """The studio's Render on a local Ray instance (two CPUs): every segment rendered by the actor, one take each,
+    and the status line says where and on how many actors."""
+    ray = pytest.importorskip("ray")
+    from core.narration.cluster_connect import disconnect
+
+    window, studio = studio_window, studio_window.studio_panel
+    project = new_project(window, tmp_path)
+    _on_cluster(window, "")
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, configure_logging=False)
+    try:
+        said = []
+        window.bridge.cluster_changed.connect(lambda stats: said.append(studio.status.text()))
+        with qtbot.waitSignal(window.bridge.render_done, timeout=180000):
+            studio.render_button.click()
+    finally:
+        disconnect()
+        ray.shutdown()
+    assert "Rendering on a Ray instance on this computer, 1 actor." in said
+    assert studio.status.text().endswith("). On a Ray instance on this computer, 1 actor.")
+    assert studio.progress.format().startswith("Segment 4 of 4")
+    final = open_project(project.folder)
+    assert final.counts()["rendered"] == 4 and all(len(s.takes) == 1 for s in final.segments)
