@@ -113,7 +113,9 @@ class MainWindow(QMainWindow):
         self.settings_panel = SettingsPanel(self.settings, self)
         self.api_panel = ApiPanel(self.bridge.worker, self.library, self, self.settings)  # Settings → Local API
         self.settings_panel.add_section(self.api_panel)
-        self.render_on_panel = RenderOnPanel(self.settings, self)  # Settings → Render on (this computer, a cluster)
+        self.render_on_panel = RenderOnPanel(  # Settings → Render on (this computer, a cluster)
+            self.settings, self, cluster_busy=lambda: self.studio_panel.on_cluster
+        )
         self.settings_panel.add_section(self.render_on_panel)
         self.history_panel = HistoryPanel(self.history_controller, self.messages, self)
         self.studio_panel = StudioPanel(self.bridge, self.player, self.settings, self.runtime_options, self)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import html
 import re
 import sys
+from collections.abc import Callable
 
 from PySide6.QtCore import Qt, Signal, Slot
 from PySide6.QtWidgets import (
@@ -55,10 +56,17 @@ class RenderOnPanel(QGroupBox):
     """The choice or the address changed (and is stored)."""
 
     def __init__(
-        self, settings: Settings, parent: QWidget | None = None, probe: Probe | None = None, frozen: bool | None = None
+        self,
+        settings: Settings,
+        parent: QWidget | None = None,
+        probe: Probe | None = None,
+        frozen: bool | None = None,
+        cluster_busy: Callable[[], bool] | None = None,
     ) -> None:
         super().__init__("Render on", parent)
         self.settings = settings
+        self.cluster_busy = cluster_busy or (lambda: False)
+        """A render runs on the cluster now: a test (which may connect elsewhere) waits until it ends."""
         self.frozen = getattr(sys, "frozen", False) if frozen is None else frozen
         self.test = ConnectionTest(probe, self)
         self._build_ui()
@@ -153,6 +161,9 @@ class RenderOnPanel(QGroupBox):
             return False
         if not self._show_problem():
             self._show_result("")
+            return False
+        if self.cluster_busy():  # this process holds one Ray connection: a test elsewhere would end the render's
+            self._show_result("A project renders on the cluster now: test the connection when it has finished.")
             return False
         address = check_address(self.address.text()).address
         if not self.test.start(address):

@@ -481,6 +481,11 @@ class StudioPanel(QWidget):
         self._update_controls()
 
     @property
+    def on_cluster(self) -> bool:
+        """A render runs on a Ray cluster now."""
+        return self.rendering is not None and self._target.cluster
+
+    @property
     def frozen(self) -> bool:
         """The desktop build (no Ray in it)."""
         return bool(getattr(sys, "frozen", False))

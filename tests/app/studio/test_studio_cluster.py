@@ -63,7 +63,10 @@ def test_render_on_a_cluster_submits_a_cluster_job_and_says_where(qtbot, studio_
         studio.render_button.click()
         assert studio.status.text() == "Connecting to the Ray cluster at ray://gpu1:10001…"
         assert studio.render_button.text() == "Rendering…" and not studio._live
+        assert studio.on_cluster and not window.render_on_panel.run_test()  # one Ray connection: the render's
+        assert "renders on the cluster now" in window.render_on_panel.result.text()
     (job,) = submitted
+    assert not studio.on_cluster
     assert isinstance(job, ClusterRenderJob) and job.address == "ray://gpu1:10001" and job.numbers is None
     assert job.runtime is not None and job.runtime.stream is False  # nobody listens: whole segments
     assert said and said[0] == "Rendering on the Ray cluster at ray://gpu1:10001, 2 actors."
