@@ -10,7 +10,9 @@ otherwise); ``HOST:PORT`` (a cluster's own address, port 6379) is passed on as R
 from __future__ import annotations
 
 import re
+import sys
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -127,13 +129,9 @@ class RenderTarget:
 
 
 def ray_installed() -> bool:
-    """Ray can be imported (found without importing it: that takes seconds, and only a cluster render needs it)."""
-    import importlib.util
-
-    try:
-        return importlib.util.find_spec("ray") is not None
-    except (ImportError, ValueError):
-        return False
+    """Ray's package is on the import path (looked for, not imported: that takes seconds, and only a cluster render
+    needs it; the desktop build leaves it out)."""
+    return any((Path(folder or ".") / "ray" / "__init__.py").is_file() for folder in sys.path)
 
 
 def where(address: str | None) -> str:

@@ -245,3 +245,13 @@ def test_the_window_starts_without_importing_ray(tmp_path):
     modules = [line.rpartition("|")[2].strip() for line in done.stderr.splitlines() if line.startswith("import time")]
     assert "app.panels.render_on_panel" in modules
     assert not [m for m in modules if m == "ray" or m.startswith("ray.")]
+
+
+def test_ray_is_looked_for_on_the_import_path_without_importing_it(monkeypatch, tmp_path):
+    from app.controllers.render_on import ray_installed
+
+    monkeypatch.setattr(sys, "path", [str(tmp_path)])
+    assert not ray_installed()
+    (tmp_path / "ray").mkdir()
+    (tmp_path / "ray" / "__init__.py").write_text("raise SystemExit('imported')\n")
+    assert ray_installed()
