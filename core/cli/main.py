@@ -59,7 +59,16 @@ def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="python -m core", description="Chatterbox TTS ONNX pipeline (no GUI).")
     parser.add_argument("-v", "--verbose", action="store_true", help="log progress to stderr")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
-    for add in (_add_make_standin, _add_info, _add_bench, _add_bench_export, _add_bench_api, _add_soak, _add_synth):
+    for add in (
+        _add_make_standin,
+        _add_info,
+        _add_bench,
+        _add_bench_export,
+        _add_bench_api,
+        _add_bench_cluster,
+        _add_soak,
+        _add_synth,
+    ):
         add(sub, defaults)
     add_project_parsers(sub, runtime_arguments)
     add_serve_parser(sub, runtime_arguments)
@@ -169,6 +178,26 @@ def _bench_api(args) -> int:
     from core.bench import bench_api
 
     return bench_api(args)
+
+
+def _add_bench_cluster(sub: Subparsers, defaults: RuntimeOptions) -> None:
+    """``bench-cluster``: a project rendered locally, by one Ray actor and by two (needs Ray)."""
+    from core.bench import bench_cluster_arguments
+
+    p = sub.add_parser(
+        "bench-cluster",
+        help="a 40-sentence project rendered locally, with 1 and with 2 Ray actors: wall time, speed-up, start-up",
+        description="Renders the same seeded project three times on this computer: locally, then on a local Ray "
+        "instance with 1 and with 2 actors; reports wall times, speed-ups, Ray's start-up and each actor's "
+        "throughput, and checks that the audio is the same.",
+    )
+    bench_cluster_arguments(p)
+
+
+def _bench_cluster(args) -> int:
+    from core.bench import bench_cluster
+
+    return bench_cluster(args)
 
 
 def _add_soak(sub: Subparsers, defaults: RuntimeOptions) -> None:
@@ -283,6 +312,7 @@ def main(argv: list[str] | None = None) -> int:
             "bench": _bench,
             "bench-export": _bench_export,
             "bench-api": _bench_api,
+            "bench-cluster": _bench_cluster,
             "soak": _soak,
             "narrate": lambda a: narrate_locked(a, _runtime(a)),
             "project": lambda a: project_locked(a, _runtime(a)),

@@ -22,6 +22,10 @@ from core.engine import ChatterboxError
 LOCAL = "local"
 """How a local Ray instance is named in reports (``address=None``)."""
 
+LOCAL_SYSTEM_CONFIG = {"worker_niceness": 0}
+"""Ray runs its workers at niceness 15 (to keep a busy driver responsive); a render's actors are the work itself,
+and at 15 they ran 3x slower than a local render on a machine busy with other processes (docs/PERFORMANCE.md)."""
+
 _lock = threading.Lock()
 _connected: str | None = None
 """The address this module connected to (``LOCAL`` for a local instance), ``None`` when it did not connect."""
@@ -84,7 +88,13 @@ def connect(address: str | None, timeout_s: float = 15.0) -> ModuleType:
             _connected = None
         try:
             if address is None:
-                ray.init(address=LOCAL, include_dashboard=False, log_to_driver=False, configure_logging=False)
+                ray.init(
+                    address=LOCAL,
+                    include_dashboard=False,
+                    log_to_driver=False,
+                    configure_logging=False,
+                    _system_config=LOCAL_SYSTEM_CONFIG,
+                )
             else:
                 ray.init(address=address, log_to_driver=False, configure_logging=False)
         except ClusterError:
