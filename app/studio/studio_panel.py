@@ -969,6 +969,7 @@ class StudioPanel(QWidget):
             "Render every pending segment (only what changed since the last render)"
             + (f" on {where(target.address)} (Settings → Render on)" if target.cluster else "")
         )
+        self.listen.setEnabled(not target.cluster)  # a cluster's takes come back whole: nothing to hear meanwhile
         self.stop_button.setEnabled(rendering or self._timer.isActive())
         self.play_button.setEnabled(has and not rendering)
         playing = self._timer.isActive() and not self._live and self._paused_at is None

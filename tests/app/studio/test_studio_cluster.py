@@ -56,6 +56,7 @@ def test_render_on_a_cluster_submits_a_cluster_job_and_says_where(qtbot, studio_
     _on_cluster(window)
     studio.listen.setChecked(True)  # a cluster's takes come back whole: nothing is heard meanwhile
     assert studio.render_button.toolTip().endswith("on the Ray cluster at ray://gpu1:10001 (Settings → Render on)")
+    assert not studio.listen.isEnabled() and "sends each take back whole" in studio.listen.toolTip()
     said, work = [], []
     window.bridge.cluster_changed.connect(lambda _stats: said.append(studio.status.text()))
     window.bridge.work_changed.connect(work.append)  # the status bar's words
@@ -137,6 +138,7 @@ def test_an_unreachable_cluster_stops_the_render_and_loses_nothing(qtbot, studio
     assert studio.status.text().startswith("Rendering stopped: The Ray cluster at ray://gpu1:10001")
     assert open_project(project.folder).counts()["pending"] == 4
     window.render_on_panel.local_choice.setChecked(True)  # the studio goes on: a render on this computer works
+    assert studio.listen.isEnabled() and "Render on" not in studio.render_button.toolTip()
     assert window.settings.get(Key.RENDER_ON) == "local"
     monkeypatch.undo()
     with qtbot.waitSignal(window.bridge.render_done, timeout=60000):
