@@ -4,7 +4,10 @@ A QTimer on the GUI thread drains the worker's event queue and re-emits each eve
 requests that are no longer current (cancelled or superseded) are dropped, so no stale audio reaches playback.
 Speak goes to the worker as an interactive job, a project render as a background job (narration's
 :class:`~core.narration.RenderJob`). The two are separate lanes: a new Speak replaces the running Speak only, and a
-Speak during a book render runs between two of the render's segments while the render goes on. What the worker
+Speak during a book render runs between two of the render's segments while the render goes on. With Settings →
+Render on set to a Ray cluster, the pending segments go to :class:`~core.narration.ClusterRenderJob` instead (same
+events; a new take of one segment stays a local ``RenderJob``), and what the cluster render reports as it goes
+(nodes, actors, re-queued units) reaches the studio as :attr:`EngineBridge.cluster_changed`. What the worker
 runs and what waits (:meth:`InferenceWorker.status`, which includes the local API's requests) reaches the window as
 :attr:`EngineBridge.work_changed`.
 """
@@ -12,6 +15,7 @@ runs and what waits (:meth:`InferenceWorker.status`, which includes the local AP
 from __future__ import annotations
 
 import queue
+from collections.abc import Mapping
 from pathlib import Path
 
 from PySide6.QtCore import QObject, QTimer, Signal, Slot
@@ -30,16 +34,21 @@ from core.engine import (
     SynthesisRequest,
     WorkerStatus,
 )
-from core.narration import RenderDone, RenderJob, RenderStep
+from core.narration import ClusterRenderJob, ClusterStats, RenderDone, RenderJob, RenderStep
 from core.wording import describe_failure
 
+from .controllers.render_on import RenderTarget, where
 
-def describe_work(status: WorkerStatus) -> str:
-    """The status bar's words for what the worker does: "Rendering “Book” · 1 request waiting" ("" when idle)."""
+
+def describe_work(status: WorkerStatus, elsewhere: Mapping[int, str] | None = None) -> str:
+    """The status bar's words for what the worker does: "Rendering “Book” · 1 request waiting" ("" when idle).
+    ``elsewhere``: request id → where that render runs, in words ("on the Ray cluster at …")."""
     words = []
     background = status.background
     if background is not None:
-        words.append(f"Rendering “{background.label}”" if background.kind == "render" else background.label)
+        where = (elsewhere or {}).get(background.request_id)
+        render = f"Rendering “{background.label}”{f' {where}' if where else ''}"
+        words.append(render if background.kind == "render" else background.label)
     if status.running is not None and status.running != background:
         words.append(f"{status.running.label} running")
     if status.waiting:
@@ -61,6 +70,7 @@ class EngineBridge(QObject):
     render_done = Signal(int, object)  # id, RenderSummary
     work_changed = Signal(str)  # describe_work(status): what the worker runs and what waits
     speak_submitted = Signal(int)  # a Speak request was queued (a render being listened to hands over the player)
+    cluster_changed = Signal(object)  # the cluster render's ClusterStats, when its nodes, actors or re-queues change
 
     def __init__(self, worker: InferenceWorker | None = None, parent=None, poll_ms: int = 10):
         super().__init__(parent)
@@ -72,6 +82,11 @@ class EngineBridge(QObject):
         self.model: ModelLoaded | None = None
         self.work = WorkerStatus()
         """What the worker ran and what waited at the last poll."""
+        self.cluster_stats: ClusterStats | None = None
+        """What the running cluster render reports as it goes (``None``: the render, if any, is on this computer)."""
+        self._cluster_seen: tuple = ()
+        self._elsewhere: dict[int, str] = {}
+        """Request id → where that render runs, in words (cluster renders only)."""
         self._timer = QTimer(self)
         self._timer.setInterval(poll_ms)
         self._timer.timeout.connect(self._drain)
@@ -98,14 +113,25 @@ class EngineBridge(QObject):
         regenerate: int | None = None,
         seed: int | None = None,
         numbers: tuple[int, ...] | None = None,
+        target: RenderTarget | None = None,
     ) -> int:
         """Render a project's pending segments (only ``numbers`` among them, e.g. a range of chapters; or a new take
         of segment ``regenerate``) on the inference thread, as a background job (a render already running is
-        cancelled first)."""
+        cancelled first). ``target`` a Ray cluster: the pending segments render there (a new take stays here)."""
         self.cancel_render()
         rid = self.worker.new_request_id()
         self.rendering = rid
-        self.worker.submit(RenderJob(rid, project, regenerate, seed, numbers=numbers, runtime=runtime))
+        self.cluster_stats, self._cluster_seen = None, ()
+        job: RenderJob | ClusterRenderJob
+        if target is not None and target.cluster and regenerate is None:
+            self.cluster_stats = ClusterStats()
+            self._elsewhere = {rid: f"on {where(target.address)}"}
+            job = ClusterRenderJob(
+                rid, project, target.address, numbers=numbers, runtime=runtime, stats=self.cluster_stats
+            )
+        else:
+            job = RenderJob(rid, project, regenerate, seed, numbers=numbers, runtime=runtime)
+        self.worker.submit(job)
         return rid
 
     def cancel(self) -> None:
@@ -141,12 +167,23 @@ class EngineBridge(QObject):
                 break
             self._dispatch(event)
         self._poll_status()
+        self._poll_cluster()
 
     def _poll_status(self) -> None:
         status = self.worker.status()
         if status != self.work:
             self.work = status
-            self.work_changed.emit(describe_work(status))
+            self.work_changed.emit(describe_work(status, self._elsewhere))
+
+    def _poll_cluster(self) -> None:
+        """The cluster render fills its stats on the worker's thread: their change is said on this one."""
+        stats = self.cluster_stats
+        if stats is None:
+            return
+        seen = (stats.nodes, stats.actors, stats.requeued_units)
+        if seen != self._cluster_seen:
+            self._cluster_seen = seen
+            self.cluster_changed.emit(stats)
 
     def _dispatch(self, event) -> None:
         if isinstance(event, ModelLoaded):

@@ -4,7 +4,8 @@ status bar (model, providers, speed, playback). What each panel does lives in th
 - :class:`SpeakPanel` (text, Speak/Stop, waveform and latency plots) over :class:`SpeakController`;
 - :class:`StudioPanel` (the narration project) with :class:`ProjectFiles` in the File menu;
 - :class:`VoicePanel` (reference recording, library) over :class:`VoiceController`;
-- :class:`HistoryPanel` over :class:`HistoryController`; :class:`SettingsPanel` with :class:`ApiPanel` in it.
+- :class:`HistoryPanel` over :class:`HistoryController`; :class:`SettingsPanel` with :class:`ApiPanel` and
+  :class:`RenderOnPanel` (this computer or a Ray cluster) in it.
 
 Keyboard use (focus order, Space, Ctrl+O, F1) and the model notices are :mod:`app.usability`.
 """
@@ -36,6 +37,7 @@ from .history import History
 from .messages import Messages
 from .panels.api_panel import ApiPanel
 from .panels.history_panel import HistoryPanel
+from .panels.render_on_panel import RenderOnPanel
 from .panels.settings_panel import SettingsPanel
 from .panels.speak_panel import SpeakPanel
 from .panels.voice_panel import VoicePanel
@@ -111,6 +113,10 @@ class MainWindow(QMainWindow):
         self.settings_panel = SettingsPanel(self.settings, self)
         self.api_panel = ApiPanel(self.bridge.worker, self.library, self, self.settings)  # Settings → Local API
         self.settings_panel.add_section(self.api_panel)
+        self.render_on_panel = RenderOnPanel(  # Settings → Render on (this computer, a cluster)
+            self.settings, self, cluster_busy=lambda: self.studio_panel.on_cluster
+        )
+        self.settings_panel.add_section(self.render_on_panel)
         self.history_panel = HistoryPanel(self.history_controller, self.messages, self)
         self.studio_panel = StudioPanel(self.bridge, self.player, self.settings, self.runtime_options, self)
 
@@ -202,6 +208,7 @@ class MainWindow(QMainWindow):
         speak.timing_status.connect(self.rtf_label.setText)
         self.voice_panel.play_requested.connect(speak.play_reference)
         self.settings_panel.changed.connect(self._on_setting_changed)
+        self.render_on_panel.changed.connect(self.studio_panel.render_on_changed)
         self.history_panel.play_requested.connect(self.replay_history)
         self.history_panel.export_requested.connect(self.export_history)
         self.history_panel.load_requested.connect(self.load_history)
@@ -454,6 +461,7 @@ class MainWindow(QMainWindow):
         self.speak_panel.stop_playback_timer()
         self.player.stop()
         self.api_panel.shutdown()  # the local API's requests are cancelled before the worker stops
+        self.render_on_panel.shutdown()
         if not self.bridge.shutdown(timeout=5.0):
             log.warning("the inference thread did not stop within 5 s")
         super().closeEvent(event)

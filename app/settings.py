@@ -51,6 +51,8 @@ class Key(str, Enum):
     API_PORT = "api/port"  # the local API's port (0: any free one)
     API_KEY = "api/key"  # its key; empty: none (it listens on this computer only)
     API_START = "api/start_with_app"  # serve it as soon as the window opens
+    RENDER_ON = "cluster/render_on"  # where the studio renders a project: "local" or "cluster" (a Ray cluster)
+    CLUSTER_ADDRESS = "cluster/address"  # the Ray cluster: empty (a local Ray instance), "auto" or ray://HOST:PORT
 
 
 SESSION_KEYS = frozenset(k for k in Key if k.value.startswith("runtime/") and k.value[8:] in SESSION_FIELDS)
@@ -88,6 +90,8 @@ _DEFAULTS = {
     Key.API_PORT: 8765,
     Key.API_KEY: "",
     Key.API_START: False,
+    Key.RENDER_ON: "local",
+    Key.CLUSTER_ADDRESS: "",
 }
 _SAMPLING = {
     Key.TEMPERATURE: "temperature",

@@ -22,6 +22,10 @@ CHAPTER_ROLE = Qt.ItemDataRole.UserRole + 1
 STATUS_MARK = {"pending": "○ pending", "rendered": "● rendered", "failed": "✕ failed", "skipped": "– skipped"}
 TEXT, STATUS, TAKES, TIMING = 0, 1, 2, 3
 COLUMNS = 4
+REGENERATE_TIP = (
+    "Render a new take of this segment with a new seed, on this computer (also when Settings → Render on is a Ray "
+    "cluster: one take is quicker here than starting the cluster's actors)"
+)
 STATUS_TIP = {
     "pending": "Pending: not rendered with its current text, voice and settings",
     "rendered": "Rendered",
@@ -218,6 +222,9 @@ class SegmentList(QTreeWidget):
             action = _action(menu, text, lambda s=signal: s.emit(number), key)
             action.setEnabled(self.editable)
             menu.addAction(action)
+            if signal is self.regenerate:
+                action.setToolTip(REGENERATE_TIP)
+        menu.setToolTipsVisible(True)
         takes = menu.addMenu("Choose &take")
         takes.setEnabled(self.editable and len(segment.takes) > 1)
         key = project.render_key(segment)

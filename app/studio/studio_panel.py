@@ -7,6 +7,12 @@ it unsaved; only the edited segment becomes pending. Edits of the text and of th
 merge, split, chapter boundaries, chapter titles and skipping) go on Qt's undo stack: Undo (Ctrl+Z) and Redo
 (Ctrl+Shift+Z) in the studio, while nothing renders. Render's menu renders one chapter or a range of chapters.
 
+With Settings → Render on set to a Ray cluster, Render (and a range of chapters) sends the pending segments to the
+cluster (:class:`~core.narration.ClusterRenderJob`: the same progress; the status line says where it renders and on
+how many actors); the takes come back whole, so nothing is heard while they render. Ray missing or a wrong address
+is said before anything starts; an unreachable cluster stops the render with its reason, and nothing is lost. A new
+take of one segment (Regenerate) always renders on this computer.
+
 Export runs on its own thread (:mod:`app.studio.export_runner`): the progress bar shows it with the time left,
 Cancel stops it (no file is left under the final name), and the window stays responsive; the project is not edited
 or rendered meanwhile. An export with the store check ends with its report (:mod:`app.studio.check_report`). A
@@ -17,6 +23,7 @@ or edited.
 from __future__ import annotations
 
 import logging
+import sys
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
@@ -54,6 +61,7 @@ from core.narration import (
 from core.wording import describe_error, describe_failure
 
 from ..audio.playback import Player
+from ..controllers.render_on import RenderTarget, refusal, rendering_text, where
 from ..controllers.studio import (
     NO_PROJECT,
     StudioController,
@@ -157,6 +165,8 @@ class StudioPanel(QWidget):
         self.export_runner = ExportRunner(export_project, self)
         self._export_target: Path | None = None
         self.check_report: CheckReport | None = None
+        self._target = RenderTarget()
+        """Where the render running (or the last one) renders."""
         self._build()
 
     @property
@@ -215,6 +225,10 @@ class StudioPanel(QWidget):
         self.lexicon_button.setToolTip("How words are said in this project (the written text stays)")
         self.listen = QCheckBox("&Listen while rendering", self)
         self.listen.setChecked(True)
+        self.listen.setToolTip(
+            "Hear the segments while they render on this computer (a Ray cluster sends each take back whole: "
+            "play them when they are rendered)"
+        )
         self.progress = QProgressBar(self)
         self.progress.setTextVisible(True)
         self.progress.setFormat("")
@@ -315,6 +329,7 @@ class StudioPanel(QWidget):
         self.bridge.request_failed.connect(self._on_failed)
         self.bridge.request_cancelled.connect(self._on_cancelled)
         self.bridge.speak_submitted.connect(self._on_speak_submitted)
+        self.bridge.cluster_changed.connect(self._on_cluster_changed)
         self._timer = QTimer(self)
         self._timer.setInterval(50)
         self._timer.timeout.connect(self._tick)
@@ -439,8 +454,15 @@ class StudioPanel(QWidget):
         if not todo:
             self.status.setText("Every segment is rendered. Play it, fix a sentence, or export.")
             return
+        target = RenderTarget() if regenerate is not None else RenderTarget.from_settings(self.settings)
+        refused = refusal(target, frozen=self.frozen)
+        if refused is not None:  # nothing has started: the project and the studio are as they were
+            self.status.setText("Not rendered: " + refused)
+            self.message.emit(refused, True)
+            return
+        self._target = target
         self.stop_playback()
-        self._live = self.listen.isChecked()
+        self._live = self.listen.isChecked() and not target.cluster  # a cluster's takes come back whole
         self._heard_marks = []
         if self._live:
             self.player.begin()
@@ -448,14 +470,40 @@ class StudioPanel(QWidget):
         self.progress.setRange(0, todo)
         self.progress.setValue(0)
         self.progress.setFormat(f"0 of {todo} segments")
-        self.status.setText("Generating…")
+        self.status.setText(rendering_text(target.address) if target.cluster else "Generating…")
         self.segments.editable = False
         runtime = self.runtime()
         if not self._live:  # nobody listens: one decoder call per segment renders faster than streaming windows
             runtime = replace(runtime, stream=False)
-        self.controller.started(self.bridge.render(project, runtime, regenerate, numbers=numbers))
-        self._timer.start()
+        self.controller.started(self.bridge.render(project, runtime, regenerate, numbers=numbers, target=target))
+        if not target.cluster:  # the playhead and "Buffering…" (a cluster render says where it renders instead)
+            self._timer.start()
         self._update_controls()
+
+    @property
+    def on_cluster(self) -> bool:
+        """A render runs on a Ray cluster now."""
+        return self.rendering is not None and self._target.cluster
+
+    @property
+    def frozen(self) -> bool:
+        """The desktop build (no Ray in it)."""
+        return bool(getattr(sys, "frozen", False))
+
+    @Slot()
+    def render_on_changed(self) -> None:
+        """Settings → Render on changed: Render's tooltip says where the next render goes."""
+        self._update_controls()
+
+    @Slot(object)
+    def _on_cluster_changed(self, stats) -> None:
+        """The cluster render found its nodes and started its actors, or re-queued a unit whose actor died."""
+        if self.rendering is None or not self._target.cluster:
+            return
+        text = rendering_text(self._target.address, stats.actors or None)
+        if stats.requeued_units:
+            text += f" {stats.requeued_units} unit(s) re-queued after an actor was lost."
+        self.status.setText(text)
 
     @Slot(object)
     def _on_step(self, step: RenderProgress) -> None:
@@ -483,7 +531,11 @@ class StudioPanel(QWidget):
         if not self.controller.owns(rid):
             return
         self._end_render()
-        self.status.setText(done_text(summary))
+        text = done_text(summary)
+        stats = self.bridge.cluster_stats
+        if self._target.cluster and stats is not None and stats.actors:
+            text += f" On {where(self._target.address)}, {stats.actors} actor{'' if stats.actors == 1 else 's'}."
+        self.status.setText(text)
 
     @Slot(int, str)
     def _on_failed(self, rid: int, message: str) -> None:
@@ -912,6 +964,12 @@ class StudioPanel(QWidget):
         self.render_button.setEnabled(writable)
         self.render_more.setEnabled(writable)
         self.render_button.setText("Rendering…" if rendering else "&Render")
+        target = RenderTarget.from_settings(self.settings)
+        self.render_button.setToolTip(
+            "Render every pending segment (only what changed since the last render)"
+            + (f" on {where(target.address)} (Settings → Render on)" if target.cluster else "")
+        )
+        self.listen.setEnabled(not target.cluster)  # a cluster's takes come back whole: nothing to hear meanwhile
         self.stop_button.setEnabled(rendering or self._timer.isActive())
         self.play_button.setEnabled(has and not rendering)
         playing = self._timer.isActive() and not self._live and self._paused_at is None
