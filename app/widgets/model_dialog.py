@@ -18,9 +18,8 @@ from PySide6.QtWidgets import (
     QVBoxLayout,
 )
 
-from core.engine import nvidia_gpu_present
+from core.engine import HUB_MODELS, Downloader, nvidia_gpu_present
 
-from ..model_download import HUB_MODELS, Downloader
 from ..model_speed import speed_estimate, variant_of
 
 STANDIN_LABEL = "Test model — produces tones, for checking the setup"

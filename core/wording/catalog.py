@@ -557,7 +557,8 @@ CLUSTER = {
         lambda d: (
             f"The Ray node {d['node']} has no copy of the model folder {d['folder']} with the same files "
             f"(looked in: {'; '.join(d['tried'])}). Copy the folder to that path on every node, or into "
-            "$CHATTERBOX_MODELS there."
+            "$CHATTERBOX_MODELS there; a model downloaded in the app is fetched from the model hub by the node "
+            "itself when it can reach the hub."
         )
     ),
     "cluster.lost": Words(

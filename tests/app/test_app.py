@@ -232,7 +232,7 @@ def test_model_dialog_builds_the_test_model_and_an_invalid_folder_gets_the_core_
 
 
 def test_download_with_progress_and_size_check(tmp_path, bundles):
-    from app.model_download import HUB_MODELS, Downloader
+    from core.engine.model.hub_download import HUB_MODELS, Downloader
 
     source = bundles["original"]
     files = {str(p.relative_to(source)): p for p in source.rglob("*") if p.is_file()}

@@ -272,7 +272,7 @@ OFFLINE_ERRORS = {
 
 @pytest.mark.parametrize("kind", sorted(OFFLINE_ERRORS))
 def test_a_download_without_a_connection_says_what_to_do_instead(tmp_path, kind):
-    from app.model_download import HUB_MODELS, OFFLINE_MESSAGE, Downloader
+    from core.engine.model.hub_download import HUB_MODELS, OFFLINE_MESSAGE, Downloader
 
     d = Downloader(HUB_MODELS[0], tmp_path / "models", hub=OfflineHub(OFFLINE_ERRORS[kind]()))
     d.start()
@@ -284,7 +284,7 @@ def test_a_download_without_a_connection_says_what_to_do_instead(tmp_path, kind)
 def test_other_download_failures_keep_their_own_message(tmp_path):
     import ssl
 
-    from app.model_download import HUB_MODELS, Downloader, is_offline_error
+    from core.engine.model.hub_download import HUB_MODELS, Downloader, is_offline_error
 
     assert not is_offline_error(ssl.SSLCertVerificationError(1, "certificate verify failed"))
     d = Downloader(HUB_MODELS[0], tmp_path / "models", hub=OfflineHub(RuntimeError("HTTP 500 from the hub")))
@@ -294,8 +294,8 @@ def test_other_download_failures_keep_their_own_message(tmp_path):
 
 
 def test_the_model_dialog_shows_the_offline_message(qtbot, tmp_path, monkeypatch):
-    from app.model_download import OFFLINE_MESSAGE
     from app.widgets.model_dialog import ModelDialog
+    from core.engine.model.hub_download import OFFLINE_MESSAGE
 
     warnings = []
     monkeypatch.setattr(

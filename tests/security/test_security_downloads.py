@@ -12,7 +12,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from app.model_download import COMMIT, HUB_MODELS, Downloader, HubModel, file_digests
+from core.engine.model.hub_download import COMMIT, HUB_MODELS, Downloader, HubModel, file_digests
 from tests.security_support import block_network
 
 

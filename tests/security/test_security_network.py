@@ -79,7 +79,8 @@ def test_importing_the_app_and_core_loads_no_network_client(tmp_path):
     ]
     code = (
         "import sys, json\n"
-        "import app.main_window, app.application, app.self_test, app.model_download, app.widgets.model_dialog\n"
+        "import app.main_window, app.application, app.self_test, app.widgets.model_dialog\n"
+        "import core.engine.model.hub_download\n"
         "import core.engine.pipeline, core.cli.main, core.engine.worker.inference_worker\n"
         f"print(json.dumps(sorted(m for m in {clients!r} if m in sys.modules)))\n"
     )

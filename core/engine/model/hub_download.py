@@ -16,11 +16,12 @@ import os
 import re
 import shutil
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
-from core.engine import GRAPHS, SUFFIXES
+from core.engine.model.bundle import GRAPHS, SUFFIXES
 
 COMMIT = re.compile(r"[0-9a-f]{40}")
 """A full git commit hash: the only kind of revision a model may be pinned to."""
@@ -83,7 +84,7 @@ _NETWORK_ERRNOS = {-2, -3, -5, errno.ENETUNREACH, errno.EHOSTUNREACH, errno.ENET
 and WSATRY_AGAIN."""
 
 
-def _causes(exc: BaseException):
+def _causes(exc: BaseException) -> Iterator[BaseException]:
     """The exception, what it was raised from or during, and exceptions it wraps (requests and urllib3 keep them in
     ``args`` or ``reason``), without looping."""
     seen, todo = set(), [exc]
@@ -126,7 +127,7 @@ class Expected:
         return bool(self.sha256 or self.git_sha1)
 
     @classmethod
-    def of(cls, sibling) -> Expected:
+    def of(cls, sibling: Any) -> Expected:
         """From a ``RepoSibling`` of ``HfApi().model_info(..., files_metadata=True)``."""
         lfs = getattr(sibling, "lfs", None)
         if lfs:
@@ -135,11 +136,11 @@ class Expected:
         return cls(size=getattr(sibling, "size", None), git_sha1=_lower(getattr(sibling, "blob_id", None)))
 
 
-def _field(obj, name: str):
+def _field(obj: Any, name: str) -> Any:
     return obj.get(name) if isinstance(obj, dict) else getattr(obj, name, None)
 
 
-def _lower(value) -> str | None:
+def _lower(value: object) -> str | None:
     return value.lower() if isinstance(value, str) and value else None
 
 
@@ -191,7 +192,7 @@ class Downloader:
     attempt resumes) and are moved into the bundle folder only once they match the hub's size and hash.
     """
 
-    def __init__(self, model: HubModel, target_root: Path, hub=None):
+    def __init__(self, model: HubModel, target_root: Path, hub: Any = None):
         self.model = model
         self.target = Path(target_root) / model.folder
         self.staging = Path(target_root) / f".{model.folder}.partial"
@@ -232,7 +233,7 @@ class Downloader:
         except OSError:
             return self.done_bytes
 
-    def _api(self):
+    def _api(self) -> Any:
         if self.hub is not None:
             return self.hub
         import huggingface_hub  # only here: the app never touches the network unless a download starts
@@ -274,7 +275,7 @@ class Downloader:
                 raise DownloadCancelled
             self._fetch(hub, name, expected[name], revision)
 
-    def _fetch(self, hub, name: str, expected: Expected, revision: str) -> None:
+    def _fetch(self, hub: Any, name: str, expected: Expected, revision: str) -> None:
         final = self.target / name
         if final.is_file():
             if expected.hashed and mismatch(final, expected, self._cancel.is_set) is None:
