@@ -20,9 +20,10 @@ keeps every stored segment; rendering again continues with what is pending.
 from __future__ import annotations
 
 import logging
+import threading
 import time
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Generator
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -159,7 +160,7 @@ class _ClusterRender:
         return Voices(dict(loaded), conditioning)
 
     def run(self, address: str | None, actors: int | None) -> RenderSteps:
-        ray = connect(address)
+        ray = yield from _connecting(address)
         stats = self.stats
         stats.address = label(address)
         pool = _ActorPool(ray, self.pipe, actors, len(self.units), stats)
@@ -389,6 +390,29 @@ class _ActorPool:
             self.ray.kill(actor, no_restart=True)
         except Exception as exc:  # noqa: BLE001 - already gone with its node
             log.debug("killing an actor: %s", exc)
+
+
+def _connecting(address: str | None) -> Generator[None, None, Any]:
+    """:func:`connect` on its own thread, yielding until it is done: starting a local Ray instance or joining a
+    cluster takes 10-16 s, and the worker runs interactive requests (Speak, the API) meanwhile. A cancel is seen
+    once connected (``ray.init`` cannot be interrupted); the connection then serves the next render."""
+    outcome: dict[str, Any] = {}
+
+    def work() -> None:
+        try:
+            outcome["ray"] = connect(address)
+        except BaseException as exc:  # noqa: BLE001 - raised again on the owner's thread below
+            outcome["error"] = exc
+
+    thread = threading.Thread(target=work, name="ray-connect", daemon=True)
+    thread.start()
+    while thread.is_alive():
+        thread.join(WAIT_S)
+        if thread.is_alive():
+            yield
+    if "error" in outcome:
+        raise outcome["error"]
+    return outcome["ray"]
 
 
 def _cancel(ray, generator) -> None:
