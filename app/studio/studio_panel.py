@@ -476,7 +476,7 @@ class StudioPanel(QWidget):
         if not self._live:  # nobody listens: one decoder call per segment renders faster than streaming windows
             runtime = replace(runtime, stream=False)
         self.controller.started(self.bridge.render(project, runtime, regenerate, numbers=numbers, target=target))
-        if not target.cluster:  # the playhead and "Buffering…" (a cluster render says where it renders instead)
+        if self._live:  # the playhead and "Buffering…" (a silent render has no playhead: the status says what runs)
             self._timer.start()
         self._update_controls()
 

@@ -228,8 +228,11 @@ def test_rendering_without_listening_decodes_each_segment_in_one_call(qtbot, stu
             else None
         )
     )
+    statuses = []
+    window.bridge.render_step.connect(lambda step: statuses.append(window.studio_panel.status.text()))
     render(qtbot, window)
     assert speech == {1: 1, 2: 1, 3: 1, 4: 1}  # streaming would cut a segment into several decoder windows
+    assert statuses and "Finished playing" not in statuses  # nothing plays: the status says it generates
     from core.cli.main import _runtime, build_parser
 
     args = build_parser().parse_args(["narrate", "b.txt", "--project", "P", "--bundle", "B"])
