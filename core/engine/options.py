@@ -17,7 +17,17 @@ PRECISIONS = ("fp32", "fp16", "q8", "q4", "q4f16")
 GRAPH_OPTIMIZATION = ("disabled", "basic", "extended", "all")
 STREAM_PLANS = ("adaptive", "fixed")
 Q4_COMPUTE = ("int8", "fp32")
-SESSION_FIELDS = ("provider", "threads", "precision", "graph_optimization", "spinning", "q4_compute")
+DECODER_PRECISIONS = ("auto", "fp32", "q8")
+DECODER_PROMPT_WINDOWS = ("best", "first")
+SESSION_FIELDS = (
+    "provider",
+    "threads",
+    "precision",
+    "graph_optimization",
+    "spinning",
+    "q4_compute",
+    "decoder_precision",
+)
 """RuntimeOptions fields that need new sessions (a model reload); the others apply to the next request."""
 
 
@@ -108,6 +118,11 @@ class RuntimeOptions:
     q4_compute: str = "int8"
     """4-bit language models on the CPU: ``int8`` (MatMulNBits accuracy level 4: activations quantised to int8,
     integer dot products) or ``fp32`` (the exported level: weights dequantised, float32 products)."""
+    decoder_precision: str = "auto"
+    """The speech decoder on the CPU: ``q8`` (its weight matrix multiplications in int8, a file made once from the
+    float32 one, :mod:`core.engine.model.decoder_q8`), ``fp32`` (the file the ``precision`` choice picks, float32 for
+    the published Original and Multilingual repositories) or ``auto`` (q8 where it was measured to pay: the
+    Original/Multilingual decoder; see docs/PERFORMANCE.md, "Decoder levers"). On CUDA the file ``precision`` picks."""
     spinning: bool = False
     """Let onnxruntime's idle intra-op threads spin or sleep. Sleeping is the default: spinning gains at most a few
     per cent per LM step, and costs far more when the decoder thread and the language model run at once (their
@@ -134,6 +149,9 @@ class RuntimeOptions:
     decoder_prompt_seconds: float = 10.0
     """Seconds of the reference the decoder sees as its voice prompt on every call (upstream: 10). 6 or 3 s make
     every decoder call cheaper at some cost in voice detail."""
+    decoder_prompt_window: str = "best"
+    """Which part of a longer reference a shorter decoder prompt keeps: ``best`` (the most voiced, energetic stretch,
+    :meth:`core.engine.caches.conditioning.Conditioning.with_decoder_prompt`) or ``first`` (its first seconds)."""
     lm_batch: int = 4
     """Sentences generated together in one language-model batch when a project renders and nobody listens
     (:mod:`core.engine.generation.batch_generate`; Turbo only). 1: one sentence at a time."""
@@ -159,6 +177,8 @@ class RuntimeOptions:
             ("q4_compute", Q4_COMPUTE),
             ("graph_optimization", GRAPH_OPTIMIZATION),
             ("stream_plan", STREAM_PLANS),
+            ("decoder_precision", DECODER_PRECISIONS),
+            ("decoder_prompt_window", DECODER_PROMPT_WINDOWS),
         )
         for name, allowed in choices:
             value = getattr(self, name)

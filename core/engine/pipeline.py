@@ -26,7 +26,7 @@ from core.engine.generation.batch_generate import Generated, Row
 from core.engine.generation.lm_runners import ChainedKV, CopiedKV
 from core.engine.model.bundle import BundleFiles
 from core.engine.model.model_info import ModelInfo
-from core.engine.model.model_parts import Capabilities, LoadProgress, ModelParts, load_parts
+from core.engine.model.model_parts import Capabilities, LoadProgress, ModelParts, load_decoder, load_parts
 from core.engine.options import RuntimeOptions, SamplingParams, SynthesisOptions
 from core.engine.streaming.synthesis import AudioChunk, RequestReport, SynthesisRequest, SynthesisStream
 
@@ -162,6 +162,11 @@ class Pipeline:
     def decode(self, conditioning: Conditioning, tokens: list[int]) -> np.ndarray:
         """One sentence's speech tokens to samples in one decoder call."""
         return self._parts.decoder.decode(conditioning, tokens)
+
+    def other_decoder(self, runtime: RuntimeOptions) -> Callable[[Conditioning, list[int]], np.ndarray]:
+        """This model's speech decoder loaded again with other session settings (precision, threads, graph
+        optimisation): ``decode(conditioning, tokens)``, for comparisons. Its calls do not teach the stream plan."""
+        return load_decoder(self._parts.files.root, runtime, self._parts.info).decode
 
     def decode_joined(self, conditioning: Conditioning, sentences: list[list[int]]) -> list[np.ndarray]:
         """Several sentences' tokens in one decoder call, the samples cut back into sentences."""

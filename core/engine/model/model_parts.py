@@ -13,7 +13,7 @@ import logging
 import time
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -24,9 +24,15 @@ from core.engine.audio.voice_reference import VoiceReference, load_voice
 from core.engine.caches.conditioning_cache import VoiceConditioner, bundle_identity
 from core.engine.caches.prefix_cache import PrefixCache
 from core.engine.errors import InvalidOptions, ModelSignatureError, Notice, VoiceReferenceError
-from core.engine.files.user_dirs import conditioning_cache_dir, decoder_costs_dir, q4_graph_cache_dir
+from core.engine.files.user_dirs import (
+    conditioning_cache_dir,
+    decoder_costs_dir,
+    decoder_q8_cache_dir,
+    q4_graph_cache_dir,
+)
 from core.engine.generation.lm_runners import ChainedKV, CopiedKV, KVRunner
 from core.engine.model.bundle import BundleFiles, file_stamp, locate_bundle
+from core.engine.model.decoder_q8 import DecoderQ8
 from core.engine.model.embedding import PromptEmbedder, load_text_table
 from core.engine.model.model_info import ModelInfo, graph_signature, read_model_info
 from core.engine.model.q4_compute import has_4bit_weights, int8_graph
@@ -159,7 +165,8 @@ LoadProgress = Callable[[str, "float | None"], None]
 
 def _cost_identity(files: BundleFiles, runtime: RuntimeOptions) -> str:
     """What the measured costs depend on: the decoder and language-model files and how the sessions run."""
-    stamps = [file_stamp(files.graphs[graph]) for graph in ("conditional_decoder", "language_model")]
+    decoder = files.graphs["conditional_decoder"]
+    stamps = [file_stamp(decoder) if decoder.is_file() else str(decoder), file_stamp(files.graphs["language_model"])]
     return "|".join([*stamps, runtime.provider, str(runtime.threads), runtime.q4_compute, str(runtime.spinning)])
 
 
@@ -181,8 +188,25 @@ def load_parts(
         q4 = "int8" if lm_bytes is not None else None
     elif has_4bit_weights(lm_graph):
         q4 = "fp32"
+    signature_paths = dict(files.graphs)
+    q8 = _decoder_q8(files, runtime, factory)
+    if q8 is not None:
+        files = replace(
+            files,
+            graphs={**files.graphs, "conditional_decoder": q8.path},
+            precisions={**files.precisions, "conditional_decoder": "q8"},
+        )
 
     def load(name: str, graph: Path) -> Any:
+        if name == "conditional_decoder" and q8 is not None and not q8.ready:
+            # Made once (about a minute for the Original decoder), here on a loading thread: the model is usable
+            # meanwhile, and the first decoder call waits for it.
+            if progress is not None:
+                progress(DECODER_Q8_PROGRESS, None)
+            started = time.perf_counter()
+            graph = q8.make()
+            if progress is not None:
+                progress(DECODER_Q8_PROGRESS, time.perf_counter() - started)
         if progress is not None:
             progress(name, None)
         started = time.perf_counter()
@@ -207,8 +231,8 @@ def load_parts(
         raise
     if background:
         for name in BACKGROUND:
-            sessions[name] = LoadingSession(futures[name], files.graphs[name])
-    info = read_model_info(sessions, files.graphs, TextTokenizer.is_multilingual(files.tokenizer))
+            sessions[name] = LoadingSession(futures[name], signature_paths[name])
+    info = read_model_info(sessions, signature_paths, TextTokenizer.is_multilingual(files.tokenizer))
     text_table = None
     if info.variant != "turbo":
         try:
@@ -218,6 +242,38 @@ def load_parts(
     rows = text_table.shape[0] if text_table is not None else None
     tokenizer = TextTokenizer(files.tokenizer, info.variant, rows)
     return ModelParts(files, sessions, info, tokenizer, text_table, runtime, factory, q4)
+
+
+def load_decoder(path: Path | str, runtime: RuntimeOptions, info: ModelInfo) -> SpeechDecoder:
+    """Only a bundle's speech decoder, chosen and loaded as :func:`load_parts` would with ``runtime``."""
+    files = locate_bundle(path, runtime.precision)
+    factory = SessionFactory(runtime)
+    q8 = _decoder_q8(files, runtime, factory)
+    graph = q8.make() if q8 is not None else files.graphs["conditional_decoder"]
+    return SpeechDecoder(factory.create("conditional_decoder", graph), info)
+
+
+DECODER_Q8_PROGRESS = "conditional_decoder_q8"
+"""The name :data:`LoadProgress` reports while the int8 decoder is being made (once per decoder file)."""
+
+
+def _decoder_q8(files: BundleFiles, runtime: RuntimeOptions, factory: SessionFactory) -> DecoderQ8 | None:
+    """The int8 decoder to load instead of the float32 one, or ``None`` (the choice, CUDA, or already int8)."""
+    choice = runtime.decoder_precision
+    if choice == "auto":
+        choice = "fp32" if _is_turbo(files) else "q8"
+    if choice != "q8" or files.precisions["conditional_decoder"] != "fp32" or factory.uses_cuda():
+        return None
+    return DecoderQ8(files.graphs["conditional_decoder"], decoder_q8_cache_dir())
+
+
+def _is_turbo(files: BundleFiles) -> bool:
+    """Turbo's language model takes ``position_ids`` (read from the graph's signature, before anything loads)."""
+    try:
+        inputs, _ = graph_signature(files.graphs["language_model"])
+    except Exception:  # noqa: BLE001 - an unreadable graph: its own load reports it
+        return False
+    return any(i.name == "position_ids" for i in inputs)
 
 
 BACKGROUND = ("speech_encoder", "conditional_decoder")
