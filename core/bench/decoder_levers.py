@@ -13,6 +13,7 @@ import time
 from dataclasses import replace
 
 import numpy as np
+import onnxruntime as ort
 
 from core.bench.output_snr import log_mel_snr_db, waveform_snr_db
 from core.engine import SAMPLE_RATE, RuntimeOptions
@@ -20,6 +21,7 @@ from core.engine import SAMPLE_RATE, RuntimeOptions
 FULL_PROMPT = 10.0
 LEVER_TOKENS = 100
 """New tokens per measured call: 4 s of speech, a sentence."""
+SEED = 0
 
 
 def _tokens() -> list[int]:
@@ -27,7 +29,15 @@ def _tokens() -> list[int]:
 
 
 def _reference_runtime(runtime: RuntimeOptions) -> RuntimeOptions:
-    return replace(runtime, decoder_precision="fp32", graph_optimization="all")
+    return replace(runtime, decoder_precision="fp32", decoder_flow_steps=None, graph_optimization="all")
+
+
+def _fresh(pipe, runtime: RuntimeOptions):
+    """A new decoder session whose random nodes (the flow's starting noise, the vocoder's source phases) start from
+    :data:`SEED`: its first call draws the same noise as the reference's first call, so the difference measured is
+    the lever's, not the model's own randomness."""
+    ort.set_seed(SEED)
+    return pipe.other_decoder(runtime)
 
 
 def _time(decode, cond, tokens, reps: int) -> tuple[float, np.ndarray]:
@@ -48,34 +58,40 @@ def _difference(reference: np.ndarray, wav: np.ndarray) -> dict:
 
 def output_difference(bench) -> None:
     """``decoder.output_snr_db`` (and ``decoder.output_log_mel_snr_db``): the decoder as the pipeline runs it (its
-    precision, its voice prompt) against the float32 decoder with the full prompt, for the same tokens."""
+    precision, flow steps and voice prompt) against the float32, 10-step decoder with the full prompt, for the same
+    tokens and the same noise."""
     pipe = bench.pipe
     if pipe.info.variant == "turbo":
         return
     cond = pipe.condition(bench.voice).conditioning
     runtime = pipe.runtime
     tokens = _tokens()
-    reference = pipe.other_decoder(_reference_runtime(runtime))(cond, tokens)
-    ours = pipe.decode(cond.with_decoder_prompt(runtime.decoder_prompt_seconds, runtime.decoder_prompt_window), tokens)
+    reference = _fresh(pipe, _reference_runtime(runtime))(cond, tokens)
+    short = cond.with_decoder_prompt(runtime.decoder_prompt_seconds, runtime.decoder_prompt_window)
+    ours = _fresh(pipe, runtime)(short, tokens)
     diff = _difference(reference, ours)
     decoder = bench.report.setdefault("decoder", {})
     decoder["output_snr_db"] = diff["waveform_snr_db"]
     decoder["output_log_mel_snr_db"] = diff["log_mel_snr_db"]
     decoder["output_settings"] = {
         "decoder_precision": pipe.files.precisions["conditional_decoder"],
+        "decoder_flow_steps": runtime.decoder_flow_steps or 10,
         "decoder_prompt_seconds": runtime.decoder_prompt_seconds,
         "decoder_prompt_window": runtime.decoder_prompt_window,
-        "flow_steps": 10,
     }
+    settings = decoder["output_settings"]
     bench.log(
-        f"{'Decoder output vs fp32 / full prompt':<44} waveform SNR {diff['waveform_snr_db']:.1f} dB, "
-        f"log-mel SNR {diff['log_mel_snr_db']:.1f} dB ({decoder['output_settings']['decoder_precision']}, "
-        f"{runtime.decoder_prompt_seconds:g} s prompt)"
+        f"{'Decoder output vs fp32 / 10 steps / full prompt':<44} waveform SNR {diff['waveform_snr_db']:.1f} dB, "
+        f"log-mel SNR {diff['log_mel_snr_db']:.1f} dB ({settings['decoder_precision']}, "
+        f"{settings['decoder_flow_steps']} steps, {runtime.decoder_prompt_seconds:g} s prompt)"
     )
 
 
 def decoder_levers(bench) -> None:
-    """Every lever on one set of tokens in one run: precision, voice-prompt length and window, ORT settings."""
+    """Every lever on one set of tokens in one run: precision, flow steps, voice-prompt length and window, ORT
+    settings. A lever that needs its own session gets a fresh seeded one (same noise as the reference); the prompt
+    rows reuse the reference's session (a shorter prompt changes the noise's length anyway: compare them with the
+    "run again" row, the model's own call-to-call difference)."""
     pipe = bench.pipe
     runtime = pipe.runtime
     cond = pipe.condition(bench.voice).conditioning
@@ -83,33 +99,34 @@ def decoder_levers(bench) -> None:
     reps = 1 if bench.config.quick else 3
     audio_s = LEVER_TOKENS / 25
     reference_runtime = _reference_runtime(runtime)
-    loaded = {"fp32": pipe.other_decoder(reference_runtime)}
-    loaded["fp32"](cond, tokens[:10])  # the first call allocates: not timed
-    ref_ms, reference = _time(loaded["fp32"], cond, tokens, reps)
-    rows = [{"lever": "fp32, full prompt (reference)", "ms": ref_ms, **_difference(reference, reference)}]
+    fp32 = _fresh(pipe, reference_runtime)
+    reference = fp32(cond, tokens)
+    ref_ms, again = _time(fp32, cond, tokens, reps)
+    rows = [
+        {"lever": "fp32, 10 steps, full prompt (reference)", "ms": ref_ms, **_difference(reference, reference)},
+        {"lever": "fp32, the same call again (other noise)", "ms": ref_ms, **_difference(reference, again)},
+    ]
 
-    def measure(label: str, decode, prompt: float = FULL_PROMPT, window: str = "best") -> None:
-        ms, wav = _time(decode, cond.with_decoder_prompt(prompt, window), tokens, reps)
+    def session_row(label: str, **changes) -> None:
+        decode = _fresh(pipe, replace(reference_runtime, **changes))
+        first = decode(cond, tokens)
+        ms, _ = _time(decode, cond, tokens, reps)
+        rows.append({"lever": label, "ms": ms, **_difference(reference, first)})
+
+    def prompt_row(label: str, decode, seconds: float, window: str = "best") -> None:
+        ms, wav = _time(decode, cond.with_decoder_prompt(seconds, window), tokens, reps)
         rows.append({"lever": label, "ms": ms, **_difference(reference, wav)})
 
-    loaded["q8"] = pipe.other_decoder(replace(reference_runtime, decoder_precision="q8"))
-    loaded["q8"](cond, tokens[:10])
-    measure("q8, full prompt", loaded["q8"])
+    session_row("q8", decoder_precision="q8")
+    for steps in (6, 5, 3):
+        session_row(f"fp32, {steps} flow steps", decoder_flow_steps=steps)
+    session_row("q8, 5 flow steps", decoder_precision="q8", decoder_flow_steps=5)
     for seconds in (6.0, 4.5, 3.0):
-        measure(f"fp32, best {seconds:g} s of the prompt", loaded["fp32"], seconds)
-    measure("fp32, first 3 s of the prompt", loaded["fp32"], 3.0, "first")
-    for seconds in (6.0, 4.5, 3.0):
-        measure(f"q8, best {seconds:g} s of the prompt", loaded["q8"], seconds)
-    for label, changes in (
-        ("fp32, 1 thread", {"threads": 1}),
-        ("fp32, graph optimisation basic", {"graph_optimization": "basic"}),
-        ("fp32, graph optimisation extended", {"graph_optimization": "extended"}),
-        ("fp32, spinning threads", {"spinning": True}),
-    ):
-        decode = pipe.other_decoder(replace(reference_runtime, **changes))
-        decode(cond, tokens[:10])
-        measure(label, decode)
-        del decode
+        prompt_row(f"fp32, best {seconds:g} s of the prompt", fp32, seconds)
+    prompt_row("fp32, first 3 s of the prompt", fp32, 3.0, "first")
+    session_row("fp32, 1 thread", threads=1)
+    session_row("fp32, graph optimisation basic", graph_optimization="basic")
+    session_row("fp32, graph optimisation extended", graph_optimization="extended")
     for row in rows:
         row["ratio"] = row["ms"] / ref_ms
         row["rtf"] = row["ms"] / 1000 / audio_s

@@ -369,6 +369,7 @@ def bench_main(args) -> int:
         precision=precision,
         q4_compute=args.q4_compute,
         decoder_precision=args.decoder_precision,
+        decoder_flow_steps=args.decoder_flow_steps,
         lm_batch=args.lm_batch,
         cache_dir=Path(os.environ.get("TMPDIR", "/tmp")) / "chatterbox-bench-cache",
     )

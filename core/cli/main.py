@@ -279,7 +279,7 @@ def runtime_arguments(p: argparse.ArgumentParser, cache_dir: bool = True, lm_bat
 
 
 def decoder_arguments(p: argparse.ArgumentParser) -> None:
-    """The speech decoder's precision (``--decoder-precision``)."""
+    """The speech decoder's precision and flow steps (``--decoder-precision``, ``--decoder-flow-steps``)."""
     from core.engine import DECODER_PRECISIONS, RuntimeOptions
 
     p.add_argument(
@@ -287,6 +287,13 @@ def decoder_arguments(p: argparse.ArgumentParser) -> None:
         choices=DECODER_PRECISIONS,
         default=RuntimeOptions().decoder_precision,
         help=DECODER_PRECISION_HELP,
+    )
+    p.add_argument(
+        "--decoder-flow-steps",
+        type=int,
+        default=RuntimeOptions().decoder_flow_steps,
+        help="flow-matching steps of the Original/Multilingual decoder (default: as exported, 10; fewer are faster "
+        "and less refined; Turbo keeps its 2)",
     )
 
 
@@ -428,6 +435,7 @@ def _runtime(args):
             "precision": args.precision,
             "q4_compute": args.q4_compute,
             "decoder_precision": getattr(args, "decoder_precision", "auto"),
+            "decoder_flow_steps": getattr(args, "decoder_flow_steps", None),
         }
         if args.command == "soak":
             return RuntimeOptions(**common, threads=args.threads)

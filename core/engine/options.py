@@ -27,6 +27,7 @@ SESSION_FIELDS = (
     "spinning",
     "q4_compute",
     "decoder_precision",
+    "decoder_flow_steps",
 )
 """RuntimeOptions fields that need new sessions (a model reload); the others apply to the next request."""
 
@@ -123,6 +124,9 @@ class RuntimeOptions:
     float32 one, :mod:`core.engine.model.decoder_q8`), ``fp32`` (the file the ``precision`` choice picks, float32 for
     the published Original and Multilingual repositories) or ``auto`` (q8 where it was measured to pay: the
     Original/Multilingual decoder; see docs/PERFORMANCE.md, "Decoder levers"). On CUDA the file ``precision`` picks."""
+    decoder_flow_steps: int | None = None
+    """Flow-matching steps of the Original/Multilingual decoder: ``None`` as exported (10), fewer cut out of the
+    unrolled graph at load (:mod:`core.engine.model.flow_steps`): faster, the mel less refined. Turbo keeps its 2."""
     spinning: bool = False
     """Let onnxruntime's idle intra-op threads spin or sleep. Sleeping is the default: spinning gains at most a few
     per cent per LM step, and costs far more when the decoder thread and the language model run at once (their
@@ -189,6 +193,8 @@ class RuntimeOptions:
         _check_setting("first_chunk_tokens", self.first_chunk_tokens, 1, 1000)
         _check_setting("chunk_tokens", self.chunk_tokens, 1, 1000)
         _check_setting("decoder_prompt_seconds", self.decoder_prompt_seconds, 1, 10)
+        if self.decoder_flow_steps is not None:
+            _check_setting("decoder_flow_steps", self.decoder_flow_steps, 1, 10, unset_ok=True)
         _check_setting("lm_batch", self.lm_batch, 1, 16)
         _check_setting("decoder_context_tokens", self.decoder_context_tokens, 0, 500)
 

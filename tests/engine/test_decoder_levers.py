@@ -123,6 +123,21 @@ def test_decoder_options_are_validated_and_need_a_reload():
         RuntimeOptions(decoder_prompt_window="middle")
     assert RuntimeOptions(decoder_precision="q8").session_changes(RuntimeOptions()) == ["decoder_precision"]
     assert RuntimeOptions(decoder_prompt_window="first").session_changes(RuntimeOptions()) == []
+    for steps in (0, 11):
+        with pytest.raises(InvalidOptions) as err:
+            RuntimeOptions(decoder_flow_steps=steps)
+        assert err.value.code == "options.setting_range" and err.value.data["field"] == "decoder_flow_steps"
+    assert RuntimeOptions(decoder_flow_steps=5).session_changes(RuntimeOptions()) == ["decoder_flow_steps"]
+
+
+def test_the_cli_passes_the_decoder_switches(original, tmp_path, capsys):
+    out = tmp_path / "hello.wav"
+    args = ["synth", "--bundle", str(original), "--text", "Hello.", "--out", str(out), "--provider", "cpu", "--json"]
+    switches = ["--decoder-precision", "fp32", "--decoder-flow-steps", "5", "--decoder-prompt-window", "first"]
+    assert main([*args, *switches]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["decoder_precision"] == "fp32" and report["decoder_prompt_window"] == "first" and out.is_file()
+    assert main([*args, "--decoder-flow-steps", "0"]) != 0  # out of range: refused
 
 
 # --- the voice prompt's best window ---------------------------------------------------------------------------------
@@ -199,8 +214,8 @@ def test_bench_reports_the_decoder_output_snr_and_the_levers(original, tmp_path,
     assert 0 < decoder["output_snr_db"] <= SNR_CAP and 0 < decoder["output_log_mel_snr_db"] <= SNR_CAP
     assert decoder["output_settings"]["decoder_precision"] == "q8" and decoder["fixed_ms"] == decoder["fixed_ms"]
     rows = {row["lever"]: row for row in decoder["levers"]["rows"]}
-    assert rows["fp32, full prompt (reference)"]["waveform_snr_db"] == SNR_CAP
-    assert rows["q8, full prompt"]["waveform_snr_db"] < SNR_CAP and "fp32, 1 thread" in rows
+    assert rows["fp32, 10 steps, full prompt (reference)"]["waveform_snr_db"] == SNR_CAP
+    assert rows["q8"]["waveform_snr_db"] < SNR_CAP and "fp32, 1 thread" in rows and "fp32, 5 flow steps" in rows
     assert all(row["ms"] > 0 and row["ratio"] > 0 for row in rows.values())
     assert main([*args, "--only", "decoder"]) == 0  # the levers only when named
     assert "levers" not in json.loads(out.read_text())["decoder"]

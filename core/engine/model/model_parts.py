@@ -34,6 +34,7 @@ from core.engine.generation.lm_runners import ChainedKV, CopiedKV, KVRunner
 from core.engine.model.bundle import BundleFiles, file_stamp, locate_bundle
 from core.engine.model.decoder_q8 import DecoderQ8
 from core.engine.model.embedding import PromptEmbedder, load_text_table
+from core.engine.model.flow_steps import with_flow_steps
 from core.engine.model.model_info import ModelInfo, graph_signature, read_model_info
 from core.engine.model.q4_compute import has_4bit_weights, int8_graph
 from core.engine.model.sessions import SessionFactory
@@ -167,7 +168,10 @@ def _cost_identity(files: BundleFiles, runtime: RuntimeOptions) -> str:
     """What the measured costs depend on: the decoder and language-model files and how the sessions run."""
     decoder = files.graphs["conditional_decoder"]
     stamps = [file_stamp(decoder) if decoder.is_file() else str(decoder), file_stamp(files.graphs["language_model"])]
-    return "|".join([*stamps, runtime.provider, str(runtime.threads), runtime.q4_compute, str(runtime.spinning)])
+    switches = [runtime.provider, str(runtime.threads), runtime.q4_compute, str(runtime.spinning)]
+    if runtime.decoder_flow_steps is not None:
+        switches.append(f"steps={runtime.decoder_flow_steps}")
+    return "|".join([*stamps, *switches])
 
 
 def load_parts(
@@ -210,12 +214,10 @@ def load_parts(
         if progress is not None:
             progress(name, None)
         started = time.perf_counter()
-        session = factory.create(
-            name,
-            graph,
-            dynamic_shapes=name == "language_model",
-            model_bytes=lm_bytes if name == "language_model" else None,
-        )
+        model_bytes = lm_bytes if name == "language_model" else None
+        if name == "conditional_decoder":
+            model_bytes = decoder_graph_bytes(graph, runtime.decoder_flow_steps)
+        session = factory.create(name, graph, dynamic_shapes=name == "language_model", model_bytes=model_bytes)
         if progress is not None:
             progress(name, time.perf_counter() - started)
         return session
@@ -250,7 +252,23 @@ def load_decoder(path: Path | str, runtime: RuntimeOptions, info: ModelInfo) -> 
     factory = SessionFactory(runtime)
     q8 = _decoder_q8(files, runtime, factory)
     graph = q8.make() if q8 is not None else files.graphs["conditional_decoder"]
-    return SpeechDecoder(factory.create("conditional_decoder", graph), info)
+    model_bytes = decoder_graph_bytes(graph, runtime.decoder_flow_steps)
+    return SpeechDecoder(factory.create("conditional_decoder", graph, model_bytes=model_bytes), info)
+
+
+def decoder_graph_bytes(graph: Path, steps: int | None) -> bytes | None:
+    """The decoder graph with ``steps`` flow steps (:mod:`core.engine.model.flow_steps`), or ``None`` to load the
+    file as it is (steps as exported, or a graph without an unrolled solver, such as Turbo's)."""
+    if steps is None:
+        return None
+    import onnx
+
+    model = onnx.load(str(graph), load_external_data=False)
+    exported = with_flow_steps(model, steps)
+    if not exported or steps >= exported:
+        return None
+    data: bytes = model.SerializeToString()
+    return data
 
 
 DECODER_Q8_PROGRESS = "conditional_decoder_q8"
