@@ -219,3 +219,12 @@ def test_bench_reports_the_decoder_output_snr_and_the_levers(original, tmp_path,
     assert all(row["ms"] > 0 and row["ratio"] > 0 for row in rows.values())
     assert main([*args, "--only", "decoder"]) == 0  # the levers only when named
     assert "levers" not in json.loads(out.read_text())["decoder"]
+
+
+def test_a_failed_quantizer_leaves_the_float32_decoder_in_use(original, monkeypatch):
+    def fail(self):
+        raise decoder_q8.DecoderQ8Failed("the quantizer ended with exit code 1")
+
+    monkeypatch.setattr(decoder_q8.DecoderQ8, "make", fail)
+    pipe = Pipeline.from_bundle(original, _runtime(decoder_precision="q8"))
+    assert pipe.synthesize("Hello there.").audio.size > 0 and not (original / "onnx" / MADE_NAME).exists()

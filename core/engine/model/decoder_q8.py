@@ -18,6 +18,7 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+import multiprocessing
 import os
 import shutil
 from pathlib import Path
@@ -88,39 +89,47 @@ class DecoderQ8:
         return self.path
 
     def _make_at(self, target: Path) -> None:
-        from onnxruntime.quantization import QuantType, quantize_dynamic
-
         target.parent.mkdir(parents=True, exist_ok=True)
-        quiet = _QuantizerChatter()
-        logging.getLogger().addFilter(quiet)  # its advice goes to the root logger: not for our users
         scratch = target.parent / f".{target.stem}.work"
         shutil.rmtree(scratch, ignore_errors=True)
         scratch.mkdir()
         try:
             made = scratch / MADE_NAME
-            quantize_dynamic(
-                self.source,
-                made,
-                op_types_to_quantize=["MatMul"],
-                weight_type=QuantType.QInt8,
-                per_channel=False,
-                reduce_range=False,
-                extra_options={"MatMulConstBOnly": True},
+            # In a process of its own: the quantizer is Python work that would hold the GIL for a minute, and the
+            # window's event loop (and the language model's steps) must go on meanwhile.
+            process = multiprocessing.get_context("spawn").Process(
+                target=quantize, args=(str(self.source), str(made)), name="decoder-q8", daemon=True
             )
+            process.start()
+            process.join()
+            if process.exitcode != 0 or not made.is_file():
+                raise DecoderQ8Failed(f"the quantizer ended with exit code {process.exitcode}")
             with atomic_path(target) as tmp:
                 os.replace(made, tmp)
         finally:
-            logging.getLogger().removeFilter(quiet)
             shutil.rmtree(scratch, ignore_errors=True)
         write_json_atomic(self._note(target), {"source": self.identity, "made_from": str(self.source)})
         log.info("made the int8 decoder %s from %s", target, self.source.name)
 
 
-class _QuantizerChatter(logging.Filter):
-    """Drops the quantizer's own root-logger messages below ERROR ("consider pre-processing", per-tensor notes)."""
+class DecoderQ8Failed(RuntimeError):
+    """The quantizer failed (not for want of a place to write): the float32 decoder is used instead."""
 
-    def filter(self, record: logging.LogRecord) -> bool:
-        return record.levelno >= logging.ERROR or "quantization" not in record.pathname
+
+def quantize(source: str, target: str) -> None:
+    """``onnxruntime.quantization.quantize_dynamic`` on the weight MatMuls (run in a child process)."""
+    logging.getLogger().setLevel(logging.ERROR)  # its advice ("consider pre-processing") is not for our users
+    from onnxruntime.quantization import QuantType, quantize_dynamic
+
+    quantize_dynamic(
+        source,
+        target,
+        op_types_to_quantize=["MatMul"],
+        weight_type=QuantType.QInt8,
+        per_channel=False,
+        reduce_range=False,
+        extra_options={"MatMulConstBOnly": True},
+    )
 
 
 def _writable(folder: Path) -> bool:

@@ -32,7 +32,7 @@ from core.engine.files.user_dirs import (
 )
 from core.engine.generation.lm_runners import ChainedKV, CopiedKV, KVRunner
 from core.engine.model.bundle import BundleFiles, file_stamp, locate_bundle
-from core.engine.model.decoder_q8 import DecoderQ8
+from core.engine.model.decoder_q8 import DecoderQ8, DecoderQ8Failed
 from core.engine.model.embedding import PromptEmbedder, load_text_table
 from core.engine.model.flow_steps import with_flow_steps
 from core.engine.model.model_info import ModelInfo, graph_signature, read_model_info
@@ -208,7 +208,11 @@ def load_parts(
             if progress is not None:
                 progress(DECODER_Q8_PROGRESS, None)
             started = time.perf_counter()
-            graph = q8.make()
+            try:
+                graph = q8.make()
+            except DecoderQ8Failed as exc:
+                log.warning("no int8 decoder (%s): the float32 decoder is used", exc)
+                graph = q8.source
             if progress is not None:
                 progress(DECODER_Q8_PROGRESS, time.perf_counter() - started)
         if progress is not None:
