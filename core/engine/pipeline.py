@@ -163,10 +163,14 @@ class Pipeline:
         """One sentence's speech tokens to samples in one decoder call."""
         return self._parts.decoder.decode(conditioning, tokens)
 
-    def other_decoder(self, runtime: RuntimeOptions) -> Callable[[Conditioning, list[int]], np.ndarray]:
-        """This model's speech decoder loaded again with other session settings (precision, threads, graph
-        optimisation): ``decode(conditioning, tokens)``, for comparisons. Its calls do not teach the stream plan."""
-        return load_decoder(self._parts.files.root, runtime, self._parts.info).decode
+    def other_decoder(
+        self, runtime: RuntimeOptions, fixed_noise: bool = False
+    ) -> Callable[[Conditioning, list[int]], np.ndarray]:
+        """This model's speech decoder loaded again with other session settings (precision, flow steps, threads,
+        graph optimisation): ``decode(conditioning, tokens)``, for comparisons. With ``fixed_noise`` its random
+        nodes are seeded, so two variants draw the same noise call for call. Its calls do not teach the stream
+        plan."""
+        return load_decoder(self._parts.files.root, runtime, self._parts.info, fixed_noise).decode
 
     def decode_joined(self, conditioning: Conditioning, sentences: list[list[int]]) -> list[np.ndarray]:
         """Several sentences' tokens in one decoder call, the samples cut back into sentences."""

@@ -9,6 +9,7 @@ owns it.
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import time
 from collections.abc import Callable
@@ -250,29 +251,54 @@ def load_parts(
     return ModelParts(files, sessions, info, tokenizer, text_table, runtime, factory, q4)
 
 
-def load_decoder(path: Path | str, runtime: RuntimeOptions, info: ModelInfo) -> SpeechDecoder:
-    """Only a bundle's speech decoder, chosen and loaded as :func:`load_parts` would with ``runtime``."""
+def load_decoder(
+    path: Path | str, runtime: RuntimeOptions, info: ModelInfo, fixed_noise: bool = False
+) -> SpeechDecoder:
+    """Only a bundle's speech decoder, chosen and loaded as :func:`load_parts` would with ``runtime``. With
+    ``fixed_noise`` its random nodes get fixed seeds (:func:`with_fixed_noise`), for comparisons."""
     files = locate_bundle(path, runtime.precision)
     factory = SessionFactory(runtime)
     q8 = _decoder_q8(files, runtime, factory)
     graph = q8.make() if q8 is not None else files.graphs["conditional_decoder"]
-    model_bytes = decoder_graph_bytes(graph, runtime.decoder_flow_steps)
+    model_bytes = decoder_graph_bytes(graph, runtime.decoder_flow_steps, fixed_noise)
     return SpeechDecoder(factory.create("conditional_decoder", graph, model_bytes=model_bytes), info)
 
 
-def decoder_graph_bytes(graph: Path, steps: int | None) -> bytes | None:
-    """The decoder graph with ``steps`` flow steps (:mod:`core.engine.model.flow_steps`), or ``None`` to load the
-    file as it is (steps as exported, or a graph without an unrolled solver, such as Turbo's)."""
-    if steps is None:
+def decoder_graph_bytes(graph: Path, steps: int | None, fixed_noise: bool = False) -> bytes | None:
+    """The decoder graph with ``steps`` flow steps (:mod:`core.engine.model.flow_steps`) and, with ``fixed_noise``,
+    seeded random nodes; ``None`` to load the file as it is (nothing to change: steps as exported, or a graph
+    without an unrolled solver, such as Turbo's)."""
+    if steps is None and not fixed_noise:
         return None
     import onnx
 
     model = onnx.load(str(graph), load_external_data=False)
-    exported = with_flow_steps(model, steps)
-    if not exported or steps >= exported:
+    exported = with_flow_steps(model, steps) if steps is not None else 0
+    changed = bool(exported) and steps is not None and steps < exported
+    if fixed_noise:
+        changed = with_fixed_noise(model) > 0 or changed
+    if not changed:
         return None
     data: bytes = model.SerializeToString()
     return data
+
+
+def with_fixed_noise(model: Any) -> int:
+    """Give each random node (the flow's starting noise, the vocoder's source phases) a seed of its own, derived from
+    its name: two variants of one decoder (int8, fewer steps) then draw the same noise on their n-th call, so their
+    outputs differ by what the variant changes only. Without a seed onnxruntime seeds each node from a global
+    counter in the order it builds the kernels, which differs between variants. Returns the nodes seeded."""
+    import onnx
+
+    seeded = 0
+    for node in model.graph.node:
+        if node.op_type in ("RandomNormal", "RandomNormalLike", "RandomUniform", "RandomUniformLike"):
+            seed = float(int(hashlib.sha256(node.name.encode()).hexdigest()[:6], 16))
+            kept = [a for a in node.attribute if a.name != "seed"]
+            del node.attribute[:]
+            node.attribute.extend([*kept, onnx.helper.make_attribute("seed", seed)])
+            seeded += 1
+    return seeded
 
 
 DECODER_Q8_PROGRESS = "conditional_decoder_q8"
