@@ -228,3 +228,26 @@ def test_a_failed_quantizer_leaves_the_float32_decoder_in_use(original, monkeypa
     monkeypatch.setattr(decoder_q8.DecoderQ8, "make", fail)
     pipe = Pipeline.from_bundle(original, _runtime(decoder_precision="q8"))
     assert pipe.synthesize("Hello there.").audio.size > 0 and not (original / "onnx" / MADE_NAME).exists()
+
+
+def test_fixed_noise_makes_two_sessions_draw_the_same_noise():
+    import onnxruntime as ort
+    from onnx import TensorProto, helper
+
+    from core.engine.model.model_parts import with_fixed_noise
+
+    graph = helper.make_graph(
+        [helper.make_node("RandomNormalLike", ["x"], ["y"], name="flow_noise", dtype=TensorProto.FLOAT)],
+        "noise",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [64])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [64])],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=10)
+    assert with_fixed_noise(model) == 1
+    x = {"x": np.zeros(64, np.float32)}
+    first, second = (
+        ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"]) for _ in range(2)
+    )
+    a = first.run(None, x)[0]
+    np.testing.assert_array_equal(a, second.run(None, x)[0])  # the same noise in both sessions...
+    assert not np.array_equal(a, first.run(None, x)[0])  # ...and new noise on the next call, as the model has

@@ -21,6 +21,8 @@ import logging
 import multiprocessing
 import os
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 from core.engine.files.atomic import atomic_path, write_json_atomic
@@ -97,19 +99,33 @@ class DecoderQ8:
             made = scratch / MADE_NAME
             # In a process of its own: the quantizer is Python work that would hold the GIL for a minute, and the
             # window's event loop (and the language model's steps) must go on meanwhile.
-            process = multiprocessing.get_context("spawn").Process(
-                target=quantize, args=(str(self.source), str(made)), name="decoder-q8", daemon=True
-            )
-            process.start()
-            process.join()
-            if process.exitcode != 0 or not made.is_file():
-                raise DecoderQ8Failed(f"the quantizer ended with exit code {process.exitcode}")
+            code = _run_quantizer(self.source, made)
+            if code != 0 or not made.is_file():
+                raise DecoderQ8Failed(f"the quantizer ended with exit code {code}")
             with atomic_path(target) as tmp:
                 os.replace(made, tmp)
         finally:
             shutil.rmtree(scratch, ignore_errors=True)
         write_json_atomic(self._note(target), {"source": self.identity, "made_from": str(self.source)})
         log.info("made the int8 decoder %s from %s", target, self.source.name)
+
+
+def _run_quantizer(source: Path, target: Path) -> int | None:
+    """Run :func:`quantize` in a child process; its exit code. A plain interpreter runs it with ``-c`` (nothing of
+    the caller's main script is imported again); the frozen app, which has no ``-c``, through multiprocessing (its
+    launcher calls ``freeze_support``)."""
+    if not getattr(sys, "frozen", False):
+        code = "import sys; from core.engine.model.decoder_q8 import quantize; quantize(sys.argv[1], sys.argv[2])"
+        root = str(Path(__file__).resolve().parents[3])  # where ``core`` is, however the caller found it
+        env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in (root, os.environ.get("PYTHONPATH")) if p)}
+        done = subprocess.run([sys.executable, "-c", code, str(source), str(target)], check=False, env=env)
+        return done.returncode
+    process = multiprocessing.get_context("spawn").Process(
+        target=quantize, args=(str(source), str(target)), name="decoder-q8", daemon=True
+    )
+    process.start()
+    process.join()
+    return process.exitcode
 
 
 class DecoderQ8Failed(RuntimeError):
