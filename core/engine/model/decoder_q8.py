@@ -23,6 +23,7 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 from core.engine.files.atomic import atomic_path, write_json_atomic
@@ -92,9 +93,9 @@ class DecoderQ8:
 
     def _make_at(self, target: Path) -> None:
         target.parent.mkdir(parents=True, exist_ok=True)
-        scratch = target.parent / f".{target.stem}.work"
-        shutil.rmtree(scratch, ignore_errors=True)
-        scratch.mkdir()
+        # A scratch folder of its own: two processes making the same file at once each finish, and the last rename
+        # wins (both files are the same).
+        scratch = Path(tempfile.mkdtemp(prefix=f".{target.stem}.", suffix=".work", dir=target.parent))
         try:
             made = scratch / MADE_NAME
             # In a process of its own: the quantizer is Python work that would hold the GIL for a minute, and the
