@@ -110,22 +110,32 @@ def decoder_levers(bench) -> None:
     reference, first_ms = _timed(fp32, cond, tokens)
     ref_ms, _ = _time(fp32, cond, tokens, reps, first_ms)
     again = fp32(cond, tokens)
-    rows = [
-        {"lever": "fp32, 10 steps, full prompt (reference)", "ms": ref_ms, **_difference(reference, reference)},
-        {"lever": "fp32, the same call again (other noise)", "ms": ref_ms, **_difference(reference, again)},
-    ]
+    rows: list[dict] = []
+
+    def add(lever: str, ms: float, wav: np.ndarray) -> None:
+        """One row, printed as soon as it is measured (a faithful Original run takes minutes)."""
+        row = {"lever": lever, "ms": ms, **_difference(reference, wav), "ratio": ms / ref_ms}
+        row["rtf"] = ms / 1000 / audio_s
+        rows.append(row)
+        bench.log(
+            f"  {lever:<42} {ms:>7.0f} ms  ×{row['ratio']:.2f}  RTF {row['rtf']:.2f}  "
+            f"waveform {row['waveform_snr_db']:6.1f} dB  log-mel {row['log_mel_snr_db']:6.1f} dB"
+        )
+
+    add("fp32, 10 steps, full prompt (reference)", ref_ms, reference)
+    add("fp32, the same call again (other noise)", ref_ms, again)
 
     def session_row(label: str, **changes) -> None:
         decode = _fresh(pipe, replace(reference_runtime, **changes))
         decode(cond, tokens[:10])
         first, first_ms = _timed(decode, cond, tokens)
         ms, _ = _time(decode, cond, tokens, reps, first_ms)
-        rows.append({"lever": label, "ms": ms, **_difference(reference, first)})
+        add(label, ms, first)
 
     def prompt_row(label: str, decode, seconds: float, window: str = "best") -> None:
         wav, first_ms = _timed(decode, cond.with_decoder_prompt(seconds, window), tokens)
         ms, _ = _time(decode, cond.with_decoder_prompt(seconds, window), tokens, reps, first_ms)
-        rows.append({"lever": label, "ms": ms, **_difference(reference, wav)})
+        add(label, ms, wav)
 
     session_row("q8", decoder_precision="q8")
     for steps in (5, 3):
@@ -137,13 +147,6 @@ def decoder_levers(bench) -> None:
     session_row("fp32, 1 thread", threads=1)
     session_row("fp32, graph optimisation basic", graph_optimization="basic")
     session_row("fp32, graph optimisation extended", graph_optimization="extended")
-    for row in rows:
-        row["ratio"] = row["ms"] / ref_ms
-        row["rtf"] = row["ms"] / 1000 / audio_s
-        bench.log(
-            f"  {row['lever']:<42} {row['ms']:>7.0f} ms  ×{row['ratio']:.2f}  RTF {row['rtf']:.2f}  "
-            f"waveform {row['waveform_snr_db']:6.1f} dB  log-mel {row['log_mel_snr_db']:6.1f} dB"
-        )
     bench.report.setdefault("decoder", {})["levers"] = {
         "tokens": LEVER_TOKENS,
         "prompt_tokens": cond.prompt_tokens,
