@@ -316,12 +316,24 @@ def _decoder_q8(files: BundleFiles, runtime: RuntimeOptions, factory: SessionFac
 
 
 def _is_turbo(files: BundleFiles) -> bool:
-    """Turbo's language model takes ``position_ids`` (read from the graph's signature, before anything loads)."""
+    """The variant, told from the graphs' signatures (read from the files, no weights) as the loaded model's will be,
+    so exports with other tensor names are recognised too."""
     try:
-        inputs, _ = graph_signature(files.graphs["language_model"])
-    except Exception:  # noqa: BLE001 - an unreadable graph: its own load reports it
+        signatures = {name: _Signature(path) for name, path in files.graphs.items()}
+        return read_model_info(signatures, files.graphs, False).variant == "turbo"
+    except Exception:  # noqa: BLE001 - an unreadable or mismatched graph: its own load reports it
         return False
-    return any(i.name == "position_ids" for i in inputs)
+
+
+class _Signature:
+    def __init__(self, path: Path):
+        self.inputs, self.outputs = graph_signature(path)
+
+    def get_inputs(self) -> list[Any]:
+        return list(self.inputs)
+
+    def get_outputs(self) -> list[Any]:
+        return list(self.outputs)
 
 
 BACKGROUND = ("speech_encoder", "conditional_decoder")
