@@ -263,3 +263,14 @@ def test_int8_streaming_stays_close_to_one_shot(bundles):
     b = Pipeline.from_bundle(bundles["original"], _runtime(stream=False)).synthesize(text, None, options)
     assert a.speech_tokens == b.speech_tokens and a.audio.size == b.audio.size
     assert waveform_snr_db(b.audio, a.audio) > 40
+
+
+def test_a_scratch_folder_left_by_a_dead_maker_is_removed_and_a_fresh_one_kept(original, tmp_path):
+    folder = original / "onnx"
+    stale, fresh = folder / ".conditional_decoder_q8.abc.work", folder / ".conditional_decoder_q8.def.work"
+    for scratch in (stale, fresh):
+        scratch.mkdir()
+        (scratch / MADE_NAME).write_bytes(b"half a graph")
+    os.utime(stale, (os.stat(stale).st_atime - 7200, os.stat(stale).st_mtime - 7200))
+    DecoderQ8(folder / "conditional_decoder.onnx", tmp_path / "cache").make()
+    assert not stale.exists() and fresh.exists()  # another process may still be making the file in the fresh one

@@ -24,6 +24,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 from core.engine.files.atomic import atomic_path, write_json_atomic
@@ -93,6 +94,7 @@ class DecoderQ8:
 
     def _make_at(self, target: Path) -> None:
         target.parent.mkdir(parents=True, exist_ok=True)
+        _remove_stale_scratch(target)
         # A scratch folder of its own: two processes making the same file at once each finish, and the last rename
         # wins (both files are the same).
         scratch = Path(tempfile.mkdtemp(prefix=f".{target.stem}.", suffix=".work", dir=target.parent))
@@ -109,6 +111,19 @@ class DecoderQ8:
             shutil.rmtree(scratch, ignore_errors=True)
         write_json_atomic(self._note(target), {"source": self.identity, "made_from": str(self.source)})
         log.info("made the int8 decoder %s from %s", target, self.source.name)
+
+
+STALE_SCRATCH_S = 3600
+"""A scratch folder untouched this long was left by a process that died while making the file."""
+
+
+def _remove_stale_scratch(target: Path) -> None:
+    for folder in target.parent.glob(f".{target.stem}.*.work"):
+        try:
+            if time.time() - folder.stat().st_mtime > STALE_SCRATCH_S:
+                shutil.rmtree(folder, ignore_errors=True)
+        except OSError:
+            pass
 
 
 def _run_quantizer(source: Path, target: Path) -> int | None:
