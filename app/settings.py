@@ -7,7 +7,14 @@ from pathlib import Path
 
 from PySide6.QtCore import QSettings
 
-from core.engine import APP_NAME, SESSION_FIELDS, STREAM_PLANS, RuntimeOptions, SynthesisOptions
+from core.engine import (
+    APP_NAME,
+    DECODER_PRECISIONS,
+    SESSION_FIELDS,
+    STREAM_PLANS,
+    RuntimeOptions,
+    SynthesisOptions,
+)
 
 
 class Key(str, Enum):
@@ -23,6 +30,8 @@ class Key(str, Enum):
     FIRST_CHUNK_TOKENS = "runtime/first_chunk_tokens"
     CHUNK_TOKENS = "runtime/chunk_tokens"
     DECODER_PROMPT = "runtime/decoder_prompt_seconds"
+    DECODER_PRECISION = "runtime/decoder_precision"
+    DECODER_FLOW_STEPS = "runtime/decoder_flow_steps"  # 0: as exported
     STREAM_PLAN = "runtime/stream_plan"
     DECODER_THREAD = "runtime/decoder_thread"
     LM_BATCH = "runtime/lm_batch"
@@ -70,6 +79,8 @@ _DEFAULTS = {
     Key.FIRST_CHUNK_TOKENS: _RUNTIME.first_chunk_tokens,
     Key.CHUNK_TOKENS: _RUNTIME.chunk_tokens,
     Key.DECODER_PROMPT: int(_RUNTIME.decoder_prompt_seconds),
+    Key.DECODER_PRECISION: _RUNTIME.decoder_precision,
+    Key.DECODER_FLOW_STEPS: _RUNTIME.decoder_flow_steps or 0,
     Key.STREAM_PLAN: _RUNTIME.stream_plan,
     Key.DECODER_THREAD: _RUNTIME.decoder_thread,
     Key.LM_BATCH: _RUNTIME.lm_batch,
@@ -161,6 +172,10 @@ class Settings:
             first_chunk_tokens=self.get(Key.FIRST_CHUNK_TOKENS),
             chunk_tokens=self.get(Key.CHUNK_TOKENS),
             decoder_prompt_seconds=float(self.get(Key.DECODER_PROMPT)),
+            decoder_precision=(
+                self.get(Key.DECODER_PRECISION) if self.get(Key.DECODER_PRECISION) in DECODER_PRECISIONS else "auto"
+            ),
+            decoder_flow_steps=min(10, max(0, int(self.get(Key.DECODER_FLOW_STEPS)))) or None,
             stream_plan=self.get(Key.STREAM_PLAN) if self.get(Key.STREAM_PLAN) in STREAM_PLANS else "adaptive",
             decoder_thread=self.get(Key.DECODER_THREAD),
             lm_batch=min(16, max(1, int(self.get(Key.LM_BATCH)))),

@@ -7,6 +7,7 @@ GRAPH_NAMES = {
     "embed_tokens": "embeddings",
     "language_model": "language model",
     "conditional_decoder": "decoder",
+    "conditional_decoder_q8": "making the int8 decoder (once)",
 }
 
 

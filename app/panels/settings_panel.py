@@ -20,7 +20,16 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from core.engine import PRECISIONS, PROVIDERS, Q4_COMPUTE, STREAM_PLANS, Capabilities, language_label, upstream_defaults
+from core.engine import (
+    DECODER_PRECISIONS,
+    PRECISIONS,
+    PROVIDERS,
+    Q4_COMPUTE,
+    STREAM_PLANS,
+    Capabilities,
+    language_label,
+    upstream_defaults,
+)
 
 from ..settings import Key, Settings
 
@@ -61,6 +70,14 @@ TIPS = {
     Key.DECODER_PROMPT: "Seconds of your recording the decoder hears on every call (10 s as upstream). The decoder "
     "pays for it on every call: 6 or 3 s make speech start sooner and render 30–35 % faster, with a little less of "
     "the voice's detail.",
+    Key.DECODER_PRECISION: "Number format of the speech decoder's matrix products on the CPU. q8: int8 (made once "
+    "from the float32 file, about a minute for Original/Multilingual, kept beside the model or in the cache): "
+    "about a third less decoder time on Original (0.68× per call), the sound 61 dB from float32's for the same "
+    "noise (two float32 calls differ by 27 dB by themselves). fp32: as exported. auto: q8 for Original and "
+    "Multilingual, fp32 for Turbo (its small decoder gained nothing measurable). Changing it reloads the model.",
+    Key.DECODER_FLOW_STEPS: "Refinement steps of the Original/Multilingual decoder (as exported: 10). Fewer are "
+    "faster and less refined: 5 steps took 0.64× the decoder time here. How much less refined can only be heard on "
+    "a trained model (judge by ear); Turbo keeps its own 2. Changing it reloads the model.",
     Key.LM_BATCH: "Sentences the language model generates together when a project renders without listening "
     "(Turbo): four at once take about half the language model's time per sentence, and hold four sentences' memory. "
     "1: one at a time. Speaking, and listening while rendering, are not affected.",
@@ -120,6 +137,8 @@ class SettingsPanel(QWidget):
         c[Key.CHUNK_TOKENS] = _spin(1, 400)
         c[Key.DECODER_PROMPT] = prompt = _spin(3, 10)
         prompt.setSuffix(" s")
+        c[Key.DECODER_PRECISION] = _combo(DECODER_PRECISIONS)
+        c[Key.DECODER_FLOW_STEPS] = _spin(0, 10, "10")
         c[Key.LM_BATCH] = _spin(1, 16)
         c[Key.JOINED_DECODING] = QCheckBox("Join sentences in decoder calls")
         c[Key.TEMPERATURE] = _dspin(0.05, 5.0, 0.05)
@@ -151,6 +170,8 @@ class SettingsPanel(QWidget):
         form.addRow("Chunk (tokens)", c[Key.CHUNK_TOKENS])
         form.addRow(c[Key.DECODER_THREAD])
         form.addRow("Decoder voice prompt", c[Key.DECODER_PROMPT])
+        form.addRow("Decoder precision", c[Key.DECODER_PRECISION])
+        form.addRow("Decoder flow steps", c[Key.DECODER_FLOW_STEPS])
         form.addRow("Project render batch", c[Key.LM_BATCH])
         form.addRow(c[Key.JOINED_DECODING])
         sampling = QGroupBox("Voice and sampling")

@@ -19,6 +19,7 @@ import numpy as np
 import onnxruntime as ort
 
 import core.bench.pipeline_benches as bp
+from core.bench.decoder_levers import decoder_levers, output_difference
 from core.bench.stats import alternate, summary
 from core.engine import (
     LOGITS_VOCAB,
@@ -37,6 +38,8 @@ from core.engine import (
 from core.standin.build import synthetic_voice
 from core.wording import describe_notice
 
+ONLY_WHEN_NAMED = ("decoder_levers",)
+"""Comparisons that a plain run leaves out (several decoder sessions: minutes on a faithful bundle)."""
 LONG_TEXT = (
     "It was a bright cold day in April, and the clocks were striking thirteen, while the hallway smelt of boiled "
     "cabbage and old rag mats and at one end of it a coloured poster, too large for indoor display, had been tacked "
@@ -256,6 +259,10 @@ class Bench:
         if self.pipe.runtime.threads != 1:
             self._session_variant("LM step, intra-op threads", "default", "1 thread", threads=1)
 
+    def decoder(self) -> None:
+        bp.decoder_costs(self)
+        output_difference(self)
+
     def run(self, only: tuple[str, ...] = ()) -> dict:
         started = time.perf_counter()
         steps = {
@@ -268,7 +275,8 @@ class Bench:
             "streaming": self.streaming,
             "spinning": self.spinning,
             "threads": self.threads,
-            "decoder": lambda: bp.decoder_costs(self),
+            "decoder": self.decoder,
+            "decoder_levers": lambda: decoder_levers(self),
             "q4": lambda: bp.q4_int8(self),
             "plan": lambda: bp.streaming(self),
             "book": lambda: bp.book(self),
@@ -276,7 +284,7 @@ class Bench:
             "export": lambda: bp.export_finishing(self),
         }
         for name, step in steps.items():
-            if not only or name in only:
+            if (not only and name not in ONLY_WHEN_NAMED) or name in only:
                 step()
         return {
             **self.report,
@@ -360,6 +368,8 @@ def bench_main(args) -> int:
         threads=args.threads,
         precision=precision,
         q4_compute=args.q4_compute,
+        decoder_precision=args.decoder_precision,
+        decoder_flow_steps=args.decoder_flow_steps,
         lm_batch=args.lm_batch,
         cache_dir=Path(os.environ.get("TMPDIR", "/tmp")) / "chatterbox-bench-cache",
     )

@@ -24,6 +24,7 @@ from core.cli.project import add_sampling_arguments, narrate_locked, project_loc
 from core.cli.serve import add_parser as add_serve_parser
 from core.cli.serve import serve
 from core.engine import (
+    DECODER_PROMPT_WINDOWS,
     PRECISIONS,
     PROVIDERS,
     Q4_COMPUTE,
@@ -42,6 +43,10 @@ from core.wording import describe_error, describe_notice
 
 EXIT_OK, EXIT_INTERNAL, EXIT_BAD_INPUT, EXIT_SOAK_FAILED = 0, 1, 2, 3
 Q4_HELP = "4-bit language models on the CPU: int8 compute (default, faster) or fp32 compute (as exported)"
+DECODER_PRECISION_HELP = (
+    "the speech decoder on the CPU: q8 (int8 matrix products, made once from the float32 file; about a third "
+    "faster), fp32, or auto (default: q8 for Original/Multilingual, fp32 for Turbo)"
+)
 log = logging.getLogger("core.cli.main")
 
 
@@ -124,11 +129,13 @@ def _add_bench(sub: Subparsers, defaults: RuntimeOptions) -> None:
     p.add_argument("--provider", choices=PROVIDERS, default="auto")
     p.add_argument("--threads", type=int)
     p.add_argument("--lm-batch", type=int, default=defaults.lm_batch, help="the book comparison's batch (default 4)")
+    decoder_arguments(p)
     p.add_argument("--quick", action="store_true", help="fewer repetitions and a 5 s utterance")
     p.add_argument(
         "--only",
         help="comma-separated subset: kv,overhead,floor,cfg,prefix,conditioning,streaming,spinning,threads,"
-        "decoder,q4,plan,book,cold,export",
+        "decoder,q4,plan,book,cold,export; and, only when named, decoder_levers (each decoder lever's cost and "
+        "output SNR on one set of tokens)",
     )
     p.add_argument("--json", type=Path, help="also write the full report as JSON")
 
@@ -263,6 +270,12 @@ def _add_synth(sub: Subparsers, defaults: RuntimeOptions) -> None:
         default=defaults.decoder_prompt_seconds,
         help="seconds of the reference the decoder sees on every call (10 as upstream; 6 or 3 are faster)",
     )
+    p.add_argument(
+        "--decoder-prompt-window",
+        choices=DECODER_PROMPT_WINDOWS,
+        default=defaults.decoder_prompt_window,
+        help="which part of a longer reference a shorter prompt keeps: best (the most voiced stretch) or first",
+    )
     p.add_argument("--no-trim-silence", action="store_true", help="keep trailing silence after each sentence")
     p.add_argument("--cache-dir", type=Path, help="conditioning cache folder (default: the user cache dir)")
     p.add_argument("--json", action="store_true", help="print one JSON object with tokens and timings")
@@ -277,6 +290,7 @@ def runtime_arguments(p: argparse.ArgumentParser, cache_dir: bool = True, lm_bat
     p.add_argument("--q4-compute", choices=Q4_COMPUTE, default=RuntimeOptions().q4_compute, help=Q4_HELP)
     p.add_argument("--provider", choices=PROVIDERS, default="auto")
     p.add_argument("--threads", type=int)
+    decoder_arguments(p)
     if cache_dir:
         p.add_argument("--cache-dir", type=Path, help="conditioning cache folder (default: the user cache dir)")
     if lm_batch:
@@ -291,6 +305,25 @@ def runtime_arguments(p: argparse.ArgumentParser, cache_dir: bool = True, lm_bat
             action="store_true",
             help="decode every sentence of a batch in its own decoder call (default: up to 12 s per call)",
         )
+
+
+def decoder_arguments(p: argparse.ArgumentParser) -> None:
+    """The speech decoder's precision and flow steps (``--decoder-precision``, ``--decoder-flow-steps``)."""
+    from core.engine import DECODER_PRECISIONS, RuntimeOptions
+
+    p.add_argument(
+        "--decoder-precision",
+        choices=DECODER_PRECISIONS,
+        default=RuntimeOptions().decoder_precision,
+        help=DECODER_PRECISION_HELP,
+    )
+    p.add_argument(
+        "--decoder-flow-steps",
+        type=int,
+        default=RuntimeOptions().decoder_flow_steps,
+        help="flow-matching steps of the Original/Multilingual decoder (default: as exported, 10; fewer are faster "
+        "and less refined; Turbo keeps its 2)",
+    )
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -427,7 +460,13 @@ def _runtime(args):
     from core.engine import RuntimeOptions
 
     try:
-        common = {"provider": args.provider, "precision": args.precision, "q4_compute": args.q4_compute}
+        common = {
+            "provider": args.provider,
+            "precision": args.precision,
+            "q4_compute": args.q4_compute,
+            "decoder_precision": getattr(args, "decoder_precision", "auto"),
+            "decoder_flow_steps": getattr(args, "decoder_flow_steps", None),
+        }
         if args.command == "soak":
             return RuntimeOptions(**common, threads=args.threads)
         if args.command in ("narrate", "project"):  # nobody listens: one decoder call per segment (1.29x faster)
@@ -455,6 +494,7 @@ def _runtime(args):
             stream_plan=args.stream_plan,
             decoder_thread=not args.no_decoder_thread,
             decoder_prompt_seconds=args.decoder_prompt_seconds,
+            decoder_prompt_window=args.decoder_prompt_window,
             cache_dir=args.cache_dir,
         )
     except InvalidOptions:
@@ -537,6 +577,8 @@ def _synth(args) -> int:
                     "stream_plan": pipe.runtime.stream_plan,
                     "decoder_thread": pipe.runtime.decoder_thread,
                     "decoder_prompt_seconds": pipe.runtime.decoder_prompt_seconds,
+                    "decoder_prompt_window": pipe.runtime.decoder_prompt_window,
+                    "decoder_precision": pipe.files.precisions["conditional_decoder"],
                     "conditioning_cache": pipe.runtime.conditioning_cache,
                     "prefix_cache": pipe.runtime.prefix_cache,
                     "sample_rate": SAMPLE_RATE,

@@ -78,6 +78,8 @@ from core.engine.model.gpu import nvidia_gpu_present
 from core.engine.model.hub_download import HUB_MODELS, Downloader, HubModel
 from core.engine.model.model_parts import Capabilities
 from core.engine.options import (
+    DECODER_PRECISIONS,
+    DECODER_PROMPT_WINDOWS,
     PRECISIONS,
     PROVIDERS,
     Q4_COMPUTE,
@@ -167,6 +169,8 @@ __all__ = [
     "Pause",
     "Pipeline",
     "Q4_COMPUTE",
+    "DECODER_PRECISIONS",
+    "DECODER_PROMPT_WINDOWS",
     "RequestReport",
     "RuntimeOptions",
     "SAMPLES_PER_TOKEN",

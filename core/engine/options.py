@@ -17,7 +17,18 @@ PRECISIONS = ("fp32", "fp16", "q8", "q4", "q4f16")
 GRAPH_OPTIMIZATION = ("disabled", "basic", "extended", "all")
 STREAM_PLANS = ("adaptive", "fixed")
 Q4_COMPUTE = ("int8", "fp32")
-SESSION_FIELDS = ("provider", "threads", "precision", "graph_optimization", "spinning", "q4_compute")
+DECODER_PRECISIONS = ("auto", "fp32", "q8")
+DECODER_PROMPT_WINDOWS = ("best", "first")
+SESSION_FIELDS = (
+    "provider",
+    "threads",
+    "precision",
+    "graph_optimization",
+    "spinning",
+    "q4_compute",
+    "decoder_precision",
+    "decoder_flow_steps",
+)
 """RuntimeOptions fields that need new sessions (a model reload); the others apply to the next request."""
 
 
@@ -108,6 +119,14 @@ class RuntimeOptions:
     q4_compute: str = "int8"
     """4-bit language models on the CPU: ``int8`` (MatMulNBits accuracy level 4: activations quantised to int8,
     integer dot products) or ``fp32`` (the exported level: weights dequantised, float32 products)."""
+    decoder_precision: str = "auto"
+    """The speech decoder on the CPU: ``q8`` (its weight matrix multiplications in int8, a file made once from the
+    float32 one, :mod:`core.engine.model.decoder_q8`), ``fp32`` (the file the ``precision`` choice picks, float32 for
+    the published Original and Multilingual repositories) or ``auto`` (q8 where it was measured to pay: the
+    Original/Multilingual decoder; see docs/PERFORMANCE.md, "Decoder levers"). On CUDA the file ``precision`` picks."""
+    decoder_flow_steps: int | None = None
+    """Flow-matching steps of the Original/Multilingual decoder: ``None`` as exported (10), fewer cut out of the
+    unrolled graph at load (:mod:`core.engine.model.flow_steps`): faster, the mel less refined. Turbo keeps its 2."""
     spinning: bool = False
     """Let onnxruntime's idle intra-op threads spin or sleep. Sleeping is the default: spinning gains at most a few
     per cent per LM step, and costs far more when the decoder thread and the language model run at once (their
@@ -134,6 +153,9 @@ class RuntimeOptions:
     decoder_prompt_seconds: float = 10.0
     """Seconds of the reference the decoder sees as its voice prompt on every call (upstream: 10). 6 or 3 s make
     every decoder call cheaper at some cost in voice detail."""
+    decoder_prompt_window: str = "best"
+    """Which part of a longer reference a shorter decoder prompt keeps: ``best`` (the most voiced, energetic stretch,
+    :meth:`core.engine.caches.conditioning.Conditioning.with_decoder_prompt`) or ``first`` (its first seconds)."""
     lm_batch: int = 4
     """Sentences generated together in one language-model batch when a project renders and nobody listens
     (:mod:`core.engine.generation.batch_generate`; Turbo only). 1: one sentence at a time."""
@@ -159,6 +181,8 @@ class RuntimeOptions:
             ("q4_compute", Q4_COMPUTE),
             ("graph_optimization", GRAPH_OPTIMIZATION),
             ("stream_plan", STREAM_PLANS),
+            ("decoder_precision", DECODER_PRECISIONS),
+            ("decoder_prompt_window", DECODER_PROMPT_WINDOWS),
         )
         for name, allowed in choices:
             value = getattr(self, name)
@@ -169,6 +193,8 @@ class RuntimeOptions:
         _check_setting("first_chunk_tokens", self.first_chunk_tokens, 1, 1000)
         _check_setting("chunk_tokens", self.chunk_tokens, 1, 1000)
         _check_setting("decoder_prompt_seconds", self.decoder_prompt_seconds, 1, 10)
+        if self.decoder_flow_steps is not None:
+            _check_setting("decoder_flow_steps", self.decoder_flow_steps, 1, 10, unset_ok=True)
         _check_setting("lm_batch", self.lm_batch, 1, 16)
         _check_setting("decoder_context_tokens", self.decoder_context_tokens, 0, 500)
 

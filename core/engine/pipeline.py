@@ -26,7 +26,7 @@ from core.engine.generation.batch_generate import Generated, Row
 from core.engine.generation.lm_runners import ChainedKV, CopiedKV
 from core.engine.model.bundle import BundleFiles
 from core.engine.model.model_info import ModelInfo
-from core.engine.model.model_parts import Capabilities, LoadProgress, ModelParts, load_parts
+from core.engine.model.model_parts import Capabilities, LoadProgress, ModelParts, load_decoder, load_parts
 from core.engine.options import RuntimeOptions, SamplingParams, SynthesisOptions
 from core.engine.streaming.synthesis import AudioChunk, RequestReport, SynthesisRequest, SynthesisStream
 
@@ -167,6 +167,15 @@ class Pipeline:
     def decode(self, conditioning: Conditioning, tokens: list[int]) -> np.ndarray:
         """One sentence's speech tokens to samples in one decoder call."""
         return self._parts.decoder.decode(conditioning, tokens)
+
+    def other_decoder(
+        self, runtime: RuntimeOptions, fixed_noise: bool = False
+    ) -> Callable[[Conditioning, list[int]], np.ndarray]:
+        """This model's speech decoder loaded again with other session settings (precision, flow steps, threads,
+        graph optimisation): ``decode(conditioning, tokens)``, for comparisons. With ``fixed_noise`` its random
+        nodes are seeded, so two variants draw the same noise call for call. Its calls do not teach the stream
+        plan."""
+        return load_decoder(self._parts.files.root, runtime, self._parts.info, fixed_noise).decode
 
     def decode_joined(self, conditioning: Conditioning, sentences: list[list[int]]) -> list[np.ndarray]:
         """Several sentences' tokens in one decoder call, the samples cut back into sentences."""

@@ -135,7 +135,8 @@ class TokenLookahead:
         """Decode the group's sentences in reading order, neighbours joined in calls of up to :data:`JOIN_TOKENS`
         tokens; each sentence's audio goes with its tokens. A sentence left alone in a call is decoded later, the
         usual way."""
-        cond = conditioning.with_decoder_prompt(self.pipeline().runtime.decoder_prompt_seconds)
+        runtime = self.pipeline().runtime
+        cond = conditioning.with_decoder_prompt(runtime.decoder_prompt_seconds, runtime.decoder_prompt_window)
         calls: list[list] = [[]]
         for segment, rows, trim in group:
             for number in rows:

@@ -113,6 +113,8 @@ def test_the_playback_status_line(state, text):
 def test_load_progress_names_the_graphs():
     text = load_progress_text({"language_model": 1.25, "conditional_decoder": None, "custom": 0.5})
     assert text == "language model ✓ 1.2 s · decoder … · custom ✓ 0.5 s"
+    making = load_progress_text({"conditional_decoder_q8": None})
+    assert making == "making the int8 decoder (once) …"  # the first load of an Original model: about a minute
 
 
 # --- voices --------------------------------------------------------------------------------------------------------

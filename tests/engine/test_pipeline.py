@@ -130,13 +130,15 @@ def test_other_dims_run_unchanged(tmp_path, voice_wav):
 
 def test_precision_falls_back_to_fp32_per_graph(tmp_path):
     bundle = make_standin(tmp_path / "q4", "original", precision="q4")
-    pipe = _pipe(bundle, precision="q4")
+    pipe = _pipe(bundle, precision="q4", decoder_precision="fp32")
     assert pipe.files.precisions == {
         "speech_encoder": "fp32",
         "embed_tokens": "fp32",
         "language_model": "q4",
         "conditional_decoder": "fp32",
     }
+    # The decoder's own setting (auto: int8 for the Original decoder) overrides the fallback for that graph only.
+    assert _pipe(bundle, precision="q4").files.precisions == {**pipe.files.precisions, "conditional_decoder": "q8"}
     # Asking for fp32 where only the q4 language model exists still finds a usable graph.
     assert _pipe(bundle).files.precisions["language_model"] == "q4"
     result = pipe.synthesize(TEXT, None, SynthesisOptions(greedy=True, trim_silence=False))

@@ -150,8 +150,10 @@ def test_adaptive_gives_the_one_shot_audio_with_fewer_decoder_calls(bundles, voi
 
 def test_the_decoder_thread_changes_nothing_but_the_timing(bundles, voice_wav):
     options = SynthesisOptions(seed=4)
-    a = _pipe(bundles["original"], decoder_thread=True).synthesize(TEXT, None, options)
-    b = _pipe(bundles["original"], decoder_thread=False).synthesize(TEXT, None, options)
+    # float32 decoder: the int8 one quantizes each call's activations with that call's own scale, so windows that
+    # the timing moves change its output by a hair (see test_decoder_levers.py)
+    a = _pipe(bundles["original"], decoder_thread=True, decoder_precision="fp32").synthesize(TEXT, None, options)
+    b = _pipe(bundles["original"], decoder_thread=False, decoder_precision="fp32").synthesize(TEXT, None, options)
     assert a.speech_tokens == b.speech_tokens and np.array_equal(a.audio, b.audio)
     assert [c.kind for c in a.chunks] == [c.kind for c in b.chunks]
     assert [c.index for c in a.chunks] == list(range(len(a.chunks)))  # in order

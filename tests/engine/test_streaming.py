@@ -32,8 +32,12 @@ def expected_chunks(tokens: int, first: int, size: int) -> int:
 def test_streamed_audio_equals_one_shot_and_chunks_follow_sizes(variant_bundle, voice_wav):
     variant, bundle = variant_bundle
     options = SynthesisOptions(seed=9)
-    streamed = _pipe(bundle, stream=True, stream_plan="fixed", first_chunk_tokens=7, chunk_tokens=11)
-    one_shot = _pipe(bundle, stream=False)
+    # float32 decoder: exact equality is the plan's and the crossfade's property; the int8 decoder's per-call
+    # activation scales move it by a hair (test_decoder_levers.py::test_int8_streaming_stays_close_to_one_shot)
+    streamed = _pipe(
+        bundle, stream=True, stream_plan="fixed", first_chunk_tokens=7, chunk_tokens=11, decoder_precision="fp32"
+    )
+    one_shot = _pipe(bundle, stream=False, decoder_precision="fp32")
     a = streamed.synthesize(TEXT, _voice(variant, voice_wav), options)
     b = one_shot.synthesize(TEXT, _voice(variant, voice_wav), options)
     assert a.speech_tokens == b.speech_tokens
@@ -167,6 +171,9 @@ def test_long_text_file_never_runs_out_of_positions(bundles, voice_wav, tmp_path
             "1",
             "--max-new-tokens",
             "6",
+            # the first load of an Original model makes its int8 decoder once, and the first audio waits for it
+            "--decoder-precision",
+            "fp32",
         ]
     )
     out, err = capsys.readouterr()

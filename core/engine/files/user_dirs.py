@@ -33,6 +33,11 @@ def q4_graph_cache_dir() -> Path:
     return user_cache() / "q4-int8"
 
 
+def decoder_q8_cache_dir(cache: Path | None = None) -> Path:
+    """int8 speech decoders made from a read-only model folder's float32 one, one folder per source file."""
+    return (cache or user_cache()) / "decoder-q8"
+
+
 def decoder_costs_dir(cache: Path | None = None) -> Path:
     """The stream plan's measured costs, one small JSON file per bundle (inside ``cache``, default the user cache)."""
     return (cache or user_cache()) / "decoder-costs"

@@ -9,11 +9,12 @@ owns it.
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import time
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -24,10 +25,17 @@ from core.engine.audio.voice_reference import VoiceReference, load_voice
 from core.engine.caches.conditioning_cache import VoiceConditioner, bundle_identity
 from core.engine.caches.prefix_cache import PrefixCache
 from core.engine.errors import InvalidOptions, ModelSignatureError, Notice, VoiceReferenceError
-from core.engine.files.user_dirs import conditioning_cache_dir, decoder_costs_dir, q4_graph_cache_dir
+from core.engine.files.user_dirs import (
+    conditioning_cache_dir,
+    decoder_costs_dir,
+    decoder_q8_cache_dir,
+    q4_graph_cache_dir,
+)
 from core.engine.generation.lm_runners import ChainedKV, CopiedKV, KVRunner
 from core.engine.model.bundle import BundleFiles, file_stamp, locate_bundle
+from core.engine.model.decoder_q8 import DecoderQ8, DecoderQ8Failed
 from core.engine.model.embedding import PromptEmbedder, load_text_table
+from core.engine.model.flow_steps import with_flow_steps
 from core.engine.model.model_info import ModelInfo, graph_signature, read_model_info
 from core.engine.model.q4_compute import has_4bit_weights, int8_graph
 from core.engine.model.sessions import SessionFactory
@@ -159,8 +167,12 @@ LoadProgress = Callable[[str, "float | None"], None]
 
 def _cost_identity(files: BundleFiles, runtime: RuntimeOptions) -> str:
     """What the measured costs depend on: the decoder and language-model files and how the sessions run."""
-    stamps = [file_stamp(files.graphs[graph]) for graph in ("conditional_decoder", "language_model")]
-    return "|".join([*stamps, runtime.provider, str(runtime.threads), runtime.q4_compute, str(runtime.spinning)])
+    decoder = files.graphs["conditional_decoder"]
+    stamps = [file_stamp(decoder) if decoder.is_file() else str(decoder), file_stamp(files.graphs["language_model"])]
+    switches = [runtime.provider, str(runtime.threads), runtime.q4_compute, str(runtime.spinning)]
+    if runtime.decoder_flow_steps is not None:
+        switches.append(f"steps={runtime.decoder_flow_steps}")
+    return "|".join([*stamps, *switches])
 
 
 def load_parts(
@@ -181,17 +193,36 @@ def load_parts(
         q4 = "int8" if lm_bytes is not None else None
     elif has_4bit_weights(lm_graph):
         q4 = "fp32"
+    signature_paths = dict(files.graphs)
+    q8 = _decoder_q8(files, runtime, factory)
+    if q8 is not None:
+        files = replace(
+            files,
+            graphs={**files.graphs, "conditional_decoder": q8.path},
+            precisions={**files.precisions, "conditional_decoder": "q8"},
+        )
 
     def load(name: str, graph: Path) -> Any:
+        if name == "conditional_decoder" and q8 is not None and not q8.ready:
+            # Made once (about a minute for the Original decoder), here on a loading thread: the model is usable
+            # meanwhile, and the first decoder call waits for it.
+            if progress is not None:
+                progress(DECODER_Q8_PROGRESS, None)
+            started = time.perf_counter()
+            try:
+                graph = q8.make()
+            except DecoderQ8Failed as exc:
+                log.warning("no int8 decoder (%s): the float32 decoder is used", exc)
+                graph = q8.source
+            if progress is not None:
+                progress(DECODER_Q8_PROGRESS, time.perf_counter() - started)
         if progress is not None:
             progress(name, None)
         started = time.perf_counter()
-        session = factory.create(
-            name,
-            graph,
-            dynamic_shapes=name == "language_model",
-            model_bytes=lm_bytes if name == "language_model" else None,
-        )
+        model_bytes = lm_bytes if name == "language_model" else None
+        if name == "conditional_decoder":
+            model_bytes = decoder_graph_bytes(graph, runtime.decoder_flow_steps)
+        session = factory.create(name, graph, dynamic_shapes=name == "language_model", model_bytes=model_bytes)
         if progress is not None:
             progress(name, time.perf_counter() - started)
         return session
@@ -207,8 +238,8 @@ def load_parts(
         raise
     if background:
         for name in BACKGROUND:
-            sessions[name] = LoadingSession(futures[name], files.graphs[name])
-    info = read_model_info(sessions, files.graphs, TextTokenizer.is_multilingual(files.tokenizer))
+            sessions[name] = LoadingSession(futures[name], signature_paths[name])
+    info = read_model_info(sessions, signature_paths, TextTokenizer.is_multilingual(files.tokenizer))
     text_table = None
     if info.variant != "turbo":
         try:
@@ -218,6 +249,91 @@ def load_parts(
     rows = text_table.shape[0] if text_table is not None else None
     tokenizer = TextTokenizer(files.tokenizer, info.variant, rows)
     return ModelParts(files, sessions, info, tokenizer, text_table, runtime, factory, q4)
+
+
+def load_decoder(
+    path: Path | str, runtime: RuntimeOptions, info: ModelInfo, fixed_noise: bool = False
+) -> SpeechDecoder:
+    """Only a bundle's speech decoder, chosen and loaded as :func:`load_parts` would with ``runtime``. With
+    ``fixed_noise`` its random nodes get fixed seeds (:func:`with_fixed_noise`), for comparisons."""
+    files = locate_bundle(path, runtime.precision)
+    factory = SessionFactory(runtime)
+    q8 = _decoder_q8(files, runtime, factory)
+    graph = q8.make() if q8 is not None else files.graphs["conditional_decoder"]
+    model_bytes = decoder_graph_bytes(graph, runtime.decoder_flow_steps, fixed_noise)
+    return SpeechDecoder(factory.create("conditional_decoder", graph, model_bytes=model_bytes), info)
+
+
+def decoder_graph_bytes(graph: Path, steps: int | None, fixed_noise: bool = False) -> bytes | None:
+    """The decoder graph with ``steps`` flow steps (:mod:`core.engine.model.flow_steps`) and, with ``fixed_noise``,
+    seeded random nodes; ``None`` to load the file as it is (nothing to change: steps as exported, or a graph
+    without an unrolled solver, such as Turbo's)."""
+    if steps is None and not fixed_noise:
+        return None
+    import onnx
+
+    model = onnx.load(str(graph), load_external_data=False)
+    exported = with_flow_steps(model, steps) if steps is not None else 0
+    changed = bool(exported) and steps is not None and steps < exported
+    if fixed_noise:
+        changed = with_fixed_noise(model) > 0 or changed
+    if not changed:
+        return None
+    data: bytes = model.SerializeToString()
+    return data
+
+
+def with_fixed_noise(model: Any) -> int:
+    """Give each random node (the flow's starting noise, the vocoder's source phases) a seed of its own, derived from
+    its name: two variants of one decoder (int8, fewer steps) then draw the same noise on their n-th call, so their
+    outputs differ by what the variant changes only. Without a seed onnxruntime seeds each node from a global
+    counter in the order it builds the kernels, which differs between variants. Returns the nodes seeded."""
+    import onnx
+
+    seeded = 0
+    for node in model.graph.node:
+        if node.op_type in ("RandomNormal", "RandomNormalLike", "RandomUniform", "RandomUniformLike"):
+            seed = float(int(hashlib.sha256(node.name.encode()).hexdigest()[:6], 16))
+            kept = [a for a in node.attribute if a.name != "seed"]
+            del node.attribute[:]
+            node.attribute.extend([*kept, onnx.helper.make_attribute("seed", seed)])
+            seeded += 1
+    return seeded
+
+
+DECODER_Q8_PROGRESS = "conditional_decoder_q8"
+"""The name :data:`LoadProgress` reports while the int8 decoder is being made (once per decoder file)."""
+
+
+def _decoder_q8(files: BundleFiles, runtime: RuntimeOptions, factory: SessionFactory) -> DecoderQ8 | None:
+    """The int8 decoder to load instead of the float32 one, or ``None`` (the choice, CUDA, or already int8)."""
+    choice = runtime.decoder_precision
+    if choice == "auto":
+        choice = "fp32" if _is_turbo(files) else "q8"
+    if choice != "q8" or files.precisions["conditional_decoder"] != "fp32" or factory.uses_cuda():
+        return None
+    return DecoderQ8(files.graphs["conditional_decoder"], decoder_q8_cache_dir())
+
+
+def _is_turbo(files: BundleFiles) -> bool:
+    """The variant, told from the graphs' signatures (read from the files, no weights) as the loaded model's will be,
+    so exports with other tensor names are recognised too."""
+    try:
+        signatures = {name: _Signature(path) for name, path in files.graphs.items()}
+        return read_model_info(signatures, files.graphs, False).variant == "turbo"
+    except Exception:  # noqa: BLE001 - an unreadable or mismatched graph: its own load reports it
+        return False
+
+
+class _Signature:
+    def __init__(self, path: Path):
+        self.inputs, self.outputs = graph_signature(path)
+
+    def get_inputs(self) -> list[Any]:
+        return list(self.inputs)
+
+    def get_outputs(self) -> list[Any]:
+        return list(self.outputs)
 
 
 BACKGROUND = ("speech_encoder", "conditional_decoder")

@@ -158,7 +158,7 @@ class SynthesisStream:
         cfg = caps.supports_cfg and params.cfg_weight > 0
         if parts.info.supports_cfg and params.cfg_weight > 0 and not cfg:
             report.warnings.append(Notice("synthesis.no_cfg"))
-        dec_cond = voice.conditioning.with_decoder_prompt(runtime.decoder_prompt_seconds)
+        dec_cond = voice.conditioning.with_decoder_prompt(runtime.decoder_prompt_seconds, runtime.decoder_prompt_window)
         plan = StreamPlan(
             runtime.stream_plan if runtime.stream else "off",
             runtime.first_chunk_tokens,

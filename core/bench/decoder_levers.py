@@ -1,0 +1,155 @@
+"""The speech decoder's levers, each with what it costs and how far its output moves, for one set of speech tokens.
+
+The reference is the decoder as exported: float32, the full voice prompt (10 s at most), ten flow steps (the graph
+unrolls them; see docs/PERFORMANCE.md for what fewer would take). Each lever is measured against it for the same
+tokens: ms per call, and the waveform and log-mel SNR (:mod:`core.bench.output_snr`). ``decoder.output_snr_db`` is
+the chosen defaults' difference (what a user gets unless they change a setting).
+"""
+
+from __future__ import annotations
+
+import statistics
+import time
+from dataclasses import replace
+
+import numpy as np
+
+from core.bench.output_snr import log_mel_snr_db, waveform_snr_db
+from core.engine import SAMPLE_RATE, RuntimeOptions
+
+FULL_PROMPT = 10.0
+LEVER_TOKENS = 100
+"""New tokens per measured call: 4 s of speech, a sentence."""
+
+
+def _tokens() -> list[int]:
+    return np.random.default_rng(0).integers(0, 6561, LEVER_TOKENS).tolist()
+
+
+def _reference_runtime(runtime: RuntimeOptions) -> RuntimeOptions:
+    return replace(runtime, decoder_precision="fp32", decoder_flow_steps=None, graph_optimization="all")
+
+
+def _fresh(pipe, runtime: RuntimeOptions):
+    """A new decoder session whose random nodes (the flow's starting noise, the vocoder's source phases) have fixed
+    seeds: its first call draws the same noise as the reference's first call, so the difference measured is the
+    lever's, not the model's own randomness."""
+    return pipe.other_decoder(runtime, fixed_noise=True)
+
+
+def _time(decode, cond, tokens, reps: int, first_ms: float | None = None) -> tuple[float, np.ndarray]:
+    """Median ms of ``reps`` calls (with none, ``first_ms``: the first call's time, as ``--quick`` takes it)."""
+    if reps == 0 and first_ms is not None:
+        return first_ms, np.zeros(0, dtype=np.float32)
+    times, wav = [], np.zeros(0, dtype=np.float32)
+    for _ in range(max(1, reps)):
+        started = time.perf_counter()
+        wav = decode(cond, tokens)
+        times.append((time.perf_counter() - started) * 1000)
+    return statistics.median(times), wav
+
+
+def _timed(decode, cond, tokens) -> tuple[np.ndarray, float]:
+    started = time.perf_counter()
+    wav = decode(cond, tokens)
+    return wav, (time.perf_counter() - started) * 1000
+
+
+def _difference(reference: np.ndarray, wav: np.ndarray) -> dict:
+    return {
+        "waveform_snr_db": round(waveform_snr_db(reference, wav), 2),
+        "log_mel_snr_db": round(log_mel_snr_db(reference, wav, SAMPLE_RATE), 2),
+    }
+
+
+def output_difference(bench) -> None:
+    """``decoder.output_snr_db`` (and ``decoder.output_log_mel_snr_db``): the decoder as the pipeline runs it (its
+    precision, flow steps and voice prompt) against the float32, 10-step decoder with the full prompt, for the same
+    tokens and the same noise."""
+    pipe = bench.pipe
+    if pipe.info.variant == "turbo":
+        return
+    cond = pipe.condition(bench.voice).conditioning
+    runtime = pipe.runtime
+    tokens = _tokens()
+    reference = _fresh(pipe, _reference_runtime(runtime))(cond, tokens)
+    short = cond.with_decoder_prompt(runtime.decoder_prompt_seconds, runtime.decoder_prompt_window)
+    ours = _fresh(pipe, runtime)(short, tokens)
+    diff = _difference(reference, ours)
+    decoder = bench.report.setdefault("decoder", {})
+    decoder["output_snr_db"] = diff["waveform_snr_db"]
+    decoder["output_log_mel_snr_db"] = diff["log_mel_snr_db"]
+    decoder["output_settings"] = {
+        "decoder_precision": pipe.files.precisions["conditional_decoder"],
+        "decoder_flow_steps": runtime.decoder_flow_steps or 10,
+        "decoder_prompt_seconds": runtime.decoder_prompt_seconds,
+        "decoder_prompt_window": runtime.decoder_prompt_window,
+    }
+    settings = decoder["output_settings"]
+    bench.log(
+        f"{'Decoder output vs fp32 / 10 steps / full prompt':<44} waveform SNR {diff['waveform_snr_db']:.1f} dB, "
+        f"log-mel SNR {diff['log_mel_snr_db']:.1f} dB ({settings['decoder_precision']}, "
+        f"{settings['decoder_flow_steps']} steps, {runtime.decoder_prompt_seconds:g} s prompt)"
+    )
+
+
+def decoder_levers(bench) -> None:
+    """Every lever on one set of tokens in one run: precision, flow steps, voice-prompt length and window, ORT
+    settings. A lever that needs its own session gets a fresh seeded one (same noise as the reference); the prompt
+    rows reuse the reference's session (a shorter prompt changes the noise's length anyway: compare them with the
+    "run again" row, the model's own call-to-call difference)."""
+    pipe = bench.pipe
+    runtime = pipe.runtime
+    cond = pipe.condition(bench.voice).conditioning
+    tokens = _tokens()
+    reps = 0 if bench.config.quick else 3  # --quick: each session's first call is its time
+    audio_s = LEVER_TOKENS / 25
+    reference_runtime = _reference_runtime(runtime)
+    fp32 = _fresh(pipe, reference_runtime)
+    fp32(cond, tokens[:10])  # the first call allocates: not timed (its noise is then the same in every session)
+    reference, first_ms = _timed(fp32, cond, tokens)
+    ref_ms, _ = _time(fp32, cond, tokens, reps, first_ms)
+    again = fp32(cond, tokens)
+    rows: list[dict] = []
+
+    def add(lever: str, ms: float, wav: np.ndarray) -> None:
+        """One row, printed as soon as it is measured (a faithful Original run takes minutes)."""
+        row = {"lever": lever, "ms": ms, **_difference(reference, wav), "ratio": ms / ref_ms}
+        row["rtf"] = ms / 1000 / audio_s
+        rows.append(row)
+        bench.log(
+            f"  {lever:<42} {ms:>7.0f} ms  ×{row['ratio']:.2f}  RTF {row['rtf']:.2f}  "
+            f"waveform {row['waveform_snr_db']:6.1f} dB  log-mel {row['log_mel_snr_db']:6.1f} dB"
+        )
+
+    add("fp32, 10 steps, full prompt (reference)", ref_ms, reference)
+    add("fp32, the same call again (other noise)", ref_ms, again)
+
+    def session_row(label: str, **changes) -> None:
+        decode = _fresh(pipe, replace(reference_runtime, **changes))
+        decode(cond, tokens[:10])
+        first, first_ms = _timed(decode, cond, tokens)
+        ms, _ = _time(decode, cond, tokens, reps, first_ms)
+        add(label, ms, first)
+
+    def prompt_row(label: str, decode, seconds: float, window: str = "best") -> None:
+        wav, first_ms = _timed(decode, cond.with_decoder_prompt(seconds, window), tokens)
+        ms, _ = _time(decode, cond.with_decoder_prompt(seconds, window), tokens, reps, first_ms)
+        add(label, ms, wav)
+
+    session_row("q8", decoder_precision="q8")
+    for steps in (5, 3):
+        session_row(f"fp32, {steps} flow steps", decoder_flow_steps=steps)
+    session_row("q8, 5 flow steps", decoder_precision="q8", decoder_flow_steps=5)
+    for seconds in (6.0, 4.5, 3.0):
+        prompt_row(f"fp32, best {seconds:g} s of the prompt", fp32, seconds)
+    prompt_row("fp32, first 3 s of the prompt", fp32, 3.0, "first")
+    session_row("fp32, 1 thread", threads=1)
+    session_row("fp32, graph optimisation basic", graph_optimization="basic")
+    session_row("fp32, graph optimisation extended", graph_optimization="extended")
+    bench.report.setdefault("decoder", {})["levers"] = {
+        "tokens": LEVER_TOKENS,
+        "prompt_tokens": cond.prompt_tokens,
+        "reps": reps,
+        "rows": rows,
+    }
