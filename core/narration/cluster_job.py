@@ -55,6 +55,14 @@ class ClusterRenderJob:
 
         numbers = list(self.numbers) if self.numbers is not None else None
         summary = yield from cluster_steps(
-            self.project, pipeline, self.address, progress, context.cancelled, numbers, self.actors, self.stats
+            self.project,
+            pipeline,
+            self.address,
+            progress,
+            context.cancelled,
+            numbers,
+            self.actors,
+            self.stats,
+            connect_aside=True,  # Speak and the API go on while Ray starts (10-16 s)
         )
         return Cancelled(rid) if summary.cancelled else RenderDone(rid, summary)

@@ -27,7 +27,7 @@ from collections.abc import Callable, Generator
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from core.engine import SAMPLE_RATE
+from core.engine import SAMPLE_RATE, locate_bundle
 from core.narration.cluster_actor import SegmentRenderer, SegmentResult, SegmentWork, Voices
 from core.narration.cluster_connect import ClusterError, connect, label
 from core.narration.cluster_model import fingerprint
@@ -102,10 +102,13 @@ def cluster_steps(
     numbers: list[int] | None = None,
     actors: int | None = None,
     stats: ClusterStats | None = None,
+    connect_aside: bool = False,
 ) -> RenderSteps:
     """The pending segments (or ``numbers`` among them) rendered on Ray actors at ``address``, as steps (see the
     module's docstring); returns the summary. ``pipeline()``: this process's pipeline (its model folder, runtime and
-    the voices' conditioning)."""
+    the voices' conditioning). ``connect_aside``: connect to Ray on a thread of its own while the steps yield (the
+    inference worker's job, which runs Speak and API requests meanwhile); a command line connects on its own
+    thread, as Ray expects of a driver."""
     pipe = pipeline()
     adopt_model(project, pipe)
     todo = [s for s in project.pending() if numbers is None or project.number(s) in numbers]
@@ -115,7 +118,7 @@ def cluster_steps(
     if not todo:
         return summary
     render = _ClusterRender(project, pipe, todo, progress, cancelled or (lambda: False), stats, summary)
-    return (yield from render.run(address, actors))
+    return (yield from render.run(address, actors, connect_aside))
 
 
 @dataclass
@@ -159,8 +162,8 @@ class _ClusterRender:
             conditioning[name] = self.pipe.condition(reference).conditioning
         return Voices(dict(loaded), conditioning)
 
-    def run(self, address: str | None, actors: int | None) -> RenderSteps:
-        ray = yield from _connecting(address)
+    def run(self, address: str | None, actors: int | None, connect_aside: bool) -> RenderSteps:
+        ray = (yield from _connecting(address)) if connect_aside else connect(address)
         stats = self.stats
         stats.address = label(address)
         pool = _ActorPool(ray, self.pipe, actors, len(self.units), stats)
@@ -308,7 +311,10 @@ class _ActorPool:
         files = pipe.files
         # The same switches (precision, threads, batching…): the same tokens. Caches: each node's own user cache.
         runtime = replace(pipe.runtime, cache_dir=None, costs_dir=None)
-        self.args = (str(files.root), runtime, fingerprint(files))
+        # The bundle's own files, as every node finds them: derived files (the int8 decoder made from the float32
+        # one, kept in a user cache) are made again on each node from the same source.
+        source = locate_bundle(files.root, runtime.precision)
+        self.args = (str(files.root), runtime, fingerprint(source))
         resources = ray.cluster_resources()
         cpus, gpus = float(resources.get("CPU", 0.0)), float(resources.get("GPU", 0.0))
         stats.nodes = sum(1 for node in ray.nodes() if node.get("Alive"))
