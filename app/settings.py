@@ -7,7 +7,7 @@ from pathlib import Path
 
 from PySide6.QtCore import QSettings
 
-from core.engine import APP_NAME, SESSION_FIELDS, STREAM_PLANS, RuntimeOptions, SynthesisOptions
+from core.engine import APP_NAME, PLAYBACK_POLICIES, SESSION_FIELDS, STREAM_PLANS, RuntimeOptions, SynthesisOptions
 
 
 class Key(str, Enum):
@@ -24,6 +24,7 @@ class Key(str, Enum):
     CHUNK_TOKENS = "runtime/chunk_tokens"
     DECODER_PROMPT = "runtime/decoder_prompt_seconds"
     STREAM_PLAN = "runtime/stream_plan"
+    PLAYBACK_POLICY = "runtime/playback_policy"  # fast, smooth or auto
     DECODER_THREAD = "runtime/decoder_thread"
     LM_BATCH = "runtime/lm_batch"
     JOINED_DECODING = "runtime/joined_decoding"
@@ -69,6 +70,7 @@ _DEFAULTS = {
     Key.CHUNK_TOKENS: _RUNTIME.chunk_tokens,
     Key.DECODER_PROMPT: int(_RUNTIME.decoder_prompt_seconds),
     Key.STREAM_PLAN: _RUNTIME.stream_plan,
+    Key.PLAYBACK_POLICY: _RUNTIME.playback_policy,
     Key.DECODER_THREAD: _RUNTIME.decoder_thread,
     Key.LM_BATCH: _RUNTIME.lm_batch,
     Key.JOINED_DECODING: _RUNTIME.joined_decoding,
@@ -158,6 +160,9 @@ class Settings:
             chunk_tokens=self.get(Key.CHUNK_TOKENS),
             decoder_prompt_seconds=float(self.get(Key.DECODER_PROMPT)),
             stream_plan=self.get(Key.STREAM_PLAN) if self.get(Key.STREAM_PLAN) in STREAM_PLANS else "adaptive",
+            playback_policy=self.get(Key.PLAYBACK_POLICY)
+            if self.get(Key.PLAYBACK_POLICY) in PLAYBACK_POLICIES
+            else _RUNTIME.playback_policy,
             decoder_thread=self.get(Key.DECODER_THREAD),
             lm_batch=min(16, max(1, int(self.get(Key.LM_BATCH)))),
             joined_decoding=self.get(Key.JOINED_DECODING),

@@ -20,7 +20,16 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from core.engine import PRECISIONS, PROVIDERS, Q4_COMPUTE, STREAM_PLANS, Capabilities, language_label, upstream_defaults
+from core.engine import (
+    AUTO_SMOOTH_RTF,
+    PRECISIONS,
+    PROVIDERS,
+    Q4_COMPUTE,
+    STREAM_PLANS,
+    Capabilities,
+    language_label,
+    upstream_defaults,
+)
 
 from ..settings import Key, Settings
 
@@ -52,6 +61,12 @@ TIPS = {
     Key.STREAM_PLAN: "How streaming cuts speech into decoder calls. adaptive: a small first window, then as few "
     "calls as keep playback fed (measured on this computer; usually one per sentence). fixed: the first chunk, then "
     "a call every chunk, whatever it costs.",
+    Key.PLAYBACK_POLICY: "When spoken audio starts playing (adaptive stream plan). Start fast: with the first audio "
+    "(1.4–1.7 s on Turbo with a 2-core CPU), accepting stalls later (there: 2 stalls, 3–5 s in all, in a five-sentence "
+    "paragraph). Play smoothly: later, when the forecast from this computer's measured speed says nothing will "
+    "arrive late — one wait at the start (about PLAYBACK_SMOOTH there) instead of stalls mid-sentence. Automatic: "
+    f"smoothly when this computer is not much faster than real time (measured real-time factor {AUTO_SMOOTH_RTF} or "
+    "more), fast otherwise.",
     Key.FIRST_CHUNK_TOKENS: "Speech tokens (25 per second of speech) generated before the first audio is decoded. "
     "Smaller starts sooner; too small wastes decoder calls.",
     Key.CHUNK_TOKENS: "Speech tokens per later decoder call with the fixed plan. Larger chunks mean fewer calls (less "
@@ -115,6 +130,7 @@ class SettingsPanel(QWidget):
         c[Key.PREFIX_CACHE] = QCheckBox("Voice-prefix KV cache")
         c[Key.STREAM] = QCheckBox("Stream (play while generating)")
         c[Key.STREAM_PLAN] = _combo(STREAM_PLANS)
+        c[Key.PLAYBACK_POLICY] = _labelled_combo(PLAYBACK_LABELS)
         c[Key.DECODER_THREAD] = QCheckBox("Decoder thread (beside the LM)")
         c[Key.FIRST_CHUNK_TOKENS] = _spin(1, 200)
         c[Key.CHUNK_TOKENS] = _spin(1, 400)
@@ -147,6 +163,7 @@ class SettingsPanel(QWidget):
         for key in (Key.KV_CHAINING, Key.CONDITIONING_CACHE, Key.PREFIX_CACHE, Key.STREAM):
             form.addRow(c[key])
         form.addRow("Stream plan", c[Key.STREAM_PLAN])
+        form.addRow("Playback", c[Key.PLAYBACK_POLICY])
         form.addRow("First chunk (tokens)", c[Key.FIRST_CHUNK_TOKENS])
         form.addRow("Chunk (tokens)", c[Key.CHUNK_TOKENS])
         form.addRow(c[Key.DECODER_THREAD])
@@ -292,6 +309,17 @@ def _set_languages(combo: QComboBox, codes) -> None:
 
 Control = QCheckBox | QComboBox | QSpinBox | QDoubleSpinBox
 """A setting's control."""
+
+
+PLAYBACK_LABELS = (("fast", "Start fast"), ("smooth", "Play smoothly"), ("auto", "Automatic"))
+"""The playback policies as the combo shows them (the item data is the core's value)."""
+
+
+def _labelled_combo(items) -> QComboBox:
+    combo = QComboBox()
+    for value, label in items:
+        combo.addItem(label, value)
+    return combo
 
 
 def _combo(items) -> QComboBox:

@@ -77,6 +77,7 @@ from core.engine.model.bundle import GRAPHS, SUFFIXES, file_stamp
 from core.engine.model.gpu import nvidia_gpu_present
 from core.engine.model.model_parts import Capabilities
 from core.engine.options import (
+    PLAYBACK_POLICIES,
     PRECISIONS,
     PROVIDERS,
     Q4_COMPUTE,
@@ -87,6 +88,7 @@ from core.engine.options import (
     upstream_defaults,
 )
 from core.engine.pipeline import Pipeline
+from core.engine.streaming.forecast import AUTO_SMOOTH_RTF
 from core.engine.streaming.synthesis import AudioChunk, RequestReport, SynthesisRequest, new_seed, wait_cancellable
 from core.engine.text import (
     MAX_TEXT_CHARS,
@@ -175,6 +177,8 @@ __all__ = [
     "START_SPEECH",
     "STOP_SPEECH",
     "STREAM_PLANS",
+    "PLAYBACK_POLICIES",
+    "AUTO_SMOOTH_RTF",
     "SUFFIXES",
     "Sampler",
     "Sentence",
