@@ -27,8 +27,12 @@ TOKENS_PER_CHAR = 1.8
 """Speech tokens per character of text before any sentence of this model has finished here: English read at about
 14–15 characters a second makes 1.7–1.8 tokens (25 a second) a character. Too many tokens only start playback a
 little later; too few would make it stall, so the estimate leans high until finished sentences refine it."""
-SMOOTH_MARGIN_S = 0.35
-"""Added to the start the forecast needs: a decoder call's time varies by ±10–20 % from one call to the next here."""
+SMOOTH_MARGIN_S = 0.25
+"""Added to the start the forecast needs (a call's wake-up, the audio device's first block)."""
+SMOOTH_SLACK = 0.10
+"""And this share of the time until each chunk is predicted to arrive: a decoder call's or an LM step's time varies
+by ±10–20 % from one to the next on a shared CPU, and the error of a prediction grows with how far ahead it looks.
+It only costs a later start where the machine is near real time (RTF above 1 / 1.1 = 0.91 it grows with the text)."""
 MAX_FIRST_WINDOW = 10 * TOKENS_PER_SECOND
 """The first window holds at most 10 s of speech (a longer wait is better spent decoding)."""
 HORIZON = 40
@@ -167,6 +171,7 @@ def forecast(
     audio_before: float = 0.0,
     earliest_start: float = 0.0,
     margin_s: float = SMOOTH_MARGIN_S,
+    slack: float = SMOOTH_SLACK,
 ) -> Forecast:
     """The arrival of every chunk still to come and the earliest start at which none is late.
 
@@ -182,7 +187,8 @@ def forecast(
     for job in jobs:
         offsets.append(before)
         before += job.new_tokens * TOKEN_S + job.silence_s
-    need = max((a - o for a, o in zip(arrivals, offsets, strict=True)), default=now) + margin_s
+    late = (a + slack * (a - now) - o for a, o in zip(arrivals, offsets, strict=True))
+    need = max(late, default=now) + margin_s
     start = max(earliest_start, need)
     chunks = tuple(ChunkForecast(j.new_tokens, a, start + o) for j, a, o in zip(jobs, arrivals, offsets, strict=True))
     return Forecast(start, chunks, first_window, serial)
@@ -193,7 +199,7 @@ def fast_forecast(
 ) -> Forecast:
     """What "start fast" is predicted to do: playback from the first chunk's arrival, the rest beside the language
     model; its :attr:`Forecast.underruns` are the stalls it expects."""
-    plan = forecast(costs, pieces, now, first_window, context, serial=False, generated=generated, margin_s=0.0)
+    plan = forecast(costs, pieces, now, first_window, context, False, generated, margin_s=0.0, slack=0.0)
     return plan.shifted(plan.chunks[0].arrive_s) if plan.chunks else plan
 
 

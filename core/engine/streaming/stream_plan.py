@@ -70,6 +70,8 @@ class CostModel:
         self._beside: dict[int, deque[tuple[int, float]]] = {}
         """Calls made while it ran (what the forecast takes as "both at once")."""
         self._steps: deque[float] = deque(maxlen=64)
+        self._steps_alone: deque[float] = deque(maxlen=64)
+        """Steps of requests whose language model waited for every decoder call (the smooth plan's serial lanes)."""
         self._chars: deque[float] = deque(maxlen=32)
         """Speech tokens per character of sentences that ended by themselves (not at the token cap)."""
         self.lm_running = False
@@ -83,9 +85,11 @@ class CostModel:
             kept = self._alone if alone else self._beside
             kept.setdefault(prompt_tokens, deque(maxlen=self._keep)).append((window_tokens, seconds))
 
-    def add_steps(self, step_ms: list[float]) -> None:
+    def add_steps(self, step_ms: list[float], alone: bool = False) -> None:
         with self._lock:
             self._steps.extend(ms / 1000 for ms in step_ms)
+            if alone:
+                self._steps_alone.extend(ms / 1000 for ms in step_ms)
 
     def add_sentence(self, chars: int, tokens: int) -> None:
         """A sentence of ``chars`` characters ended by itself after ``tokens`` speech tokens."""
@@ -117,8 +121,11 @@ class CostModel:
 
     @property
     def lm_step_alone_s(self) -> float | None:
-        """An LM step without the decoder beside it (the fastest fifth of the recent steps)."""
+        """An LM step without the decoder beside it: the median of steps known to be alone, else the fastest fifth of
+        the recent steps."""
         with self._lock:
+            if self._steps_alone:
+                return statistics.median(self._steps_alone)
             steps = sorted(self._steps)
         return steps[len(steps) // 5] if steps else None
 
@@ -149,6 +156,7 @@ class CostModel:
                 "alone": {str(p): list(map(list, c)) for p, c in self._alone.items()},
                 "beside": {str(p): list(map(list, c)) for p, c in self._beside.items()},
                 "steps": list(self._steps),
+                "steps_alone": list(self._steps_alone),
                 "tokens_per_char": list(self._chars),
             }
 
@@ -160,12 +168,14 @@ class CostModel:
         alone = {int(p): [(int(n), float(s)) for n, s in c] for p, c in data["alone"].items()}
         beside = {int(p): [(int(n), float(s)) for n, s in c] for p, c in data.get("beside", {}).items()}
         steps = [float(s) for s in data["steps"]]
-        chars = [float(r) for r in data.get("tokens_per_char", [])]  # files written before the forecast lack both
+        alone_steps = [float(s) for s in data.get("steps_alone", [])]
+        chars = [float(r) for r in data.get("tokens_per_char", [])]  # files written before the forecast lack these
         with self._lock:
             for target, source in ((self._calls, calls), (self._alone, alone), (self._beside, beside)):
                 for p, items in source.items():
                     target.setdefault(p, deque(maxlen=self._keep)).extend(items)
             self._steps.extend(steps)
+            self._steps_alone.extend(alone_steps)
             self._chars.extend(chars)
 
     def decode_s(self, prompt_tokens: int, window_tokens: int, alone: bool = False) -> float | None:

@@ -240,7 +240,7 @@ class SynthesisStream:
             decode(split, False, now)
         decode(len(pending.tokens), True, time.perf_counter())
         report.stop_reasons.append(stats.stop_reason)
-        parts.costs.add_steps(stats.step_ms)
+        parts.costs.add_steps(stats.step_ms, alone=plan.serial)
         return stats
 
     def _sentence_tokens(
