@@ -61,12 +61,12 @@ TIPS = {
     Key.STREAM_PLAN: "How streaming cuts speech into decoder calls. adaptive: a small first window, then as few "
     "calls as keep playback fed (measured on this computer; usually one per sentence). fixed: the first chunk, then "
     "a call every chunk, whatever it costs.",
-    Key.PLAYBACK_POLICY: "When spoken audio starts playing (adaptive stream plan). Start fast: with the first audio "
-    "(1.4–1.7 s on Turbo with a 2-core CPU), accepting stalls later (there: 2 stalls, 3–5 s in all, in a five-sentence "
-    "paragraph). Play smoothly: later, when the forecast from this computer's measured speed says nothing will "
-    "arrive late — one wait at the start (about PLAYBACK_SMOOTH there) instead of stalls mid-sentence. Automatic: "
-    f"smoothly when this computer is not much faster than real time (measured real-time factor {AUTO_SMOOTH_RTF} or "
-    "more), fast otherwise.",
+    Key.PLAYBACK_POLICY: "When spoken audio starts playing. Start fast: the first audio as soon as it exists (Turbo "
+    "on a 2-core CPU: 1.4–1.7 s), with stalls later where the computer is barely faster than speech (there: 2–3 "
+    "stalls, 3–8 s in all, in a five-sentence paragraph). Play smoothly: one wait at the start, as long as a forecast "
+    "from this computer's measured speed says is needed for nothing to arrive late, then no stalls (the slower the "
+    "computer, the longer the wait). Automatic: smoothly when the measured real-time factor is "
+    f"{AUTO_SMOOTH_RTF} or more (no margin left), fast otherwise.",
     Key.FIRST_CHUNK_TOKENS: "Speech tokens (25 per second of speech) generated before the first audio is decoded. "
     "Smaller starts sooner; too small wastes decoder calls.",
     Key.CHUNK_TOKENS: "Speech tokens per later decoder call with the fixed plan. Larger chunks mean fewer calls (less "

@@ -223,10 +223,10 @@ def smooth_forecast(
 
 
 AUTO_SMOOTH_RTF = 0.5
-""""auto" plays smoothly from this measured real-time factor on (see docs/PERFORMANCE.md, "Playback policy"): the
-fast plan's first window holds at most 1.5 s of speech, and it must last until the rest of a 5 s sentence is
-generated and decoded, which at RTF r takes about r × 3.5 s + a call's fixed cost; below ~0.4 it holds, and the
-measured runs stall from ~0.7 on."""
+""""auto" plays smoothly from this measured real-time factor on (docs/PERFORMANCE.md, "Playback policy"). The fast
+plan's first window holds at most 1.5 s of speech, and the rest of a 5 s sentence (3.5 s) must be generated and
+decoded before it has played: r × 3.5 s ≤ 1.5 s, so r ≤ ~0.43; above that "start fast" stalls in the first sentence
+(measured on faithful Turbo: every run at RTF 0.71–0.78 on a quiet 2-core CPU, and at 3.7 on a loaded one)."""
 
 
 def choose_policy(policy: str, costs: Costs | None) -> str:
