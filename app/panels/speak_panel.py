@@ -177,12 +177,12 @@ class SpeakPanel(QWidget):
     @Slot(object)
     def _on_chunk_ready(self, chunk: AudioChunk) -> None:
         self.controller.add_chunk(chunk.samples)
+        if chunk.play_start_ms is not None:  # play smoothly: held before the audio is queued, so none slips out
+            self.player.hold_until(time.monotonic() + (chunk.play_start_ms - chunk.at_ms) / 1000)
         if not self.player.feed(chunk.samples) and chunk.samples.size and not self.controller.playback_note_shown:
             self.controller.playback_note_shown = True
             self.messages.show(self.player.error or CANNOT_PLAY, error=False)
         self.waveform.append(chunk.samples)
-        if chunk.play_start_ms is not None:  # play smoothly: not before the planned start
-            self.player.hold_until(time.monotonic() + (chunk.play_start_ms - chunk.at_ms) / 1000)
         if chunk.forecast is not None:
             self.latency.set_forecast(chunk.forecast)
         if chunk.kind == "speech":
