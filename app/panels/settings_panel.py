@@ -319,6 +319,9 @@ def _labelled_combo(items) -> QComboBox:
     combo = QComboBox()
     for value, label in items:
         combo.addItem(label, value)
+    # Sized by six characters rather than its longest item: the side panel is narrow, and the row takes its width.
+    combo.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+    combo.setMinimumContentsLength(6)
     return combo
 
 
