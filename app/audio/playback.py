@@ -88,10 +88,10 @@ class Player:
         return True
 
     def hold_until(self, when: float) -> None:
-        """Do not start playing before ``when`` (``time.monotonic()``); a later plan may move it later, never once
-        playback has started."""
+        """Do not start playing before ``when`` (``time.monotonic()``); the latest plan wins (a forecast made again
+        may move it either way, and a finished request releases it), never once playback has started."""
         if not self._started_playing:
-            self.hold = max(self.hold, when)
+            self.hold = when
             self._progress = (self.played, time.monotonic())  # waiting on purpose is not a stalled device
 
     @property

@@ -191,6 +191,7 @@ class SpeakPanel(QWidget):
     @Slot(int, object)
     def _on_request_finished(self, rid: int, report: Any) -> None:
         self.player.end_of_input()
+        self.player.hold_until(time.monotonic())  # all the audio is here: a smooth start waits no longer
         fields = self.controller.finish(rid, report, self._history_fields(report.text, report.seed))
         t = report.timings
         heard_ms = t.get("play_start_ms", t["ttfa_ms"])  # play smoothly: the first audio is heard at the planned start

@@ -144,6 +144,7 @@ class SynthesisStream:
                 previous_was_sentence = True
                 stats.append((yield from self._speak_sentence(ctx, number, piece, len(stats))))
             yield from ctx.out.drain(ctx.plan)
+            ctx.plan.finished(time.perf_counter())
         except BaseException:
             ctx.out.abandon(self.parts.decoder)
             raise
