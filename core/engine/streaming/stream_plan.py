@@ -270,9 +270,9 @@ class StreamPlan:
         return self.forecast.first_window
 
     def _reforecast(self, now: float, first_window: int, generated: int) -> None:
-        """Forecast the rest from now: until playback starts, the start follows the new forecast (later if the rest
-        would be late, earlier if the costs proved lower; never before now); the predictions of windows still to
-        come are replaced."""
+        """Forecast the rest from now: the start moves later if the rest would be late (never earlier: a forecast
+        that turns optimistic mid-request made runs stall; never once playback has started); the predictions of
+        windows still to come are replaced. :meth:`finished` brings a start still ahead forward."""
         costs = self.costs.snapshot(self.prompt_tokens)
         if costs is None or not self.outline[self.sentence :]:
             return
@@ -291,7 +291,7 @@ class StreamPlan:
             first_context=min(self.context_tokens, self.sentence_tokens),
             decoder_free=self.decoder_free_at,
             audio_before=self.scheduled_s,
-            earliest_start=now if not playing else self.playback_start or 0.0,
+            earliest_start=self.playback_start or 0.0,
         )
         if playing and self.playback_start is not None and ahead.start_s > self.playback_start:
             ahead = ahead.shifted(self.playback_start)  # too late to wait: the stalls it predicts are reported
@@ -300,7 +300,7 @@ class StreamPlan:
         self.predictions = kept[: self.windows] + list(ahead.chunks)
         self.forecast = ahead
         if self.playback_start is not None and not playing:
-            self.playback_start = ahead.start_s
+            self.playback_start = max(self.playback_start, ahead.start_s)
 
     def sentence_done(self, tokens: int, chars: int, capped: bool, now: float) -> None:
         """The sentence's tokens are all generated: its real count replaces the estimate (and, when it ended by
