@@ -10,6 +10,7 @@ from PySide6.QtCore import QSettings
 from core.engine import (
     APP_NAME,
     DECODER_PRECISIONS,
+    PLAYBACK_POLICIES,
     SESSION_FIELDS,
     STREAM_PLANS,
     RuntimeOptions,
@@ -33,6 +34,7 @@ class Key(str, Enum):
     DECODER_PRECISION = "runtime/decoder_precision"
     DECODER_FLOW_STEPS = "runtime/decoder_flow_steps"  # 0: as exported
     STREAM_PLAN = "runtime/stream_plan"
+    PLAYBACK_POLICY = "runtime/playback_policy"  # fast, smooth or auto
     DECODER_THREAD = "runtime/decoder_thread"
     LM_BATCH = "runtime/lm_batch"
     JOINED_DECODING = "runtime/joined_decoding"
@@ -82,6 +84,7 @@ _DEFAULTS = {
     Key.DECODER_PRECISION: _RUNTIME.decoder_precision,
     Key.DECODER_FLOW_STEPS: _RUNTIME.decoder_flow_steps or 0,
     Key.STREAM_PLAN: _RUNTIME.stream_plan,
+    Key.PLAYBACK_POLICY: _RUNTIME.playback_policy,
     Key.DECODER_THREAD: _RUNTIME.decoder_thread,
     Key.LM_BATCH: _RUNTIME.lm_batch,
     Key.JOINED_DECODING: _RUNTIME.joined_decoding,
@@ -177,6 +180,9 @@ class Settings:
             ),
             decoder_flow_steps=min(10, max(0, int(self.get(Key.DECODER_FLOW_STEPS)))) or None,
             stream_plan=self.get(Key.STREAM_PLAN) if self.get(Key.STREAM_PLAN) in STREAM_PLANS else "adaptive",
+            playback_policy=self.get(Key.PLAYBACK_POLICY)
+            if self.get(Key.PLAYBACK_POLICY) in PLAYBACK_POLICIES
+            else _RUNTIME.playback_policy,
             decoder_thread=self.get(Key.DECODER_THREAD),
             lm_batch=min(16, max(1, int(self.get(Key.LM_BATCH)))),
             joined_decoding=self.get(Key.JOINED_DECODING),

@@ -45,6 +45,7 @@ def describe_settings(values: Mapping) -> tuple[str, ...]:
         f"decoder prompt {int(float(get(Key.DECODER_PROMPT, _RUNTIME.decoder_prompt_seconds)))} s",
         f"{get(Key.STREAM_PLAN, _RUNTIME.stream_plan)} stream plan",
         f"decoder thread {_on(get(Key.DECODER_THREAD, _RUNTIME.decoder_thread))}",
+        f"playback {get(Key.PLAYBACK_POLICY, _RUNTIME.playback_policy)}",
     )
 
 

@@ -1,6 +1,7 @@
 """Live playback through sounddevice: chunks go into a ring buffer, the output stream's callback plays them.
 
-Playback starts with the first chunk, Stop silences at once, :attr:`Player.paused` holds it (the device gets
+Playback starts with the first chunk (or, for "play smoothly", not before the planned start: :meth:`Player.hold_until`),
+Stop silences at once, :attr:`Player.paused` holds it (the device gets
 silence, the queued audio waits), underruns are counted. The ``sounddevice`` module is
 injectable (tests pass a fake), and a machine without an audio device only loses playback: :attr:`Player.error`
 says why, and everything else keeps working. A device that disappears or errors during playback is noticed
@@ -58,6 +59,8 @@ class Player:
         self._progress = (0, time.monotonic())
         self.paused = False
         """Playback is held: the callback plays silence and leaves the queued audio where it is."""
+        self.hold = 0.0
+        """``time.monotonic()`` before which the request's first audio is not played (a smooth start)."""
 
     # --- GUI thread --------------------------------------------------------------------------------------------
     def begin(self) -> None:
@@ -67,6 +70,7 @@ class Player:
         self._input_done = False
         self._started_playing = False
         self.paused = False
+        self.hold = 0.0
         if self.lost:
             self.lost, self.error = False, None
 
@@ -82,6 +86,18 @@ class Player:
             self.ring.clear()
             return False
         return True
+
+    def hold_until(self, when: float) -> None:
+        """Do not start playing before ``when`` (``time.monotonic()``); the latest plan wins (a forecast made again
+        may move it either way, and a finished request releases it), never once playback has started."""
+        if not self._started_playing:
+            self.hold = when
+            self._progress = (self.played, time.monotonic())  # waiting on purpose is not a stalled device
+
+    @property
+    def holding_s(self) -> float:
+        """Seconds until a held start (0 when not held)."""
+        return 0.0 if self._started_playing else max(0.0, self.hold - time.monotonic())
 
     def end_of_input(self) -> None:
         self._input_done = True
@@ -126,7 +142,7 @@ class Player:
         if stream is None:
             return None
         now = time.monotonic()
-        if self.played != self._progress[0] or self.ring.available == 0 or self.paused:
+        if self.played != self._progress[0] or self.ring.available == 0 or self.paused or self.holding_s > 0:
             self._progress = (self.played, now)
         # A device may take a moment to start (Bluetooth): allow it three times longer before its first block.
         limit = self.STALL_SECONDS if self._started_playing else 3 * self.STALL_SECONDS
@@ -171,7 +187,7 @@ class Player:
 
     def _callback(self, outdata, frames, time_info, status) -> None:
         out = outdata[:, 0]
-        if self.paused:
+        if self.paused or (not self._started_playing and self.hold and time.monotonic() < self.hold):
             out[:] = 0.0
             return
         n = self.ring.read_into(out)

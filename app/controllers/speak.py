@@ -54,6 +54,8 @@ class PlaybackState:
     lost: bool = False
     no_output: bool = False
     generating: bool = False
+    holding_s: float = 0.0
+    """Play smoothly: seconds until the planned start."""
     starved: bool = False
     """Generation is behind playback: the device has played everything it was given."""
     finished: bool = False
@@ -70,6 +72,8 @@ def playback_text(state: PlaybackState) -> str:
         return "no audio output"
     if state.ended:
         return f"{state.ended} · played {played}"
+    if state.holding_s > 0:
+        return f"starting smoothly in {state.holding_s:.1f} s…"
     if state.generating and state.starved:
         return "buffering… (generation is behind playback)"
     if state.generating:

@@ -21,6 +21,7 @@ from PySide6.QtWidgets import (
 )
 
 from core.engine import (
+    AUTO_SMOOTH_RTF,
     DECODER_PRECISIONS,
     PRECISIONS,
     PROVIDERS,
@@ -61,6 +62,12 @@ TIPS = {
     Key.STREAM_PLAN: "How streaming cuts speech into decoder calls. adaptive: a small first window, then as few "
     "calls as keep playback fed (measured on this computer; usually one per sentence). fixed: the first chunk, then "
     "a call every chunk, whatever it costs.",
+    Key.PLAYBACK_POLICY: "When spoken audio starts playing. Start fast: the first audio as soon as it exists (Turbo "
+    "on a 2-core CPU: 1.4–1.7 s), with stalls later where the computer is barely faster than speech (there: 2–3 "
+    "stalls, 3–8 s in all, in a five-sentence paragraph). Play smoothly: one wait at the start, as long as a forecast "
+    "from this computer's measured speed says is needed for nothing to arrive late, then no stalls (the slower the "
+    "computer, the longer the wait). Automatic: smoothly when the measured real-time factor is "
+    f"{AUTO_SMOOTH_RTF} or more (no margin left), fast otherwise.",
     Key.FIRST_CHUNK_TOKENS: "Speech tokens (25 per second of speech) generated before the first audio is decoded. "
     "Smaller starts sooner; too small wastes decoder calls.",
     Key.CHUNK_TOKENS: "Speech tokens per later decoder call with the fixed plan. Larger chunks mean fewer calls (less "
@@ -132,6 +139,7 @@ class SettingsPanel(QWidget):
         c[Key.PREFIX_CACHE] = QCheckBox("Voice-prefix KV cache")
         c[Key.STREAM] = QCheckBox("Stream (play while generating)")
         c[Key.STREAM_PLAN] = _combo(STREAM_PLANS)
+        c[Key.PLAYBACK_POLICY] = _labelled_combo(PLAYBACK_LABELS)
         c[Key.DECODER_THREAD] = QCheckBox("Decoder thread (beside the LM)")
         c[Key.FIRST_CHUNK_TOKENS] = _spin(1, 200)
         c[Key.CHUNK_TOKENS] = _spin(1, 400)
@@ -166,6 +174,7 @@ class SettingsPanel(QWidget):
         for key in (Key.KV_CHAINING, Key.CONDITIONING_CACHE, Key.PREFIX_CACHE, Key.STREAM):
             form.addRow(c[key])
         form.addRow("Stream plan", c[Key.STREAM_PLAN])
+        form.addRow("Playback", c[Key.PLAYBACK_POLICY])
         form.addRow("First chunk (tokens)", c[Key.FIRST_CHUNK_TOKENS])
         form.addRow("Chunk (tokens)", c[Key.CHUNK_TOKENS])
         form.addRow(c[Key.DECODER_THREAD])
@@ -313,6 +322,20 @@ def _set_languages(combo: QComboBox, codes) -> None:
 
 Control = QCheckBox | QComboBox | QSpinBox | QDoubleSpinBox
 """A setting's control."""
+
+
+PLAYBACK_LABELS = (("fast", "Start fast"), ("smooth", "Play smoothly"), ("auto", "Automatic"))
+"""The playback policies as the combo shows them (the item data is the core's value)."""
+
+
+def _labelled_combo(items) -> QComboBox:
+    combo = QComboBox()
+    for value, label in items:
+        combo.addItem(label, value)
+    # Sized by six characters rather than its longest item: the side panel is narrow, and the row takes its width.
+    combo.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+    combo.setMinimumContentsLength(6)
+    return combo
 
 
 def _combo(items) -> QComboBox:

@@ -7,6 +7,7 @@ engine bridge, feeds the player, keeps each result in the history and says how p
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
@@ -176,26 +177,37 @@ class SpeakPanel(QWidget):
     @Slot(object)
     def _on_chunk_ready(self, chunk: AudioChunk) -> None:
         self.controller.add_chunk(chunk.samples)
+        if chunk.play_start_ms is not None:  # play smoothly: held before the audio is queued, so none slips out
+            self.player.hold_until(time.monotonic() + (chunk.play_start_ms - chunk.at_ms) / 1000)
         if not self.player.feed(chunk.samples) and chunk.samples.size and not self.controller.playback_note_shown:
             self.controller.playback_note_shown = True
             self.messages.show(self.player.error or CANNOT_PLAY, error=False)
         self.waveform.append(chunk.samples)
+        if chunk.forecast is not None:
+            self.latency.set_forecast(chunk.forecast)
         if chunk.kind == "speech":
             self.latency.add_chunk(chunk.lm_ms, chunk.decode_ms, chunk.rtf, at_ms=chunk.at_ms)
 
     @Slot(int, object)
     def _on_request_finished(self, rid: int, report: Any) -> None:
         self.player.end_of_input()
+        self.player.hold_until(time.monotonic())  # all the audio is here: a smooth start waits no longer
         fields = self.controller.finish(rid, report, self._history_fields(report.text, report.seed))
         t = report.timings
-        self.timing_status.emit(f"RTF {t['rtf']:.2f} · first audio {t['ttfa_ms'] / 1000:.2f} s")
-        self.latency.add_request(t["ttfa_ms"], t["step_ms_median"], t["rtf"])
+        heard_ms = t.get("play_start_ms", t["ttfa_ms"])  # play smoothly: the first audio is heard at the planned start
+        self.timing_status.emit(f"RTF {t['rtf']:.2f} · first audio {heard_ms / 1000:.2f} s")
+        self.latency.add_request(heard_ms, t["step_ms_median"], t["rtf"])
+        forecast = getattr(report, "forecast", None) or {}
+        if forecast.get("chunks"):
+            self.latency.set_forecast(forecast)
         audio = self.controller.audio()
         self._set_export_available(audio.size > 0)
         for warning in report.warnings:
             self.messages.show(describe_notice(warning) or "", error=False)
         if fields is not None:
             timings = {k: round(v, 2) for k, v in t.items()} | {"chunks": self.latency.chunk_rows()}
+            if forecast.get("chunks"):
+                timings["forecast"] = forecast
             entry = self._add_to_history(audio, fields, timings=timings)
             if entry is not None:
                 self.latency.name_last_request(entry.id)  # replaying it shows its chunks and marks its point
@@ -307,6 +319,7 @@ class SpeakPanel(QWidget):
             lost=p.lost,
             no_output=bool(p.error) and p.stream is None,
             generating=busy,
+            holding_s=p.holding_s if p.stream is not None else 0.0,
             starved=p.stream is not None and bool(p.played) and p.ring.available == 0,
             finished=p.finished or p.stream is None,
             ended=self.controller.ended,

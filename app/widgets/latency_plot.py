@@ -9,9 +9,11 @@ import time
 from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QVBoxLayout, QWidget
 
 from .chunk_latency_plot import ChunkLatencyPlot, ChunkPoint
+from .forecast_plot import ForecastPlot, forecast_chunks
 from .request_latency_plot import METRICS, RequestLatencyPlot, RequestPoint
 
 CHUNKS_CAPTION = "This request, per chunk"
+FORECAST_CAPTION = "Playback forecast"
 MIN_HEIGHT = 100
 """Low enough for a 1024×600 screen at 150 %; the plots grow with the window."""
 
@@ -22,6 +24,12 @@ class LatencyPlot(QWidget):
         self.setMinimumHeight(MIN_HEIGHT)
         self.chunk_plot = ChunkLatencyPlot(self)
         self.request_plot = RequestLatencyPlot(self)
+        self.forecast_plot = ForecastPlot(self)
+        self.forecast_caption = QLabel(FORECAST_CAPTION, self)
+        self.forecast_caption.setToolTip(
+            "When each chunk was predicted to arrive, when playback needs it (deadline), and when it arrived. "
+            "“Play smoothly” starts playback late enough that no chunk is predicted above its deadline."
+        )
         self.chunks_caption = QLabel(CHUNKS_CAPTION, self)
         self.metric_choice = QComboBox(self)
         self.metric_choice.addItems([m.name for m in METRICS])
@@ -29,7 +37,9 @@ class LatencyPlot(QWidget):
         self.metric_choice.currentTextChanged.connect(self.request_plot.set_metric)
         requests_caption = QLabel("Per request:", self)
         requests_caption.setBuddy(self.metric_choice)
-        self.chunks_caption.setMinimumHeight(self.metric_choice.sizeHint().height())  # both plots start at one height
+        height = self.metric_choice.sizeHint().height()  # the plots start at one height
+        self.chunks_caption.setMinimumHeight(height)
+        self.forecast_caption.setMinimumHeight(height)
         request_row = QHBoxLayout()
         request_row.addWidget(requests_caption)
         request_row.addWidget(self.metric_choice)
@@ -38,14 +48,28 @@ class LatencyPlot(QWidget):
         layout.setContentsMargins(0, 0, 0, 0)
         chunk_row = QHBoxLayout()
         chunk_row.addWidget(self.chunks_caption)
-        for row, plot in ((chunk_row, self.chunk_plot), (request_row, self.request_plot)):
-            column = QVBoxLayout()
+        forecast_row = QHBoxLayout()
+        forecast_row.addWidget(self.forecast_caption)
+        self.forecast_column = QWidget(self)
+        for row, plot, parent in (
+            (chunk_row, self.chunk_plot, None),
+            (forecast_row, self.forecast_plot, self.forecast_column),
+            (request_row, self.request_plot, None),
+        ):
+            column = QVBoxLayout(parent) if parent is not None else QVBoxLayout()
             column.setSpacing(2)
             column.addLayout(row)
             column.addWidget(plot, 1)
-            layout.addLayout(column, 1)
+            if parent is None:
+                layout.addLayout(column, 1)
+            else:
+                column.setContentsMargins(0, 0, 0, 0)
+                layout.addWidget(parent, 1)
+        # Shown while the request shown has a forecast ("play smoothly"): three plots side by side are narrow.
+        self.forecast_column.setVisible(False)
         self.chunks: list[ChunkPoint] = []
         self._settings: tuple[str, ...] = ()
+        self._forecast: dict | None = None
 
     @property
     def requests(self) -> list[RequestPoint]:
@@ -61,10 +85,23 @@ class LatencyPlot(QWidget):
         self.chunks_caption.setText(CHUNKS_CAPTION)
         self.request_plot.set_highlight(None)
         self.chunk_plot.show_chunks(self.chunks)
+        self.set_forecast(None)
 
     def add_chunk(self, lm_ms: float, decode_ms: float, rtf: float, at_ms: float | None = None) -> None:
         self.chunks.append(ChunkPoint(lm_ms, decode_ms, rtf, at_ms))
         self.chunk_plot.show_chunks(self.chunks)
+        self._show_forecast()
+
+    def set_forecast(self, forecast: dict | None) -> None:
+        """The request's playback forecast as the core reports it (``None``: none, playback starts at once)."""
+        self._forecast = forecast
+        self._show_forecast()
+
+    def _show_forecast(self, chunks: list[ChunkPoint] | None = None) -> None:
+        start, predicted = forecast_chunks(self._forecast)
+        self.forecast_column.setVisible(bool(predicted))
+        arrived = [c.at_ms / 1000 for c in (self.chunks if chunks is None else chunks) if c.at_ms is not None]
+        self.forecast_plot.show_forecast(start, predicted, arrived)
 
     def add_request(self, ttfa_ms: float, step_ms: float, rtf: float) -> None:
         self.request_plot.add(RequestPoint(ttfa_ms, step_ms, rtf, self._settings, list(self.chunks)))
@@ -94,3 +131,6 @@ class LatencyPlot(QWidget):
         with contextlib.suppress(KeyError, TypeError, ValueError):
             empty += f"\nfirst audio {float(timings['ttfa_ms']):.0f} ms · RTF {float(timings['rtf']):.2f}"
         self.chunk_plot.show_chunks(chunks, empty_text=empty)
+        forecast = timings.get("forecast")
+        self._forecast = forecast if isinstance(forecast, dict) else None
+        self._show_forecast(chunks)

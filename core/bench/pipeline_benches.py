@@ -134,12 +134,13 @@ def q4_int8(bench) -> None:
     )
 
 
-def _underruns(chunks: list[dict]) -> tuple[int, float]:
-    """Playback from the first audio on, chunk after chunk: how often (and how long in all) it had to wait."""
+def _underruns(chunks: list[dict], start_ms: float | None = None) -> tuple[int, float]:
+    """Playback from the first audio on (or from ``start_ms`` when that is later: a smooth start), chunk after chunk:
+    how often (and how long in all) it had to wait."""
     audio = [c for c in chunks if c["samples"]]
     if not audio:
         return 0, 0.0
-    clock, count, waited = audio[0]["at_ms"], 0, 0.0
+    clock, count, waited = max(audio[0]["at_ms"], start_ms or 0.0), 0, 0.0
     for c in audio:
         if c["at_ms"] > clock + 1:
             count, waited = count + 1, waited + c["at_ms"] - clock
@@ -148,27 +149,57 @@ def _underruns(chunks: list[dict]) -> tuple[int, float]:
     return count, waited
 
 
+def _rounds(reps: int, sides: dict) -> dict[str, list]:
+    """Each side once per round, the order rotating from round to round (drift hits every side alike)."""
+    names = list(sides)
+    out: dict[str, list] = {name: [] for name in sides}
+    for i in range(reps):
+        for name in names[i % len(names) :] + names[: i % len(names)]:
+            out[name].append(sides[name]())
+    return out
+
+
+def _policy_runs(reports: list) -> list[dict]:
+    """Per run: when playback started, how often and how long it stalled after that."""
+    runs = []
+    for r in reports:
+        start = r.timings.get("play_start_ms", r.timings["ttfa_ms"])
+        count, waited = _underruns(r.chunks, start)
+        runs.append({"ttfa_ms": round(start, 1), "underruns": count, "underrun_s": round(waited / 1000, 3)})
+    return runs
+
+
 def streaming(bench, tokens_per_sentence: int = 125) -> None:
     """A five-sentence paragraph (each sentence capped at ``tokens_per_sentence``: a random-weight model does not
-    stop by itself): streaming with the adaptive plan vs one-shot decoding per sentence."""
+    stop by itself): streaming with the adaptive plan, playback started fast and smoothly, vs one-shot decoding per
+    sentence; the three alternate in one process."""
     pipe, base = bench.pipe, bench.pipe.runtime
     options = SynthesisOptions(seed=1, max_new_tokens=tokens_per_sentence, cfg_weight=0.0)
-    on, off = replace(base, stream=True, stream_plan="adaptive"), replace(base, stream=False)
+    on = replace(base, stream=True, stream_plan="adaptive", playback_policy="fast")
+    smooth, off = replace(on, playback_policy="smooth"), replace(base, stream=False)
     pipe.synthesize(PARAGRAPH, bench.voice, options, runtime=on)  # warm: caches, and the plan learns the costs
-    runs: dict[str, list] = {"stream": [], "one-shot": []}
+    runs: dict[str, list] = {"stream": [], "smooth": [], "one-shot": []}
 
     def run(runtime, label):
-        result = pipe.synthesize(PARAGRAPH, bench.voice, options, runtime=runtime)
-        runs[label].append(result.report)
-        return result.timings["total_ms"]
+        def once():
+            result = pipe.synthesize(PARAGRAPH, bench.voice, options, runtime=runtime)
+            runs[label].append(result.report)
+            return result.timings["total_ms"]
 
-    a, b = alternate(bench.config.stream_reps, lambda: run(on, "stream"), lambda: run(off, "one-shot"))
+        return once
+
+    totals = _rounds(
+        bench.config.stream_reps,
+        {"stream": run(on, "stream"), "smooth": run(smooth, "smooth"), "one-shot": run(off, "one-shot")},
+    )
+    a, b = totals["stream"], totals["one-shot"]
     bench._add(summary("Five-sentence paragraph, total", "one-shot", b, "adaptive streaming", a))
     ttfa = statistics.median(r.timings["ttfa_ms"] for r in runs["stream"])
     under = [_underruns(r.chunks) for r in runs["stream"]]
     calls = statistics.median(sum(1 for c in r.chunks if c["kind"] == "speech") for r in runs["stream"])
     audio_s = runs["stream"][0].samples / SAMPLE_RATE
     one_shot_rtf = statistics.median(b) / 1000 / audio_s
+    fast_runs, smooth_runs = _policy_runs(runs["stream"]), _policy_runs(runs["smooth"])
     bench.report["streaming"] = {
         "ttfa_ms": ttfa,
         "total_ratio": statistics.median(a) / statistics.median(b),
@@ -179,13 +210,39 @@ def streaming(bench, tokens_per_sentence: int = 125) -> None:
         "audio_seconds": audio_s,
         "one_shot_rtf": one_shot_rtf,
         "one_shot_ttfa_ms": statistics.median(r.timings["ttfa_ms"] for r in runs["one-shot"]),
+        "runs": fast_runs,
     }
+    forecasts = [r.forecast for r in runs["smooth"]]
+    bench.report["streaming_smooth"] = {
+        "ttfa_ms": statistics.median(r["ttfa_ms"] for r in smooth_runs),
+        "underruns_after_first": max(r["underruns"] for r in smooth_runs),
+        "underrun_s": max(r["underrun_s"] for r in smooth_runs),
+        "runs_without_underrun": sum(1 for r in smooth_runs if not r["underruns"]),
+        "total_ratio": statistics.median(totals["smooth"]) / statistics.median(b),
+        "decoder_calls": statistics.median(sum(1 for c in r.chunks if c["kind"] == "speech") for r in runs["smooth"]),
+        "serial": [f.get("serial") for f in forecasts],
+        "forecast_start_ms": [f.get("start_ms") for f in forecasts],
+        "predicted_rtf": [f.get("rtf") for f in forecasts],
+        "runs": smooth_runs,
+    }
+    bench.report["oneshot"] = {"rtf": one_shot_rtf, "total_ms": statistics.median(b), "audio_seconds": audio_s}
     bench.log(
         f"{'Streaming (adaptive): time to first audio':<44} {ttfa:.0f} ms; {calls:g} decoder calls for 5 "
         f"sentences; underruns after the first chunk: {max(u[0] for u in under)} "
         f"({max(u[1] for u in under):.0f} ms); one-shot RTF {one_shot_rtf:.2f}"
     )
+    _log_policies(bench, fast_runs, smooth_runs)
     pipe.update_runtime(base)
+
+
+def _log_policies(bench, fast: list[dict], smooth: list[dict]) -> None:
+    """Both playback policies side by side: first audio, runs with a stall, stalls and stalled seconds per run."""
+    bench.log(f"{'Playback policy, five sentences':<44} {'first audio (median)':>21} {'runs stalled':>13}  per run")
+    for label, runs in (("start fast", fast), ("play smoothly", smooth)):
+        median = statistics.median(r["ttfa_ms"] for r in runs) / 1000
+        stalled = sum(1 for r in runs if r["underruns"])
+        each = ", ".join(f"{r['ttfa_ms'] / 1000:.2f} s/{r['underruns']}x/{r['underrun_s']:.1f} s" for r in runs)
+        bench.log(f"  {label:<42} {median:>19.2f} s {stalled:>6} of {len(runs):<4}  {each}")
 
 
 def book(bench, tokens_per_sentence: int = 75) -> None:

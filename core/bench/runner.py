@@ -371,6 +371,7 @@ def bench_main(args) -> int:
         decoder_precision=args.decoder_precision,
         decoder_flow_steps=args.decoder_flow_steps,
         lm_batch=args.lm_batch,
+        playback_policy=getattr(args, "playback_policy", "auto"),
         cache_dir=Path(os.environ.get("TMPDIR", "/tmp")) / "chatterbox-bench-cache",
     )
     pipe = Pipeline.from_bundle(bundle, runtime)
@@ -381,7 +382,10 @@ def bench_main(args) -> int:
         f"{pipe.providers['language_model']}, {pipe.info.layers} layers, hidden {pipe.info.hidden}"
     )
     only = tuple(n.strip() for n in args.only.split(",")) if args.only else ()
-    report = Bench(pipe, BenchConfig.quick_config() if args.quick else BenchConfig()).run(only)
+    config = BenchConfig.quick_config() if args.quick else BenchConfig()
+    if getattr(args, "runs", None):
+        config = replace(config, stream_reps=max(1, args.runs))
+    report = Bench(pipe, config).run(only)
     if args.json:
         args.json.write_text(json.dumps(report, indent=2), encoding="utf-8")
         print(f"wrote {args.json}")

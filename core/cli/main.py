@@ -24,7 +24,9 @@ from core.cli.project import add_sampling_arguments, narrate_locked, project_loc
 from core.cli.serve import add_parser as add_serve_parser
 from core.cli.serve import serve
 from core.engine import (
+    AUTO_SMOOTH_RTF,
     DECODER_PROMPT_WINDOWS,
+    PLAYBACK_POLICIES,
     PRECISIONS,
     PROVIDERS,
     Q4_COMPUTE,
@@ -131,6 +133,13 @@ def _add_bench(sub: Subparsers, defaults: RuntimeOptions) -> None:
     p.add_argument("--lm-batch", type=int, default=defaults.lm_batch, help="the book comparison's batch (default 4)")
     decoder_arguments(p)
     p.add_argument("--quick", action="store_true", help="fewer repetitions and a 5 s utterance")
+    p.add_argument(
+        "--runs",
+        type=int,
+        help="runs of each side of the streaming comparisons (plan: start fast, play smoothly, one-shot); "
+        "default 2, 1 with --quick",
+    )
+    add_playback_policy(p, defaults)
     p.add_argument(
         "--only",
         help="comma-separated subset: kv,overhead,floor,cfg,prefix,conditioning,streaming,spinning,threads,"
@@ -263,6 +272,7 @@ def _add_synth(sub: Subparsers, defaults: RuntimeOptions) -> None:
         default=defaults.stream_plan,
         help="adaptive: as few decoder calls as keep playback fed (default); fixed: every --chunk-tokens",
     )
+    add_playback_policy(p, defaults)
     p.add_argument("--no-decoder-thread", action="store_true", help="decode on the inference thread, between LM steps")
     p.add_argument(
         "--decoder-prompt-seconds",
@@ -279,6 +289,17 @@ def _add_synth(sub: Subparsers, defaults: RuntimeOptions) -> None:
     p.add_argument("--no-trim-silence", action="store_true", help="keep trailing silence after each sentence")
     p.add_argument("--cache-dir", type=Path, help="conditioning cache folder (default: the user cache dir)")
     p.add_argument("--json", action="store_true", help="print one JSON object with tokens and timings")
+
+
+def add_playback_policy(p: argparse.ArgumentParser, defaults: RuntimeOptions) -> None:
+    p.add_argument(
+        "--playback-policy",
+        choices=PLAYBACK_POLICIES,
+        default=defaults.playback_policy,
+        help="when streamed playback starts: fast (with the first audio, stalls accepted), smooth (when the forecast "
+        "from the measured costs says nothing later will be late), auto (smooth when the measured real-time factor "
+        f"is {AUTO_SMOOTH_RTF} or more; default)",
+    )
 
 
 def runtime_arguments(p: argparse.ArgumentParser, cache_dir: bool = True, lm_batch: bool = False) -> None:
@@ -492,6 +513,7 @@ def _runtime(args):
             first_chunk_tokens=args.first_chunk_tokens,
             chunk_tokens=args.chunk_tokens,
             stream_plan=args.stream_plan,
+            playback_policy=args.playback_policy,
             decoder_thread=not args.no_decoder_thread,
             decoder_prompt_seconds=args.decoder_prompt_seconds,
             decoder_prompt_window=args.decoder_prompt_window,
@@ -575,6 +597,8 @@ def _synth(args) -> int:
                     "q4_compute": pipe.capabilities.q4_compute,
                     "stream": pipe.runtime.stream,
                     "stream_plan": pipe.runtime.stream_plan,
+                    "playback_policy": pipe.runtime.playback_policy,
+                    "forecast": result.forecast,
                     "decoder_thread": pipe.runtime.decoder_thread,
                     "decoder_prompt_seconds": pipe.runtime.decoder_prompt_seconds,
                     "decoder_prompt_window": pipe.runtime.decoder_prompt_window,

@@ -80,6 +80,7 @@ from core.engine.model.model_parts import Capabilities
 from core.engine.options import (
     DECODER_PRECISIONS,
     DECODER_PROMPT_WINDOWS,
+    PLAYBACK_POLICIES,
     PRECISIONS,
     PROVIDERS,
     Q4_COMPUTE,
@@ -90,6 +91,7 @@ from core.engine.options import (
     upstream_defaults,
 )
 from core.engine.pipeline import Pipeline
+from core.engine.streaming.forecast import AUTO_SMOOTH_RTF
 from core.engine.streaming.synthesis import AudioChunk, RequestReport, SynthesisRequest, new_seed, wait_cancellable
 from core.engine.text import (
     MAX_TEXT_CHARS,
@@ -183,6 +185,8 @@ __all__ = [
     "START_SPEECH",
     "STOP_SPEECH",
     "STREAM_PLANS",
+    "PLAYBACK_POLICIES",
+    "AUTO_SMOOTH_RTF",
     "SUFFIXES",
     "Sampler",
     "Sentence",

@@ -16,6 +16,7 @@ PROVIDERS = ("auto", "cuda", "cpu")
 PRECISIONS = ("fp32", "fp16", "q8", "q4", "q4f16")
 GRAPH_OPTIMIZATION = ("disabled", "basic", "extended", "all")
 STREAM_PLANS = ("adaptive", "fixed")
+PLAYBACK_POLICIES = ("auto", "fast", "smooth")
 Q4_COMPUTE = ("int8", "fp32")
 DECODER_PRECISIONS = ("auto", "fp32", "q8")
 DECODER_PROMPT_WINDOWS = ("best", "first")
@@ -148,6 +149,11 @@ class RuntimeOptions:
     stream_plan: str = "adaptive"
     """``adaptive``: a first window, then as few decoder calls as keep playback fed (usually one per sentence);
     ``fixed``: ``first_chunk_tokens``, then every ``chunk_tokens`` (see :mod:`core.engine.streaming.stream_plan`)."""
+    playback_policy: str = "auto"
+    """When streamed playback starts (adaptive plan): ``fast`` with the first audio, accepting stalls later;
+    ``smooth`` when the forecast from the measured costs says no later chunk will be late (one wait at the start
+    instead of stalls mid-sentence); ``auto``: smooth when the measured real-time factor leaves no margin
+    (:data:`core.engine.streaming.forecast.AUTO_SMOOTH_RTF`), fast otherwise."""
     decoder_thread: bool = True
     """Decode on a second thread while the language model goes on with the next tokens and sentences."""
     decoder_prompt_seconds: float = 10.0
@@ -183,6 +189,7 @@ class RuntimeOptions:
             ("stream_plan", STREAM_PLANS),
             ("decoder_precision", DECODER_PRECISIONS),
             ("decoder_prompt_window", DECODER_PROMPT_WINDOWS),
+            ("playback_policy", PLAYBACK_POLICIES),
         )
         for name, allowed in choices:
             value = getattr(self, name)

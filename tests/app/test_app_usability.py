@@ -174,6 +174,7 @@ def test_every_setting_explains_what_it_does_and_costs(qtbot, tmp_path, bundles)
             Key.PREFIX_CACHE,
             Key.STREAM,
             Key.STREAM_PLAN,
+            Key.PLAYBACK_POLICY,
             Key.DECODER_THREAD,
             Key.DECODER_PROMPT,
             Key.Q4_COMPUTE,

@@ -118,3 +118,21 @@ def test_bench_api_reports_first_audio_per_format_next_to_the_total(bundles, tmp
     rows = json.loads(out.read_text())["first_bytes"]
     assert [row["format"] for row in rows] == ["pcm", "wav", "mp3", "aac", "opus", "flac"]
     assert all(0 < row["first_audio_s"] <= row["total_s"] and row["bytes"] > 0 for row in rows)
+
+
+def test_bench_reports_both_playback_policies_per_run(bundles, tmp_path, capsys):
+    """oneshot.rtf, streaming_smooth.* next to streaming.* (start fast), with --runs runs of each, per run."""
+    out = tmp_path / "bench.json"
+    args = ["bench", "--bundle", str(bundles["turbo"]), "--quick", "--provider", "cpu", "--only", "plan"]
+    code = main([*args, "--runs", "3", "--json", str(out)])
+    text = capsys.readouterr()[0]
+    assert code == 0, text
+    report = json.loads(out.read_text())
+    assert report["oneshot"]["rtf"] > 0
+    smooth, fast = report["streaming_smooth"], report["streaming"]
+    assert smooth["ttfa_ms"] > 0 and smooth["underruns_after_first"] >= 0 and smooth["underrun_s"] >= 0
+    assert len(smooth["runs"]) == 3 and len(fast["runs"]) == 3 and 0 <= smooth["runs_without_underrun"] <= 3
+    assert all({"ttfa_ms", "underruns", "underrun_s"} <= set(run) for run in smooth["runs"] + fast["runs"])
+    for key in ("ttfa_ms", "total_ratio", "underruns_after_first", "underrun_ms", "decoder_calls", "one_shot_rtf"):
+        assert key in fast  # the existing keys stay: "start fast"
+    assert "start fast" in text and "play smoothly" in text

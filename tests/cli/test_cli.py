@@ -252,3 +252,17 @@ def test_an_unreadable_reference_exits_2(capsys, bundles, tmp_path, monkeypatch)
         capsys, "synth", "--bundle", bundles["turbo"], "--text", "Hi.", "--voice", voice, "--out", tmp_path / "o.wav"
     )
     assert code == 2 and "locked.wav: permission denied" in err and not (tmp_path / "o.wav").exists()
+
+
+def test_playback_policy_flag_reaches_the_plan_and_is_checked(capsys, bundles, voice_wav, tmp_path):
+    args = ("--text", "Hello there. A second sentence.", "--voice", voice_wav, "--seed", 4)
+    fast = synth_json(capsys, bundles["turbo"], tmp_path, *args, "--playback-policy", "fast")
+    smooth = synth_json(capsys, bundles["turbo"], tmp_path, *args, "--playback-policy", "smooth")
+    assert fast["playback_policy"] == "fast" and fast["forecast"]["policy"] == "fast"
+    assert smooth["playback_policy"] == "smooth" and smooth["forecast"]["requested"] == "smooth"
+    assert fast["speech_tokens"] == smooth["speech_tokens"]  # when playback starts changes no sound
+    assert smooth["timings"]["play_start_ms"] >= smooth["timings"]["ttfa_ms"]
+    code, _out, err = run_cli(
+        capsys, "synth", "--bundle", bundles["turbo"], *args, "--out", tmp_path / "o.wav", "--playback-policy", "soon"
+    )
+    assert code == 2 and "--playback-policy" in err

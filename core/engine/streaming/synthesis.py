@@ -29,6 +29,7 @@ from core.engine.generation.sampler import Sampler
 from core.engine.generation.stop_guards import RunawayGuard, token_cap
 from core.engine.model.model_parts import ModelParts
 from core.engine.options import SamplingParams, SynthesisOptions
+from core.engine.streaming.forecast import choose_policy
 from core.engine.streaming.stream_plan import StreamPlan
 from core.engine.text import SENTENCE_GAP_S, Pause, Sentence, clean_text, split_text
 
@@ -62,6 +63,11 @@ class AudioChunk:
     """When the chunk was ready, from the start of the request."""
     last_in_sentence: bool = True
     request_id: int = 0
+    play_start_ms: float | None = None
+    """"Play smoothly": playback starts no earlier than this (ms from the start of the request), as planned when
+    this chunk was made; ``None``: play at once."""
+    forecast: dict[str, Any] | None = field(default=None, repr=False)
+    """The forecast behind :attr:`play_start_ms` (``RequestReport.forecast``'s shape), for front ends to show."""
 
     @property
     def seconds(self) -> float:
@@ -86,6 +92,10 @@ class RequestReport:
     chunks: list[dict[str, Any]] = field(default_factory=list)
     timings: dict[str, float] = field(default_factory=dict)
     samples: int = 0
+    forecast: dict[str, Any] = field(default_factory=dict)
+    """The playback policy used and its forecast: ``policy`` (``fast``/``smooth``), ``requested``, ``rtf`` (the
+    measured real-time factor it was chosen by), ``serial``, ``start_ms`` (the planned start; ``None``: with the
+    first audio) and ``chunks`` (``tokens``, ``arrive_ms``, ``play_ms`` per predicted window)."""
 
 
 def new_seed() -> int:
@@ -113,25 +123,28 @@ class SynthesisStream:
         self._decoder_ms = 0.0
         self._index = 0
         """The next chunk's index."""
+        self._plan: StreamPlan | None = None
 
     def __iter__(self) -> Iterator[AudioChunk]:
         return self._run()
 
     def _run(self) -> Iterator[AudioChunk]:
         started = time.perf_counter()
-        ctx = self._start(started)
+        pieces = split_text(self.request.text)
+        ctx = self._start(started, pieces)
         stats: list[DecodeStats] = []
         previous_was_sentence = False
         try:
-            for number, piece in enumerate(split_text(self.request.text)):
+            for number, piece in enumerate(pieces):
                 if isinstance(piece, Pause) or previous_was_sentence:
                     self._put_silence(ctx, number, piece)
                 if isinstance(piece, Pause):
                     previous_was_sentence = False
                     continue
                 previous_was_sentence = True
-                stats.append((yield from self._speak_sentence(ctx, number, piece, first=not stats)))
+                stats.append((yield from self._speak_sentence(ctx, number, piece, len(stats))))
             yield from ctx.out.drain(ctx.plan)
+            ctx.plan.finished(time.perf_counter())
         except BaseException:
             ctx.out.abandon(self.parts.decoder)
             raise
@@ -140,7 +153,7 @@ class SynthesisStream:
             ctx.out.close()
         self._finish_report(stats, started)
 
-    def _start(self, started: float) -> _RequestContext:
+    def _start(self, started: float, pieces: list[Sentence | Pause]) -> _RequestContext:
         """Everything a request's sentences share: sampling parameters, the voice's conditioning, the plan."""
         parts, request, report = self.parts, self.request, self.report
         runtime, caps = parts.runtime, parts.capabilities
@@ -166,7 +179,13 @@ class SynthesisStream:
             runtime.decoder_context_tokens,
             parts.costs,
             dec_cond.prompt_tokens,
+            started=started,
         )
+        if plan.mode == "adaptive":  # the forecast knows the adaptive plan's shape only
+            plan.policy = choose_policy(runtime.playback_policy, parts.costs.snapshot(dec_cond.prompt_tokens))
+            plan.set_outline(_outline(pieces), params.max_new_tokens)
+        self._plan = plan
+        self.report.forecast = {"requested": runtime.playback_policy, **plan.forecast_report()}
         pool = ThreadPoolExecutor(1, thread_name_prefix="decoder") if runtime.decoder_thread else None
         out = _InOrder(pool, self.cancelled)
         return _RequestContext(params, cfg, voice.conditioning, voice.key, dec_cond, plan, out, started)
@@ -183,7 +202,7 @@ class SynthesisStream:
         ctx.plan.silence(seconds)
 
     def _speak_sentence(
-        self, ctx: _RequestContext, number: int, piece: Sentence, first: bool
+        self, ctx: _RequestContext, number: int, piece: Sentence, ordinal: int
     ) -> Generator[AudioChunk, None, DecodeStats]:
         """One sentence: its tokens as the language model generates them, decoded in the windows the plan chooses;
         the chunks that are ready are yielded on the way. Returns the sentence's decode statistics."""
@@ -194,13 +213,14 @@ class SynthesisStream:
         stats, tokens = self._sentence_tokens(ctx, number, sentence, guard)
         audio = self._sentence_audio(ctx, number)
         plan = ctx.plan
-        plan.new_sentence()
+        plan.new_sentence(ordinal)
         pending = _PendingTokens()
 
         def decode(count: int, final: bool, now: float) -> None:
             plan.decoding(count, now)
             self._decode(ctx, audio, pending, count, final, number, piece, now)
 
+        first = ordinal == 0
         parts.costs.lm_running = True
         for token in tokens:
             pending.tokens.append(token)
@@ -214,12 +234,14 @@ class SynthesisStream:
         drop = guard.trim(pending.tokens)
         del report.speech_tokens[len(report.speech_tokens) - drop :]
         now = time.perf_counter()
+        total = plan.sentence_tokens + len(pending.tokens)
+        plan.sentence_done(total, len(piece.text), stats.stop_reason == "token_cap", now)
         split = plan.window(len(pending.tokens), now, first, sentence_done=True)
         if split:  # the rest is long: decode a first part now so that playback does not run dry meanwhile
             decode(split, False, now)
         decode(len(pending.tokens), True, time.perf_counter())
         report.stop_reasons.append(stats.stop_reason)
-        parts.costs.add_steps(stats.step_ms)
+        parts.costs.add_steps(stats.step_ms, alone=plan.serial)
         return stats
 
     def _sentence_tokens(
@@ -287,7 +309,7 @@ class SynthesisStream:
                 samples, index, number, span, len(tokens), "speech", ctx.started, lm_ms, decode_ms, final
             )
 
-        ctx.out.put(job, chunk)
+        ctx.out.put(job, chunk, wait=ctx.plan.serial)
         pending.tokens, pending.lm_started = pending.tokens[count:], time.perf_counter()
 
     def _chunk(
@@ -304,6 +326,9 @@ class SynthesisStream:
         last: bool = True,
     ) -> AudioChunk:
         at_ms = (time.perf_counter() - started) * 1000
+        plan = self._plan
+        planned = plan.planned_start if plan is not None and kind == "speech" else None
+        play_start_ms = None if planned is None else (planned - started) * 1000
         chunk = AudioChunk(
             samples,
             SAMPLE_RATE,
@@ -317,6 +342,8 @@ class SynthesisStream:
             at_ms,
             last,
             self.request.request_id,
+            play_start_ms,
+            plan.forecast_report() if planned is not None and plan is not None else None,
         )
         self.report.samples += samples.size
         if self._ttfa_ms is None and kind == "speech" and samples.size:
@@ -341,8 +368,14 @@ class SynthesisStream:
         total_ms = (time.perf_counter() - started) * 1000
         steps = [s for st in stats for s in st.step_ms]
         audio_s = report.samples / SAMPLE_RATE
+        ttfa_ms = self._ttfa_ms if self._ttfa_ms is not None else total_ms
+        plan = self._plan
+        if plan is not None:
+            report.forecast = {"requested": report.forecast.get("requested"), **plan.forecast_report()}
+        start_ms = report.forecast.get("start_ms")
         report.timings = {
-            "ttfa_ms": self._ttfa_ms if self._ttfa_ms is not None else total_ms,
+            "ttfa_ms": ttfa_ms,
+            "play_start_ms": max(ttfa_ms, start_ms) if start_ms is not None else ttfa_ms,
             "prefill_ms": stats[0].prefill_ms if stats else 0.0,
             "prefix_build_ms": sum(st.prefix_build_ms for st in stats),
             "first_token_ms": (stats[0].started_at - started) * 1000 + stats[0].first_token_ms if stats else 0.0,
@@ -369,6 +402,23 @@ class _RequestContext:
     plan: StreamPlan
     out: _InOrder
     started: float
+
+
+def _outline(pieces: list[Sentence | Pause]) -> list[tuple[int, float]]:
+    """Each sentence's characters and the silence after it (pauses, and the gap before a following sentence)."""
+    out: list[tuple[int, float]] = []
+    previous_was_sentence = False
+    for piece in pieces:
+        if isinstance(piece, Pause):
+            if out:
+                out[-1] = (out[-1][0], out[-1][1] + piece.seconds)
+            previous_was_sentence = False
+            continue
+        if previous_was_sentence:
+            out[-1] = (out[-1][0], out[-1][1] + SENTENCE_GAP_S)
+        out.append((len(piece.text), 0.0))
+        previous_was_sentence = True
+    return out
 
 
 @dataclass
@@ -409,16 +459,17 @@ class _InOrder:
         self.speech_seen = False
         self.speech_submitted = False
 
-    def put(self, job: Callable[[bool], Any], finish: Finish) -> None:
+    def put(self, job: Callable[[bool], Any], finish: Finish, wait: bool = False) -> None:
+        """``wait``: the language model waits for this window (the smooth plan's serial lanes)."""
         if self.pool is None:
             done: Future[Any] = Future()
             done.set_result(job(True))
             self.items.append((done, finish))
             return
         first = not self.speech_submitted
-        future = self.pool.submit(job, first)
+        future = self.pool.submit(job, first or wait)
         self.items.append((future, finish))
-        if first:
+        if first or wait:
             # The first window decides the time to first audio: the language model waits for it rather than
             # share the cores with it (on a 2-core CPU that halves the decoder's speed).
             self.speech_submitted = True
