@@ -83,8 +83,9 @@ TIPS = {
     "noise (two float32 calls differ by 27 dB by themselves). fp32: as exported. auto: q8 for Original and "
     "Multilingual, fp32 for Turbo (its small decoder gained nothing measurable). Changing it reloads the model.",
     Key.DECODER_FLOW_STEPS: "Refinement steps of the Original/Multilingual decoder (as exported: 10). Fewer are "
-    "faster and less refined: 5 steps took 0.64× the decoder time here. How much less refined can only be heard on "
-    "a trained model (judge by ear); Turbo keeps its own 2. Changing it reloads the model.",
+    "less refined; on a 2-core CPU 5 steps saved no measurable time end to end (one-shot RTF 2.59 vs 2.60 with "
+    "10, docs/PERFORMANCE.md). How much less refined can only be heard on a trained model (judge by ear); Turbo "
+    "keeps its own 2. Changing it reloads the model.",
     Key.LM_BATCH: "Sentences the language model generates together when a project renders without listening "
     "(Turbo): four at once take about half the language model's time per sentence, and hold four sentences' memory. "
     "1: one at a time. Speaking, and listening while rendering, are not affected.",
