@@ -114,12 +114,11 @@ def with_flow_steps(model: Any, steps: int) -> int:
         name = f"flow_steps/dt_{step}"
         graph.initializer.append(numpy_helper.from_array(np.asarray(t[reach] - t[step], dtype=dtype), name))
         update.mul.input[update.dt_input] = name
-        if reach - 1 != step:
-            renames[chain[reach - 1].add.output[0]] = update.add.output[0]
-    for node in graph.node:
-        for j, name in enumerate(node.input):
-            if name in renames:
-                node.input[j] = renames[name]
+        for skipped in range(step + 1, reach):
+            # Every skipped step's x, not only the last: the export writes each step's x into one batch-2 buffer
+            # (``x_in[:] = x``, a ScatterND on the previous step's buffer), so the buffer chain still reads them.
+            renames[chain[skipped].add.output[0]] = update.add.output[0]
+    _rename_inputs(graph, renames)
     outputs = {o.name for o in graph.output}
     for old, new in renames.items():
         if old in outputs:
@@ -127,6 +126,28 @@ def with_flow_steps(model: Any, steps: int) -> int:
     _prune(graph)
     log.info("decoder flow steps %d → %d (kept %s)", exported, steps, kept)
     return exported
+
+
+def _rename_inputs(graph: Any, renames: dict[str, str]) -> None:
+    """Point every use of a renamed value at its new name, in ``graph`` and in the subgraphs of its nodes: the export
+    builds each step's batch-2 input through ``If`` nodes (squeeze when the batch is 1) whose branches read ``x`` from
+    the outer graph, so a rename that missed them kept every skipped step's estimator alive."""
+    for node in graph.node:
+        for j, name in enumerate(node.input):
+            if name in renames:
+                node.input[j] = renames[name]
+        for sub in _subgraphs(node):
+            _rename_inputs(sub, renames)
+
+
+def _subgraphs(node: Any) -> list[Any]:
+    graphs: list[Any] = []
+    for attribute in node.attribute:
+        if attribute.type == 5:  # GRAPH
+            graphs.append(attribute.g)
+        elif attribute.type == 10:  # GRAPHS
+            graphs.extend(attribute.graphs)
+    return graphs
 
 
 def _prune(graph: Any) -> None:
@@ -154,9 +175,10 @@ def _prune(graph: Any) -> None:
 
 
 def _subgraph_inputs(node: Any) -> list[str]:
+    """Every name the node's subgraphs (and theirs) read: the outer values among them must stay."""
     names: list[str] = []
-    for attribute in node.attribute:
-        for sub in [attribute.g, *attribute.graphs] if attribute.type in (5, 10) else []:
-            for inner in sub.node:
-                names.extend(n for n in inner.input if n)
+    for sub in _subgraphs(node):
+        for inner in sub.node:
+            names.extend(n for n in inner.input if n)
+            names.extend(_subgraph_inputs(inner))
     return names
