@@ -53,9 +53,9 @@ def _scalars(graph: Any) -> dict[str, np.ndarray]:
     return found
 
 
-def euler_chain(graph: Any) -> list[EulerUpdate]:
-    """The flow solver's updates in order, or ``[]`` when the graph has no chain of at least three whose ``dt`` add
-    up to 1."""
+def euler_chain(graph: Any, min_steps: int = 3) -> list[EulerUpdate]:
+    """The flow solver's updates in order, or ``[]`` when the graph has no chain of at least ``min_steps`` whose
+    ``dt`` add up to 1 (Turbo's decoder has two; three or more are an unrolled solver worth cutting)."""
     scalars = _scalars(graph)
     users: dict[str, list[Any]] = defaultdict(list)
     for node in graph.node:
@@ -82,7 +82,7 @@ def euler_chain(graph: Any) -> list[EulerUpdate]:
             chain.append(following[chain[-1]])
         best = max(best, chain, key=len)
     chain_updates = [updates[out] for out in best]
-    if len(chain_updates) < 3 or abs(sum(u.dt for u in chain_updates) - 1.0) > 1e-3:
+    if len(chain_updates) < min_steps or abs(sum(u.dt for u in chain_updates) - 1.0) > 1e-3:
         return []
     return chain_updates
 

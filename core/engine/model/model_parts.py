@@ -9,7 +9,6 @@ owns it.
 
 from __future__ import annotations
 
-import hashlib
 import logging
 import time
 from collections.abc import Callable
@@ -35,6 +34,7 @@ from core.engine.generation.lm_runners import ChainedKV, CopiedKV, KVRunner
 from core.engine.model.bundle import BundleFiles, file_stamp, locate_bundle
 from core.engine.model.decoder_q8 import DecoderQ8, DecoderQ8Failed
 from core.engine.model.embedding import PromptEmbedder, load_text_table
+from core.engine.model.fixed_noise import with_fixed_noise
 from core.engine.model.flow_steps import with_flow_steps
 from core.engine.model.model_info import ModelInfo, graph_signature, read_model_info
 from core.engine.model.q4_compute import has_4bit_weights, int8_graph
@@ -255,7 +255,7 @@ def load_decoder(
     path: Path | str, runtime: RuntimeOptions, info: ModelInfo, fixed_noise: bool = False
 ) -> SpeechDecoder:
     """Only a bundle's speech decoder, chosen and loaded as :func:`load_parts` would with ``runtime``. With
-    ``fixed_noise`` its random nodes get fixed seeds (:func:`with_fixed_noise`), for comparisons."""
+    ``fixed_noise`` its noise is repeatable (:mod:`core.engine.model.fixed_noise`), for comparisons."""
     files = locate_bundle(path, runtime.precision)
     factory = SessionFactory(runtime)
     q8 = _decoder_q8(files, runtime, factory)
@@ -273,32 +273,13 @@ def decoder_graph_bytes(graph: Path, steps: int | None, fixed_noise: bool = Fals
     import onnx
 
     model = onnx.load(str(graph), load_external_data=False)
+    changed = fixed_noise and with_fixed_noise(model) > 0  # first: it finds the flow noise by the whole solver
     exported = with_flow_steps(model, steps) if steps is not None else 0
-    changed = bool(exported) and steps is not None and steps < exported
-    if fixed_noise:
-        changed = with_fixed_noise(model) > 0 or changed
+    changed = changed or (bool(exported) and steps is not None and steps < exported)
     if not changed:
         return None
     data: bytes = model.SerializeToString()
     return data
-
-
-def with_fixed_noise(model: Any) -> int:
-    """Give each random node (the flow's starting noise, the vocoder's source phases) a seed of its own, derived from
-    its name: two variants of one decoder (int8, fewer steps) then draw the same noise on their n-th call, so their
-    outputs differ by what the variant changes only. Without a seed onnxruntime seeds each node from a global
-    counter in the order it builds the kernels, which differs between variants. Returns the nodes seeded."""
-    import onnx
-
-    seeded = 0
-    for node in model.graph.node:
-        if node.op_type in ("RandomNormal", "RandomNormalLike", "RandomUniform", "RandomUniformLike"):
-            seed = float(int(hashlib.sha256(node.name.encode()).hexdigest()[:6], 16))
-            kept = [a for a in node.attribute if a.name != "seed"]
-            del node.attribute[:]
-            node.attribute.extend([*kept, onnx.helper.make_attribute("seed", seed)])
-            seeded += 1
-    return seeded
 
 
 DECODER_Q8_PROGRESS = "conditional_decoder_q8"
