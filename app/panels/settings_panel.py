@@ -74,17 +74,18 @@ TIPS = {
     "total work) and a longer wait for each piece of audio.",
     Key.DECODER_THREAD: "Decode audio on a second thread while the language model goes on with the next words. "
     "Faster where there are cores to spare (or a GPU); on two cores it gains only a few per cent.",
-    Key.DECODER_PROMPT: "Seconds of your recording the decoder hears on every call (10 s as upstream). The decoder "
-    "pays for it on every call: 6 or 3 s make speech start sooner and render 30–35 % faster, with a little less of "
-    "the voice's detail.",
+    Key.DECODER_PROMPT: "Seconds of your recording the decoder hears on every call: its most voiced stretch, 3 s by "
+    "default (10 s as upstream). Every second more costs every call: on a 2-core CPU a 3 s prompt made a decoder "
+    "call 0.65× of a 6–8 s prompt's, on Turbo and Original alike. Longer prompts give the decoder more "
+    "of the voice's detail; it was trained with prompts of at most 30 % of an utterance.",
     Key.DECODER_PRECISION: "Number format of the speech decoder's matrix products on the CPU. q8: int8 (made once "
-    "from the float32 file, about a minute for Original/Multilingual, kept beside the model or in the cache): "
-    "about a third less decoder time on Original (0.68× per call), the sound 61 dB from float32's for the same "
-    "noise (two float32 calls differ by 27 dB by themselves). fp32: as exported. auto: q8 for Original and "
-    "Multilingual, fp32 for Turbo (its small decoder gained nothing measurable). Changing it reloads the model.",
-    Key.DECODER_FLOW_STEPS: "Refinement steps of the Original/Multilingual decoder (as exported: 10). Fewer are "
-    "less refined; on a 2-core CPU 5 steps saved no measurable time end to end (one-shot RTF 2.59 vs 2.60 with "
-    "10, docs/PERFORMANCE.md). How much less refined can only be heard on a trained model (judge by ear); Turbo "
+    "from the float32 file, about a minute for Original/Multilingual, seconds for Turbo, kept beside the model or "
+    "in the cache): 0.66–0.76× per Original decoder call and 0.77–0.79× per Turbo one, the sound 61 dB (Original) "
+    "and 67 dB (Turbo) from float32's for the same noise, where two float32 calls differ by 27 dB by themselves. "
+    "fp32: as exported. auto (default): q8 on the CPU. Changing it reloads the model.",
+    Key.DECODER_FLOW_STEPS: "Refinement steps of the Original/Multilingual decoder: 5 by default, 10 as exported. "
+    "Each step is one pass of the decoder's largest part: 5 make a call about half as long as 10, 3 about a third, "
+    "about doubling (5) or tripling (3) the step error the exported 10 already have; judge fewer by ear. Turbo "
     "keeps its own 2. Changing it reloads the model.",
     Key.LM_BATCH: "Sentences the language model generates together when a project renders without listening "
     "(Turbo): four at once take about half the language model's time per sentence, and hold four sentences' memory. "

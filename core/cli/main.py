@@ -46,8 +46,8 @@ from core.wording import describe_error, describe_notice
 EXIT_OK, EXIT_INTERNAL, EXIT_BAD_INPUT, EXIT_SOAK_FAILED = 0, 1, 2, 3
 Q4_HELP = "4-bit language models on the CPU: int8 compute (default, faster) or fp32 compute (as exported)"
 DECODER_PRECISION_HELP = (
-    "the speech decoder on the CPU: q8 (int8 matrix products, made once from the float32 file; about a third "
-    "faster), fp32, or auto (default: q8 for Original/Multilingual, fp32 for Turbo)"
+    "the speech decoder on the CPU: q8 (int8 matrix products, made once from the float32 file; a quarter to a "
+    "third faster), fp32, or auto (default: q8 on the CPU for every model, the file's own precision on CUDA)"
 )
 log = logging.getLogger("core.cli.main")
 
@@ -278,7 +278,8 @@ def _add_synth(sub: Subparsers, defaults: RuntimeOptions) -> None:
         "--decoder-prompt-seconds",
         type=float,
         default=defaults.decoder_prompt_seconds,
-        help="seconds of the reference the decoder sees on every call (10 as upstream; 6 or 3 are faster)",
+        help="seconds of the reference the decoder sees on every call (default 3, its most voiced stretch; up to 10 "
+        "as upstream, slower)",
     )
     p.add_argument(
         "--decoder-prompt-window",
@@ -342,8 +343,8 @@ def decoder_arguments(p: argparse.ArgumentParser) -> None:
         "--decoder-flow-steps",
         type=int,
         default=RuntimeOptions().decoder_flow_steps,
-        help="flow-matching steps of the Original/Multilingual decoder (default: as exported, 10; fewer are faster "
-        "and less refined; Turbo keeps its 2)",
+        help="flow-matching steps of the Original/Multilingual decoder (default 5, half the exported 10; 10 as "
+        "exported; fewer are faster and less refined; Turbo keeps its 2)",
     )
 
 

@@ -125,9 +125,11 @@ class RuntimeOptions:
     float32 one, :mod:`core.engine.model.decoder_q8`), ``fp32`` (the file the ``precision`` choice picks, float32 for
     the published Original and Multilingual repositories) or ``auto`` (q8 where it was measured to pay: the
     Original/Multilingual decoder; see docs/PERFORMANCE.md, "Decoder levers"). On CUDA the file ``precision`` picks."""
-    decoder_flow_steps: int | None = None
-    """Flow-matching steps of the Original/Multilingual decoder: ``None`` as exported (10), fewer cut out of the
-    unrolled graph at load (:mod:`core.engine.model.flow_steps`): faster, the mel less refined. Turbo keeps its 2."""
+    decoder_flow_steps: int | None = 5
+    """Flow-matching steps of the Original/Multilingual decoder: 5 by default (half the exported 10: 0.5× a decoder
+    call, at most the exported solver's own step error again; docs/PERFORMANCE.md, "Chosen defaults"), ``None`` or
+    10 as exported, fewer cut out of the unrolled graph at load (:mod:`core.engine.model.flow_steps`): faster, the
+    mel less refined. Turbo keeps its 2."""
     spinning: bool = False
     """Let onnxruntime's idle intra-op threads spin or sleep. Sleeping is the default: spinning gains at most a few
     per cent per LM step, and costs far more when the decoder thread and the language model run at once (their
@@ -156,9 +158,10 @@ class RuntimeOptions:
     (:data:`core.engine.streaming.forecast.AUTO_SMOOTH_RTF`), fast otherwise."""
     decoder_thread: bool = True
     """Decode on a second thread while the language model goes on with the next tokens and sentences."""
-    decoder_prompt_seconds: float = 10.0
-    """Seconds of the reference the decoder sees as its voice prompt on every call (upstream: 10). 6 or 3 s make
-    every decoder call cheaper at some cost in voice detail."""
+    decoder_prompt_seconds: float = 3.0
+    """Seconds of the reference the decoder sees as its voice prompt on every call: 3 by default (its most voiced
+    stretch, :attr:`decoder_prompt_window`), up to 10 as upstream. The decoder was trained with prompts of at most
+    30 % of an utterance; every second more costs every call (docs/PERFORMANCE.md, "Chosen defaults")."""
     decoder_prompt_window: str = "best"
     """Which part of a longer reference a shorter decoder prompt keeps: ``best`` (the most voiced, energetic stretch,
     :meth:`core.engine.caches.conditioning.Conditioning.with_decoder_prompt`) or ``first`` (its first seconds)."""

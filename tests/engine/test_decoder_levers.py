@@ -105,11 +105,11 @@ def test_a_shipped_quantized_decoder_is_used_as_it_is(original, tmp_path):
     assert q8.ready and q8.path == folder / SHIPPED_NAME and not (tmp_path / "cache").exists()
 
 
-def test_auto_takes_int8_for_the_original_decoder_and_fp32_for_turbo(bundles, tmp_path):
+def test_auto_takes_the_int8_decoder_for_every_variant(bundles, tmp_path):
     original = make_standin(tmp_path / "o", "original", seed=7)
     turbo = make_standin(tmp_path / "t", "turbo", seed=7)
     assert Pipeline.from_bundle(original, _runtime()).files.precisions["conditional_decoder"] == "q8"
-    assert Pipeline.from_bundle(turbo, _runtime()).files.precisions["conditional_decoder"] == "fp32"
+    assert Pipeline.from_bundle(turbo, _runtime()).files.precisions["conditional_decoder"] == "q8"
     assert Pipeline.from_bundle(original, _runtime(decoder_precision="fp32")).files.graphs[
         "conditional_decoder"
     ].name == ("conditional_decoder.onnx")
@@ -127,7 +127,7 @@ def test_decoder_options_are_validated_and_need_a_reload():
         with pytest.raises(InvalidOptions) as err:
             RuntimeOptions(decoder_flow_steps=steps)
         assert err.value.code == "options.setting_range" and err.value.data["field"] == "decoder_flow_steps"
-    assert RuntimeOptions(decoder_flow_steps=5).session_changes(RuntimeOptions()) == ["decoder_flow_steps"]
+    assert RuntimeOptions(decoder_flow_steps=7).session_changes(RuntimeOptions()) == ["decoder_flow_steps"]
 
 
 def test_the_cli_passes_the_decoder_switches(original, tmp_path, capsys):
@@ -234,7 +234,7 @@ def test_fixed_noise_makes_two_sessions_draw_the_same_noise():
     import onnxruntime as ort
     from onnx import TensorProto, helper
 
-    from core.engine.model.model_parts import with_fixed_noise
+    from core.engine.model.fixed_noise import with_fixed_noise
 
     graph = helper.make_graph(
         [helper.make_node("RandomNormalLike", ["x"], ["y"], name="flow_noise", dtype=TensorProto.FLOAT)],

@@ -137,7 +137,9 @@ def test_adaptive_gives_the_one_shot_audio_with_fewer_decoder_calls(bundles, voi
     options = SynthesisOptions(seed=4)
     results, calls = {}, {}
     for name, runtime in (("adaptive", {}), ("fixed", {"stream_plan": "fixed"}), ("one-shot", {"stream": False})):
-        pipe = _pipe(bundles["turbo"], **runtime)
+        # float32: the int8 decoder quantizes each call's activations by that call's own range, so windows are close
+        # to one call but not equal (test_int8_streaming_stays_close_to_one_shot)
+        pipe = _pipe(bundles["turbo"], decoder_precision="fp32", **runtime)
         pipe.synthesize("Warm up.", voice_wav, options)  # the costs are learnt on the first request
         before = pipe.decoder_calls
         results[name] = pipe.synthesize(TEXT, voice_wav, options)
@@ -207,21 +209,24 @@ def test_cancel_interrupts_a_slow_decoder_call(bundles, voice_wav):
     assert not [t for t in threading.enumerate() if t.name.startswith("decoder")]
 
 
+PROMPT = 75  # prompt tokens of the default 3 s decoder prompt
+
+
 def test_the_learnt_costs_survive_a_restart_and_a_broken_file_is_ignored(bundles, voice_wav, tmp_path):
     runtime = {"costs_dir": tmp_path / "costs"}
     first = _pipe(bundles["turbo"], **runtime)
-    assert first._parts.costs.decoder_line(150) is None
+    assert first._parts.costs.decoder_line(PROMPT) is None
     first.synthesize(TEXT, voice_wav, SynthesisOptions(seed=4))
-    assert first._parts.costs.decoder_line(150) is not None  # a 6 s reference: 150 prompt tokens
+    assert first._parts.costs.decoder_line(PROMPT) is not None  # the default 3 s prompt: 75 prompt tokens
     files = list((tmp_path / "costs").glob("*.json"))
     assert len(files) == 1
     restarted = _pipe(bundles["turbo"], **runtime)
-    assert restarted._parts.costs.decoder_line(150) == pytest.approx(first._parts.costs.decoder_line(150))
+    assert restarted._parts.costs.decoder_line(PROMPT) == pytest.approx(first._parts.costs.decoder_line(PROMPT))
     assert restarted._parts.costs.lm_step_s is not None
-    files[0].write_text('{"version": 1, "calls": {"150": [["x"]]}}', encoding="utf-8")
+    files[0].write_text('{"version": 1, "calls": {"75": [["x"]]}}', encoding="utf-8")
     broken = _pipe(bundles["turbo"], **runtime)
-    assert broken._parts.costs.decoder_line(150) is None  # ignored, and rewritten after the next request
+    assert broken._parts.costs.decoder_line(PROMPT) is None  # ignored, and rewritten after the next request
     broken.synthesize("Hello.", voice_wav, SynthesisOptions(seed=4))
-    assert _pipe(bundles["turbo"], **runtime)._parts.costs.decoder_line(150) is not None
+    assert _pipe(bundles["turbo"], **runtime)._parts.costs.decoder_line(PROMPT) is not None
     other = _pipe(bundles["turbo"], costs_dir=tmp_path / "costs", threads=1)  # other session settings: other costs
-    assert other._parts.costs.decoder_line(150) is None
+    assert other._parts.costs.decoder_line(PROMPT) is None

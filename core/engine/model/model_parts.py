@@ -266,7 +266,7 @@ def load_decoder(
 
 def decoder_graph_bytes(graph: Path, steps: int | None, fixed_noise: bool = False) -> bytes | None:
     """The decoder graph with ``steps`` flow steps (:mod:`core.engine.model.flow_steps`) and, with ``fixed_noise``,
-    seeded random nodes; ``None`` to load the file as it is (nothing to change: steps as exported, or a graph
+    repeatable noise; ``None`` to load the file as it is (nothing to change: steps as exported, or a graph
     without an unrolled solver, such as Turbo's)."""
     if steps is None and not fixed_noise:
         return None
@@ -287,34 +287,14 @@ DECODER_Q8_PROGRESS = "conditional_decoder_q8"
 
 
 def _decoder_q8(files: BundleFiles, runtime: RuntimeOptions, factory: SessionFactory) -> DecoderQ8 | None:
-    """The int8 decoder to load instead of the float32 one, or ``None`` (the choice, CUDA, or already int8)."""
-    choice = runtime.decoder_precision
-    if choice == "auto":
-        choice = "fp32" if _is_turbo(files) else "q8"
-    if choice != "q8" or files.precisions["conditional_decoder"] != "fp32" or factory.uses_cuda():
+    """The int8 decoder to load instead of the float32 one, or ``None`` (the choice, CUDA, or already int8).
+    ``auto`` takes it for every variant on the CPU: 0.68–0.76× per Original decoder call and 0.77× per Turbo one,
+    both far under the model's own call-to-call difference (docs/PERFORMANCE.md, "Decoder levers")."""
+    if runtime.decoder_precision not in ("q8", "auto"):
+        return None
+    if files.precisions["conditional_decoder"] != "fp32" or factory.uses_cuda():
         return None
     return DecoderQ8(files.graphs["conditional_decoder"], decoder_q8_cache_dir())
-
-
-def _is_turbo(files: BundleFiles) -> bool:
-    """The variant, told from the graphs' signatures (read from the files, no weights) as the loaded model's will be,
-    so exports with other tensor names are recognised too."""
-    try:
-        signatures = {name: _Signature(path) for name, path in files.graphs.items()}
-        return read_model_info(signatures, files.graphs, False).variant == "turbo"
-    except Exception:  # noqa: BLE001 - an unreadable or mismatched graph: its own load reports it
-        return False
-
-
-class _Signature:
-    def __init__(self, path: Path):
-        self.inputs, self.outputs = graph_signature(path)
-
-    def get_inputs(self) -> list[Any]:
-        return list(self.inputs)
-
-    def get_outputs(self) -> list[Any]:
-        return list(self.outputs)
 
 
 BACKGROUND = ("speech_encoder", "conditional_decoder")
