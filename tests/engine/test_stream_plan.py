@@ -116,6 +116,22 @@ def test_slower_than_real_time_stops_splitting_sentences():
     assert calls <= len(FIVE_SENTENCES) + 1
 
 
+def test_when_a_token_takes_longer_to_make_than_to_play_the_first_window_is_the_smallest():
+    """Faithful Original with the decoder defaults on 2 cores: the decoder alone is faster than real time (20 ms a
+    token) but a step and a share of a call are not (45 ms > 40 ms): stalls come whatever the windows, so "start
+    fast" starts with its smallest window instead of holding 1.5 s of speech back for nothing."""
+    costs = CostModel()
+    for n in (30, 80, 150):
+        costs.add_call(250, n, 1.2 + 0.020 * n, alone=True)
+    costs.add_steps([25.0] * 10, alone=True)
+    assert StreamPlan("adaptive", 10, 25, 20, costs, 250).first_window() == 10
+    faster = CostModel()  # the same decoder beside a language model twice as fast: the window covers the next call
+    for n in (30, 80, 150):
+        faster.add_call(250, n, 1.2 + 0.020 * n, alone=True)
+    faster.add_steps([12.0] * 10, alone=True)
+    assert StreamPlan("adaptive", 10, 25, 20, faster, 250).first_window() > 10
+
+
 def test_the_cost_model_fits_fixed_and_per_token_costs():
     costs = CostModel()
     assert costs.decoder_line(250) is None and costs.lm_step_s is None

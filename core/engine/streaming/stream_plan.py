@@ -327,7 +327,10 @@ class StreamPlan:
         if line is None or step is None or line[0] == 0.0:
             return self.first_chunk_tokens
         fixed, per = line
-        if per >= TOKEN_S:  # the decoder is slower than real time: playback will stall whatever the windows
+        if per + step >= TOKEN_S:
+            # Making a token (its step and its share of a call) takes longer than it plays: playback will stall
+            # whatever the windows, so a larger first window only delays the first audio ("play smoothly" is the
+            # policy that avoids the stalls).
             return self.first_chunk_tokens
         break_even = (fixed + per * self.context_tokens) / (TOKEN_S - per)
         needed = (fixed + per * (break_even + self.context_tokens) + MARGIN_S) / TOKEN_S
