@@ -98,6 +98,23 @@ def test_a_failed_write_beside_the_model_falls_back_to_the_cache(original, tmp_p
     assert q8.make().is_relative_to(tmp_path / "cache") and q8.ready
 
 
+def test_a_decoder_without_steps_to_cut_is_not_parsed_at_load(bundles, tmp_path, monkeypatch):
+    """The int8 file holds its weights inline (260 MB for Turbo's): whether there are flow steps to cut is read from
+    the float32 source's small graph, so a Turbo start does not parse the whole int8 file to find none."""
+    from core.engine.model.flow_steps import exported_steps
+    from core.engine.model.model_parts import decoder_graph_bytes
+
+    source = bundles["turbo"] / "onnx" / "conditional_decoder.onnx"
+    assert exported_steps(source) < 3  # no unrolled solver of its own
+    made = tmp_path / MADE_NAME
+    shutil.copy(source, made)
+    opened = []
+    real_load = onnx.load
+    monkeypatch.setattr(onnx, "load", lambda path, *a, **k: opened.append(str(path)) or real_load(path, *a, **k))
+    assert decoder_graph_bytes(made, 5, source=source) is None
+    assert opened == [str(source)]
+
+
 def test_a_shipped_quantized_decoder_is_used_as_it_is(original, tmp_path):
     folder = original / "onnx"
     shutil.copy(folder / "conditional_decoder.onnx", folder / SHIPPED_NAME)

@@ -18,6 +18,7 @@ from __future__ import annotations
 import logging
 from collections import defaultdict
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -85,6 +86,13 @@ def euler_chain(graph: Any, min_steps: int = 3) -> list[EulerUpdate]:
     if len(chain_updates) < min_steps or abs(sum(u.dt for u in chain_updates) - 1.0) > 1e-3:
         return []
     return chain_updates
+
+
+def exported_steps(path: Path) -> int:
+    """The steps of the unrolled solver in the graph file at ``path`` (0: none), read without its weights."""
+    import onnx
+
+    return len(euler_chain(onnx.load(str(path), load_external_data=False).graph))
 
 
 def kept_steps(exported: int, steps: int) -> list[int]:

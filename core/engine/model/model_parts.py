@@ -35,7 +35,7 @@ from core.engine.model.bundle import BundleFiles, file_stamp, locate_bundle
 from core.engine.model.decoder_q8 import DecoderQ8, DecoderQ8Failed
 from core.engine.model.embedding import PromptEmbedder, load_text_table
 from core.engine.model.fixed_noise import with_fixed_noise
-from core.engine.model.flow_steps import with_flow_steps
+from core.engine.model.flow_steps import exported_steps, with_flow_steps
 from core.engine.model.model_info import ModelInfo, graph_signature, read_model_info
 from core.engine.model.q4_compute import has_4bit_weights, int8_graph
 from core.engine.model.sessions import SessionFactory
@@ -221,7 +221,7 @@ def load_parts(
         started = time.perf_counter()
         model_bytes = lm_bytes if name == "language_model" else None
         if name == "conditional_decoder":
-            model_bytes = decoder_graph_bytes(graph, runtime.decoder_flow_steps)
+            model_bytes = decoder_graph_bytes(graph, runtime.decoder_flow_steps, source=signature_paths[name])
         session = factory.create(name, graph, dynamic_shapes=name == "language_model", model_bytes=model_bytes)
         if progress is not None:
             progress(name, time.perf_counter() - started)
@@ -260,15 +260,23 @@ def load_decoder(
     factory = SessionFactory(runtime)
     q8 = _decoder_q8(files, runtime, factory)
     graph = q8.make() if q8 is not None else files.graphs["conditional_decoder"]
-    model_bytes = decoder_graph_bytes(graph, runtime.decoder_flow_steps, fixed_noise)
+    model_bytes = decoder_graph_bytes(
+        graph, runtime.decoder_flow_steps, fixed_noise, files.graphs["conditional_decoder"]
+    )
     return SpeechDecoder(factory.create("conditional_decoder", graph, model_bytes=model_bytes), info)
 
 
-def decoder_graph_bytes(graph: Path, steps: int | None, fixed_noise: bool = False) -> bytes | None:
+def decoder_graph_bytes(
+    graph: Path, steps: int | None, fixed_noise: bool = False, source: Path | None = None
+) -> bytes | None:
     """The decoder graph with ``steps`` flow steps (:mod:`core.engine.model.flow_steps`) and, with ``fixed_noise``,
     repeatable noise; ``None`` to load the file as it is (nothing to change: steps as exported, or a graph
-    without an unrolled solver, such as Turbo's)."""
+    without an unrolled solver, such as Turbo's). ``source``: the float32 graph ``graph`` was made from. The int8
+    file holds its weights inline (260 MB), so whether there are steps to cut is read from the source's small graph
+    first: a Turbo start no longer parses its whole int8 decoder to find none (0.7 s)."""
     if steps is None and not fixed_noise:
+        return None
+    if not fixed_noise and steps is not None and source not in (None, graph) and steps >= exported_steps(source):
         return None
     import onnx
 
