@@ -1,0 +1,67 @@
+"""One job on a thread of its own, its events back on the GUI thread.
+
+The job's thread puts ``(kind, value)`` events on a queue that a QTimer on the GUI thread drains, so signals are
+emitted on the GUI thread only (as :mod:`app.engine_bridge` does for the worker's events). An event whose kind is in
+:attr:`BackgroundJob.PASSING` (a progress report) is handed on as it comes; any other is the job's last: its thread
+is joined (it has put its last event, it ends now) and the timer stops before :meth:`BackgroundJob._deliver` sees
+it. Used by a project export (:mod:`app.studio.export_runner`) and a cluster's connection test
+(:mod:`app.panels.connection_test`).
+"""
+
+from __future__ import annotations
+
+import queue
+import threading
+from collections.abc import Callable
+from typing import Any
+
+from PySide6.QtCore import QObject, QTimer, Slot
+
+
+class BackgroundJob(QObject):
+    PASSING: frozenset[str] = frozenset()
+    """Kinds of event that do not end the job."""
+
+    def __init__(self, parent: QObject | None = None, poll_ms: int = 50) -> None:
+        super().__init__(parent)
+        self._events: queue.SimpleQueue[tuple[str, Any]] = queue.SimpleQueue()
+        self._thread: threading.Thread | None = None
+        self._timer = QTimer(self)
+        self._timer.setInterval(poll_ms)
+        self._timer.timeout.connect(self._drain)
+
+    @property
+    def running(self) -> bool:
+        """A job was started and its end has not been reported yet."""
+        return self._thread is not None
+
+    def _start(self, target: Callable[..., None], args: tuple[Any, ...], name: str) -> bool:
+        """Run ``target(*args)`` on a new daemon thread; ``False`` (nothing happens) while a job runs."""
+        if self._thread is not None:
+            return False
+        self._thread = threading.Thread(target=target, args=args, name=name, daemon=True)
+        self._thread.start()
+        self._timer.start()
+        return True
+
+    def _put(self, kind: str, value: Any = None) -> None:
+        """From the job's thread: an event for the GUI thread."""
+        self._events.put((kind, value))
+
+    @Slot()
+    def _drain(self) -> None:
+        while True:
+            try:
+                kind, value = self._events.get_nowait()
+            except queue.Empty:
+                return
+            if kind not in self.PASSING:
+                thread, self._thread = self._thread, None
+                self._timer.stop()
+                if thread is not None:
+                    thread.join()  # it put its last event: it ends now
+            self._deliver(kind, value)
+
+    def _deliver(self, kind: str, value: Any) -> None:
+        """On the GUI thread: emit the signal for one event."""
+        raise NotImplementedError
