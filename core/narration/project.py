@@ -17,6 +17,7 @@ import hashlib
 import json
 import re
 from dataclasses import asdict, dataclass, field, fields
+from collections.abc import Iterable
 from pathlib import Path
 
 from core.engine import ChatterboxError, SynthesisOptions, file_stamp, remove_partial_files, write_json_atomic
@@ -142,6 +143,8 @@ class Project:
     """Word → how to say it, applied to every segment's spoken form (whole words)."""
     dialogue_voice: str | None = None
     """The voice of quoted speech (``None``: the narrator's)."""
+    author: str | None = None
+    """The book's author (an EPUB's ``dc:creator``; ``None``: not known): every export's artist unless overridden."""
 
     # --- queries ----------------------------------------------------------------------------------------------
     def number(self, segment: Segment) -> int:
@@ -338,7 +341,8 @@ class Project:
         self.chapters[number - 1].voice = name
 
     # --- files -------------------------------------------------------------------------------------------------
-    def save(self) -> None:
+    def save(self, changed: Iterable[Segment] | None = None) -> None:
+        """Store the project; ``changed``: only these segments (and their new takes) changed since the last save."""
         try:
             for sub in (TAKES_DIR, VOICES_DIR):
                 (self.folder / sub).mkdir(parents=True, exist_ok=True)
@@ -364,6 +368,7 @@ class Project:
             "language": self.language,
             "lexicon": {w: asdict(e) for w, e in self.lexicon.items()},
             "dialogue_voice": self.dialogue_voice,
+            "author": self.author,
         }
 
     def new_take_file(self, segment: Segment) -> str:
@@ -463,6 +468,7 @@ def _parse(folder: Path, data, file: Path) -> Project:
             language=_language(data),
             lexicon=_lexicon(data),
             dialogue_voice=_voice_name(data.get("dialogue_voice"), voices, "'dialogue_voice'"),
+            author=_author(data.get("author")),
         )
     except (_Invalid, KeyError, TypeError, ValueError) as exc:
         raise ProjectError("project.invalid", path=str(file), problem=str(exc)) from exc
@@ -573,6 +579,11 @@ def chapter_from_dict(data: dict, index: int = 0) -> Chapter:
 def _voice_name(name, voices: dict, where: str) -> str | None:
     _check(name is None or (isinstance(name, str) and name in voices), f"{where} {name!r} is not a project voice")
     return name
+
+
+def _author(author) -> str | None:
+    _check(author is None or isinstance(author, str), "'author' must be text")
+    return " ".join(author.split()) or None if isinstance(author, str) else None
 
 
 def _language(data: dict) -> str:
