@@ -42,3 +42,36 @@ def make_epub(path: Path, chapters: list[str], body: str | None = None, cover: b
     book.spine = ["nav", *items]
     epub.write_epub(str(path), book)
     return path
+
+
+def project_data(folder: Path) -> dict:
+    """The project in ``folder`` in the shape ``project.json`` had (what ``--dump-json`` writes)."""
+    from core.narration.project import open_project
+
+    project = open_project(folder)
+    try:
+        return project.to_dict()
+    finally:
+        project.close()
+
+
+def write_legacy(folder: Path, data: dict | str) -> None:
+    """Make ``folder`` hold ``data`` as an earlier version's ``project.json`` (the database removed): the next open
+    reads and validates it as those versions did, then moves it into a database."""
+    import json
+
+    for leftover in Path(folder).glob("project.sqlite*"):
+        leftover.unlink()
+    text = data if isinstance(data, str) else json.dumps(data)
+    (Path(folder) / "project.json").write_text(text, encoding="utf-8")
+
+
+def stored_state(folder: Path) -> str:
+    """Everything the project's database holds, as SQL (equal before and after: nothing was written)."""
+    import sqlite3
+
+    db = sqlite3.connect(Path(folder) / "project.sqlite")
+    try:
+        return "\n".join(db.iterdump())
+    finally:
+        db.close()

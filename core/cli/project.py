@@ -66,6 +66,12 @@ def add_parsers(sub, runtime_arguments) -> None:
     p.add_argument("project", type=Path)
     action = p.add_mutually_exclusive_group(required=True)
     action.add_argument("--list", action="store_true", help="the segments with their status and takes")
+    action.add_argument(
+        "--dump-json",
+        metavar="OUT",
+        help="write a readable copy of the project (every segment, take and setting, and the undo history) to OUT "
+        "as JSON, in the format project.json had; the project itself is not changed",
+    )
     action.add_argument("--regenerate", type=int, metavar="N", help="a new take of segment N (with --bundle)")
     action.add_argument("--edit", type=int, metavar="N", help="replace the text of segment N (with --text)")
     action.add_argument("--choose", type=int, nargs=2, metavar=("N", "TAKE"), help="use take TAKE of segment N")
@@ -100,7 +106,7 @@ def _add_edit_arguments(action, p) -> None:
     action.add_argument("--chapter-joins", type=int, metavar="N", help="the chapter segment N starts joins the last")
     action.add_argument("--skip-chapter", type=int, metavar="C", help="leave chapter C out of rendering and export")
     action.add_argument("--unskip-chapter", type=int, metavar="C", help="narrate a skipped chapter C again")
-    action.add_argument("--undo", action="store_true", help="take back the last edit (kept in history.json)")
+    action.add_argument("--undo", action="store_true", help="take back the last edit (kept in the project)")
     action.add_argument("--redo", action="store_true", help="do the last undone edit again")
     action.add_argument(
         "--import",
@@ -389,6 +395,8 @@ def project_command(args, runtime) -> int:
     bar = _ProgressBar(sys.stderr)
     if args.lexicon and not args.json:
         return _print_lexicon(project)
+    if args.dump_json:
+        return _dump_json(project, Path(args.dump_json), args.json)
     _speech_edit(project, args)  # the lexicon, spoken forms, dialogue and chapter voices (block below)
     history = _edit_command(project, args)  # the action group lets at most one of these branches run
     if args.choose is not None:
@@ -415,14 +423,23 @@ def project_command(args, runtime) -> int:
         summary = _render(project, args, runtime, bar, [args.regenerate], args.seed, regenerate=regenerate)
     _apply_finishing(project, args)
     if lock_purpose(args) is not None:  # a look at the project (--list) writes nothing: another may be rendering it
-        project.save()
-    if history is not None:
+        project.save(history=history.records() if history is not None else None)  # one transaction
+    elif history is not None:
         history.save(project)
     if args.export and not (args.out or args.subtitles or args.per_chapter):
         raise CliError("--export needs --out FILE, --subtitles FILE or --per-chapter DIR.")
     if not args.export:
         args.out = args.subtitles = args.per_chapter = None
     return _finish(project, args, summary, bar.failures_shown)
+
+
+def _dump_json(project, out: Path, as_json: bool) -> int:
+    project.dump_json(out)
+    if as_json:
+        print(json.dumps({"project": str(project.folder), "dump": str(out), "segments": len(project.segments)}))
+    else:
+        print(f"{project.folder}: {len(project.segments)} segments written to {out}")
+    return EXIT_OK
 
 
 def _edit_command(project, args):
@@ -561,7 +578,7 @@ def lock_purpose(args) -> str | None:
     if args.export:
         return "export"
     finishing = args.speed is not None or args.loudness is not None or args.true_peak is not None
-    if (args.list or args.lexicon) and not finishing:
+    if (args.list or args.lexicon or args.dump_json) and not finishing:
         return None
     return "edit"
 

@@ -2,9 +2,9 @@
 
 Each operation changes the project in memory (the caller saves it) and returns an :class:`Edit`, the undo record: the
 segments it replaced as they were (with their takes), and the chapters when it changed them. :func:`revert` puts an
-edit back and returns the record that does the edit again, so undo and redo are one operation. The command line
-keeps the records in ``history.json`` beside ``project.json`` (:class:`History`), so ``--undo`` works in the next
-invocation; the window keeps them in Qt's undo stack.
+edit back and returns the record that does the edit again, so undo and redo are one operation. The records are
+kept in the project's database (:class:`History`, bounded), so ``--undo`` works in the next invocation and after a
+restart.
 
 Edits keep every take whose text is unchanged: untouched segments keep their ids, takes and choices; a merged or a
 split segment is new text, so it gets a new id and is pending. Deleting a segment never deletes its take files, so
@@ -19,7 +19,7 @@ import json
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from core.engine import clean_text, is_speakable, write_json_atomic
+from core.engine import clean_text, is_speakable
 from core.narration.project import (
     Chapter,
     Project,
@@ -31,8 +31,9 @@ from core.narration.project import (
 from core.narration.text_locator import merged_place, split_place
 
 HISTORY_FILE = "history.json"
+"""Where earlier versions kept the command line's records (moved into the database with the project)."""
 HISTORY_LIMIT = 100
-"""Undo records kept in ``history.json`` (older ones are dropped)."""
+"""Undo records kept (older ones are dropped)."""
 OPERATIONS = (
     "delete",
     "skip",
@@ -51,7 +52,7 @@ TITLE_WIDTH = 80
 
 @dataclass
 class Edit:
-    """One undo (or redo) record; plain JSON values only, so ``history.json`` can hold it."""
+    """One undo (or redo) record; plain JSON values only, so the database can hold it."""
 
     op: str
     """Which operation (one of :data:`OPERATIONS`) made the change this record takes back."""
@@ -229,7 +230,7 @@ def revert(project: Project, edit: Edit) -> Edit:
 # --- the history the command line keeps -------------------------------------------------------------------------------
 @dataclass
 class History:
-    """Undo and redo records of a project folder, kept in ``history.json`` (a damaged file is an empty history)."""
+    """Undo and redo records of a project, kept in its database (a damaged record list is an empty history)."""
 
     undo_records: list[Edit] = field(default_factory=list)
     redo_records: list[Edit] = field(default_factory=list)
@@ -238,19 +239,19 @@ class History:
 
     @classmethod
     def load(cls, project: Project) -> History:
+        data = project.history_records
         try:
-            data = json.loads((project.folder / HISTORY_FILE).read_text(encoding="utf-8"))
             return cls([Edit.from_dict(e) for e in data["undo"]], [Edit.from_dict(e) for e in data["redo"]])
-        except (OSError, ValueError, TypeError, KeyError):
+        except (ValueError, TypeError, KeyError):
             return cls()
 
+    def records(self) -> dict:
+        """The records as the project stores them."""
+        return {"undo": [e.to_dict() for e in self.undo_records], "redo": [e.to_dict() for e in self.redo_records]}
+
     def save(self, project: Project) -> None:
-        undo, redo = [e.to_dict() for e in self.undo_records], [e.to_dict() for e in self.redo_records]
-        try:
-            write_json_atomic(project.folder / HISTORY_FILE, {"schema": 1, "undo": undo, "redo": redo})
-        except OSError as exc:
-            reason = str(exc.strerror or exc)
-            raise ProjectError("project.save_failed", folder=str(project.folder), reason=reason) from exc
+        """Store the project with these records (one transaction)."""
+        project.save(history=self.records())
 
     def record(self, edit: Edit) -> None:
         self.undo_records = [*self.undo_records, edit][-HISTORY_LIMIT:]

@@ -1,10 +1,13 @@
-"""A narration project: a folder with ``project.json`` (segments, takes, voices, settings) and the audio of every take.
+"""A narration project: a folder with ``project.sqlite`` (segments, takes, voices, settings, the undo history) and the
+audio of every take.
 
 The folder is self-contained: voices are copied into ``voices/``, takes are FLAC files in ``takes/``, and every path
-in ``project.json`` is relative and checked to stay inside the folder, so a hand-edited or foreign file can never make
-the project read or write elsewhere. ``project.json`` is written atomically after every change (a crash leaves the
-previous version); a file that is missing, corrupt, from a newer version or edited into an invalid state is refused
-with a message saying what is wrong, and is never overwritten.
+the project names is relative and checked to stay inside the folder, so a hand-edited or foreign file can never make
+the project read or write elsewhere. The state lives in an SQLite database (:mod:`core.narration.project_store`):
+:meth:`Project.save` writes only the rows that changed, one transaction per save, so saving a take costs the same in
+a short story and in a 10,000-segment book. A database that is not one, damaged, from a newer version or edited into
+an invalid state is refused with a message saying what is wrong, and is never written to. A project of an earlier
+version (``project.json``) is moved into a database on its first open and its file kept beside it, renamed.
 
 A segment is *rendered* when its chosen take was made from its current text, voice and settings (the take's
 ``key``), *failed* when its last render failed, and *pending* otherwise: editing a segment, its voice or a setting
@@ -15,16 +18,29 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import re
-from dataclasses import asdict, dataclass, field, fields
 from collections.abc import Iterable
+from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 
 from core.engine import ChatterboxError, SynthesisOptions, file_stamp, remove_partial_files, write_json_atomic
+from core.narration.project_store import (
+    STORE_FILE,
+    STORE_SCHEMA,
+    ProjectStore,
+    StoreRefused,
+    StoreWriteFailed,
+    prepare_for_writing,
+)
 from core.narration.speech_text import LexiconEntry, apply_lexicon, spoken_form
 
 SCHEMA_VERSION = 1
-PROJECT_FILE = "project.json"
+"""The format of ``project.json`` (earlier versions' projects, and ``--dump-json``)."""
+PROJECT_FILE = STORE_FILE
+LEGACY_FILE = "project.json"
+MIGRATED_SUFFIX = ".migrated"
+"""A ``project.json`` moved into the database is kept as ``project.json.migrated``."""
 TAKES_DIR = "takes"
 VOICES_DIR = "voices"
 LOCK_FILE = ".project.lock"
@@ -116,6 +132,16 @@ class Chapter:
     """The voice of this chapter's segments that have no voice of their own (``None``: the narrator's)."""
 
 
+@dataclass(frozen=True)
+class Refresh:
+    """What :meth:`Project.refresh` took in."""
+
+    shape: bool
+    """The book's shape changed (segments added, removed or moved, chapters): everything was read again."""
+    numbers: list[int]
+    """The segments whose state changed (1-based)."""
+
+
 @dataclass
 class Project:
     folder: Path
@@ -145,6 +171,10 @@ class Project:
     """The voice of quoted speech (``None``: the narrator's)."""
     author: str | None = None
     """The book's author (an EPUB's ``dc:creator``; ``None``: not known): every export's artist unless overridden."""
+    store: ProjectStore | None = field(default=None, repr=False, compare=False)
+    """The open database (``None``: a new project not saved yet)."""
+    history_records: dict = field(default_factory=lambda: {"undo": [], "redo": []}, repr=False, compare=False)
+    """The undo and redo records as the store held them when the project was opened (:class:`History` reads them)."""
 
     # --- queries ----------------------------------------------------------------------------------------------
     def number(self, segment: Segment) -> int:
@@ -341,19 +371,38 @@ class Project:
         self.chapters[number - 1].voice = name
 
     # --- files -------------------------------------------------------------------------------------------------
-    def save(self, changed: Iterable[Segment] | None = None) -> None:
-        """Store the project; ``changed``: only these segments (and their new takes) changed since the last save."""
+    def save(self, changed: Iterable[Segment] | None = None, history: dict | None = None) -> None:
+        """Store what changed since the last save, in one transaction: with ``changed``, only those segments (a
+        take, a failed render) and the book's own fields are compared; without it, every segment, their order and
+        the chapters. ``history``: the undo records to keep with it (:class:`core.narration.editing.History`)."""
         try:
             for sub in (TAKES_DIR, VOICES_DIR):
                 (self.folder / sub).mkdir(parents=True, exist_ok=True)
-            write_json_atomic(self.folder / PROJECT_FILE, self.to_dict())
+            book = self._book_data()
+            if self.store is None:  # the first save: the whole project, in place only once it is complete
+                made = ProjectStore.create(self.folder / STORE_FILE)
+                made.write(book, [(i, s) for i, s in enumerate(self.segments)], [], history)
+                self.store = made.publish()
+                prepare_for_writing(self.store)
+                if history is not None:
+                    self.history_records = history
+                return
+            if changed is not None and len(self.store.rows.order) == len(self.segments):
+                positions = {s.id: i for i, s in enumerate(self.segments)}
+                rows = [(positions[s.id], s) for s in changed]
+                self.store.write(book, rows, None, history)
+            else:
+                rows = [(i, s) for i, s in enumerate(self.segments)]
+                self.store.write(book, rows, [s.id for s in self.segments], history)
+            if history is not None:
+                self.history_records = history
+        except StoreWriteFailed as exc:
+            raise ProjectError("project.save_failed", folder=str(self.folder), reason=exc.reason) from exc
         except OSError as exc:
             raise ProjectError("project.save_failed", folder=str(self.folder), reason=str(exc.strerror or exc)) from exc
 
-    def to_dict(self) -> dict:
+    def _book_data(self) -> dict:
         return {
-            "schema": SCHEMA_VERSION,
-            "app": "Chatterbox Desk",
             "title": self.title,
             "source": self.source,
             "model": self.model,
@@ -363,12 +412,68 @@ class Project:
             "voices": self.voices,
             "chapters": [asdict(c) for c in self.chapters],
             "next_id": self.next_id,
-            "segments": [asdict(s) for s in self.segments],
             "bundle": self.bundle,
             "language": self.language,
             "lexicon": {w: asdict(e) for w, e in self.lexicon.items()},
             "dialogue_voice": self.dialogue_voice,
             "author": self.author,
+        }
+
+    def refresh(self) -> Refresh | None:
+        """Take in what another process committed since this project was read or last refreshed (a window that
+        follows a render on the command line); ``None`` when nothing changed. A project that this object itself
+        changes must not be refreshed with unsaved changes: they would be replaced."""
+        if self.store is None:
+            return None
+        file = self.folder / STORE_FILE
+        try:
+            changes = self.store.changes_since(self.store.rows.change, self.store.rows.shape)
+        except StoreRefused as exc:
+            raise _refused(file, exc) from exc
+        if changes is None:
+            return None
+        if changes.shape:
+            fresh = open_project(self.folder)
+            old = self.store
+            for name in (f.name for f in fields(Project)):
+                setattr(self, name, getattr(fresh, name))
+            old.close()
+            return Refresh(True, list(range(1, len(self.segments) + 1)))
+        book = parse_project(self.folder, {**changes.book, "schema": SCHEMA_VERSION, "segments": []}, file)
+        for name in (f.name for f in fields(Project)):
+            if name not in ("folder", "segments", "store", "history_records"):
+                setattr(self, name, getattr(book, name))
+        changed = []
+        for data in changes.segments:
+            position = data.pop("position")
+            index = position if 0 <= position < len(self.segments) else -1
+            if index < 0 or self.segments[index].id != data["id"]:
+                continue  # moved meanwhile: a change of shape follows, which reloads everything
+            self.segments[index] = segment_from_dict(self, data, index)
+            changed.append(index)
+        self.store.follow(changes, [(i, self.segments[i]) for i in changed])
+        return Refresh(False, [i + 1 for i in changed])
+
+    def close(self) -> None:
+        """Close the database (a project object is not used after this)."""
+        if self.store is not None:
+            self.store.close()
+            self.store = None
+
+    def dump_json(self, out: Path) -> None:
+        """A readable copy of the project (the format ``project.json`` had, with the undo history) at ``out``."""
+        try:
+            write_json_atomic(out, {**self.to_dict(), "history": self.history_records})
+        except OSError as exc:
+            raise ProjectError("project.save_failed", folder=str(out), reason=str(exc.strerror or exc)) from exc
+
+    def to_dict(self) -> dict:
+        """The project as ``project.json`` held it (plain JSON values)."""
+        return {
+            "schema": SCHEMA_VERSION,
+            "app": "Chatterbox Desk",
+            **self._book_data(),
+            "segments": [asdict(s) for s in self.segments],
         }
 
     def new_take_file(self, segment: Segment) -> str:
@@ -388,7 +493,8 @@ def pause_seconds(project: Project, segment: Segment) -> float:
 
 
 def is_project(folder: Path) -> bool:
-    return (Path(folder) / PROJECT_FILE).is_file()
+    folder = Path(folder)
+    return (folder / STORE_FILE).is_file() or (folder / LEGACY_FILE).is_file()
 
 
 def create_project(folder: Path, title: str) -> Project:
@@ -406,20 +512,72 @@ def create_project(folder: Path, title: str) -> Project:
 
 
 def open_project(folder: Path) -> Project:
+    """The project in ``folder``: its database checked and read, or an earlier version's ``project.json`` moved
+    into one. Take files that no row names (a render killed between writing a take and storing it) are removed
+    when nobody else is working on the project."""
     folder = Path(folder)
-    file = folder / PROJECT_FILE
+    file = folder / STORE_FILE
     if not file.is_file():
+        if (folder / LEGACY_FILE).is_file():
+            from core.narration.project_migration import migrate
+
+            return migrate(folder)
         raise ProjectError("project.not_a_project", folder=str(folder), file=PROJECT_FILE)
     try:
-        data = json.loads(file.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ProjectError("project.unreadable", path=str(file), reason=str(exc)) from exc
-    except ValueError as exc:
-        raise ProjectError("project.damaged", path=str(file), reason=str(exc)) from exc
-    project = _parse(folder, data, file)
+        store = ProjectStore.open(file)
+    except StoreRefused as exc:
+        raise _refused(file, exc) from exc
+    try:
+        data = store.read()
+        project = _parse(folder, data, file)
+        prepare_for_writing(store)
+    except StoreRefused as exc:
+        store.close()
+        raise _refused(file, exc) from exc
+    except BaseException:
+        store.close()
+        raise
+    stored_history = data.get("history") or {}
+    project.store = store
+    project.history_records = {"undo": stored_history.get("undo", []), "redo": stored_history.get("redo", [])}
+    remove_orphans(project)
+    return project
+
+
+def _refused(file: Path, exc: StoreRefused) -> ProjectError:
+    if exc.code == "newer":
+        return ProjectError("project.newer_format", path=str(file), schema=exc.schema, supported=STORE_SCHEMA)
+    if exc.code == "unreadable":
+        return ProjectError("project.unreadable", path=str(file), reason=exc.reason)
+    return ProjectError("project.store_damaged", path=str(file), reason=exc.reason)
+
+
+def remove_orphans(project: Project) -> int:
+    """Remove take files no row names (how many), and stale temporary files; only when no other process holds the
+    project's lock (a render there may be between writing a take and storing its row)."""
+    from core.narration.project_lock import ProjectLock
+
+    folder = project.folder
     for sub in (folder / TAKES_DIR, folder):  # a render running in another process may be writing younger ones
         remove_partial_files(sub, older_than_s=STALE_PARTIAL_S)
-    return project
+    if project.store is None or not (folder / TAKES_DIR).is_dir():
+        return 0
+    try:
+        holder = ProjectLock(folder).holder()
+    except OSError:
+        return 0
+    if holder is not None and not (holder.is_here() and holder.pid == os.getpid()):
+        return 0
+    named = project.store.referenced_files()
+    removed = 0
+    for path in (folder / TAKES_DIR).glob("*.flac"):
+        if f"{TAKES_DIR}/{path.name}" not in named:
+            try:
+                path.unlink()
+                removed += 1
+            except OSError:
+                continue
+    return removed
 
 
 # --- validation of a file that may have been edited by hand ---------------------------------------------------------
@@ -559,6 +717,11 @@ def _chapter(data, index: int, voices: dict | None = None) -> Chapter:
         voice = _voice_name(voice, voices, f"{where}.voice")
     chapter.voice = voice
     return chapter
+
+
+def parse_project(folder: Path, data, file: Path) -> Project:
+    """A project from the plain structure ``project.json`` held, validated (:class:`ProjectError` if invalid)."""
+    return _parse(folder, data, file)
 
 
 def segment_from_dict(project: Project, data: dict, index: int = 0) -> Segment:

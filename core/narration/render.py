@@ -206,7 +206,7 @@ def adopt_model(project: Project, pipeline: Pipeline) -> None:
     identity = model_identity(pipeline)
     if project.model != identity:
         project.model = identity  # takes made with another model become outdated (pending)
-        project.save()
+        project.save([])
 
 
 def _render(
@@ -289,7 +289,7 @@ def _render(
         remaining -= len(segment.text)
         chars_done += len(segment.text)
         if segment.error:
-            project.save()  # a rendered segment was saved with its take
+            project.save([segment])  # a rendered segment was saved with its take
         event("failed" if segment.error else "segment", segment)
         if index + 1 < len(todo):
             yield  # between two segments: the worker may run interactive requests here
@@ -332,11 +332,11 @@ def _render_one(project, pipeline, segment, seed, voices, on_chunk, cancelled, t
 
 
 def store_take(project: Project, segment: Segment, audio, seed: int, tokens: list[int], timings: dict) -> Take:
-    """Write a segment's take (atomically), make it the chosen one and save ``project.json``; a failed save takes
-    the take back and removes its file."""
+    """Write a segment's take (atomically), make it the chosen one and store it (the file first, its row after:
+    one transaction for this segment alone); a failed save takes the take back and removes its file."""
     take, undo = add_take(project, segment, audio, seed, tokens, timings)
     try:
-        project.save()
+        project.save([segment])
     except ProjectError:
         undo()
         raise
@@ -344,7 +344,7 @@ def store_take(project: Project, segment: Segment, audio, seed: int, tokens: lis
 
 
 def add_take(project: Project, segment: Segment, audio, seed: int, tokens: list[int], timings: dict):
-    """Write a segment's take (atomically) and make it the chosen one, without saving ``project.json``: the take
+    """Write a segment's take (atomically) and make it the chosen one, without storing it: the take
     and a function that takes it back (and removes its file) if the save that follows fails."""
     rel = project.new_take_file(segment)
     path = project.path(rel)

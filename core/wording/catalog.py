@@ -372,6 +372,9 @@ PROJECT = {
     "project.damaged": Words(
         "{path} is damaged (not valid JSON: {reason}). It was left as it is; restore it from a backup."
     ),
+    "project.store_damaged": Words(
+        "{path} cannot be opened as a project ({reason}). It was left as it is; restore it from a backup."
+    ),
     "project.newer_format": Words(
         "{path} was saved by a newer version of Chatterbox Desk (project format {schema}; this version reads format "
         "{supported}). Update the app to open it; the file was not changed."

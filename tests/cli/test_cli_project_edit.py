@@ -8,7 +8,7 @@ import shutil
 import pytest
 
 from core.cli.main import main
-from tests.narration_support import BOOK, make_epub
+from tests.narration_support import BOOK, make_epub, stored_state
 
 # BOOK: chapter 1 "Morning" is segments 1-5 (1 its heading), chapter 2 "Evening" segments 6-10 (6 its heading)
 
@@ -143,10 +143,10 @@ def test_an_undo_after_the_book_was_imported_again_is_refused_and_forgotten(caps
 )
 def test_a_bad_edit_exits_2_with_one_line_and_changes_nothing(capsys, imported, argv, message):
     folder, _ = imported
-    before = (folder / "project.json").read_bytes()
+    before = stored_state(folder)
     code, _, err = run_cli(capsys, "project", folder, *argv)
     assert code == 2 and message in err, err
-    assert (folder / "project.json").read_bytes() == before
+    assert stored_state(folder) == before
 
 
 def test_edits_keep_the_takes_of_unchanged_text_and_the_model_folder_is_remembered(

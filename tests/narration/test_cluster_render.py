@@ -227,11 +227,11 @@ def test_a_disk_that_fills_up_stops_the_render_with_the_project_consistent(local
     project = new_project(tmp_path / "Cluster", voice_wav)
     real, saves = project.save, []
 
-    def save():
+    def save(changed=None, history=None):
         saves.append(1)
         if len(saves) >= 3:  # the third save of the render: the disk is full
             raise ProjectError("project.save_failed", folder=str(project.folder), reason="No space left on device")
-        real()
+        real(changed, history)
 
     project.save = save
     with pytest.raises(ProjectError):

@@ -9,7 +9,6 @@ import pytest
 from core.narration.book_import import parse_text
 from core.narration.build import import_document, source_identity
 from core.narration.editing import (
-    HISTORY_FILE,
     History,
     chapter_joins,
     chapter_starts,
@@ -23,9 +22,9 @@ from core.narration.editing import (
     split,
 )
 from core.narration.export import ExportRequest, export_project
-from core.narration.project import PROJECT_FILE, ProjectError, Take, create_project, open_project
+from core.narration.project import ProjectError, Take, create_project, open_project
 from core.wording import describe_error
-from tests.narration_support import BOOK
+from tests.narration_support import BOOK, project_data, write_legacy
 
 # BOOK: chapter 1 "Morning" is segments 1-5 (1 its heading), chapter 2 "Evening" segments 6-10 (6 its heading)
 
@@ -225,9 +224,9 @@ def test_a_record_of_a_project_changed_since_is_refused(tmp_path):
     assert state(project) == before
 
 
-def test_a_damaged_history_file_is_an_empty_history(tmp_path):
+def test_a_damaged_history_is_an_empty_history(tmp_path):
     project = new_project(tmp_path)
-    (project.folder / HISTORY_FILE).write_text("{not json", encoding="utf-8")
+    project.history_records = {"undo": [{"not": "a record"}], "redo": "junk"}
     assert not History.load(project).undo_records
 
 
@@ -239,10 +238,10 @@ def test_skipped_flags_and_the_model_folder_are_saved_and_old_files_still_open(t
     project.save()
     again = open_project(project.folder)
     assert again.segment(3).skipped and again.chapters[1].skipped and again.bundle == str(tmp_path / "model")
-    data = json.loads((project.folder / PROJECT_FILE).read_text(encoding="utf-8"))
+    data = project_data(project.folder)
     data.pop("bundle")
     for item in data["segments"] + data["chapters"]:
         item.pop("skipped")
-    (project.folder / PROJECT_FILE).write_text(json.dumps(data), encoding="utf-8")
+    write_legacy(project.folder, json.dumps(data))
     old = open_project(project.folder)
     assert old.bundle is None and not any(s.skipped for s in old.segments) and not old.chapters[1].skipped

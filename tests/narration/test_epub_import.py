@@ -20,6 +20,7 @@ from core.narration.brackets import speakable_brackets
 from core.narration.document import DocumentError
 from core.wording import describe, describe_error
 from tests.epub_fixtures import Nav, novel, visible_text, write_epub, write_zip, xhtml
+from tests.narration_support import project_data, write_legacy
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -270,10 +271,10 @@ def test_skipped_chapters_are_saved_and_never_rendered_or_exported(tmp_path):
     skipped = [s for s in again.segments if s.chapter == 0]
     assert skipped and all(again.status(s) == "skipped" for s in skipped)
     assert all(s.chapter == 1 for s in again.pending()) and again.counts()["skipped"] == len(skipped)
-    data = json.loads((project.folder / "project.json").read_text(encoding="utf-8"))
+    data = project_data(project.folder)
     for chapter in data["chapters"]:
         del chapter["skipped"]  # a project saved before chapters could be skipped
-    (project.folder / "project.json").write_text(json.dumps(data), encoding="utf-8")
+    write_legacy(project.folder, json.dumps(data))
     assert [c.skipped for c in open_project(project.folder).chapters] == [False, False]
 
 

@@ -12,8 +12,9 @@ from core.narration import editing, pause_seconds
 from core.narration.book_import import PAUSE_PARAGRAPH_S, PAUSE_SENTENCE_S, parse_text
 from core.narration.build import import_document, source_identity
 from core.narration.export import ExportRequest, export_project, preview
-from core.narration.project import PROJECT_FILE, create_project, open_project
+from core.narration.project import create_project, open_project
 from core.narration.render import render_pending
+from tests.narration_support import project_data, write_legacy
 
 TEXT = """
 The sun rose. [pause:2s] Birds began to sing. The farmer woke.
@@ -83,10 +84,10 @@ def test_the_export_keeps_an_exact_pause_at_any_pace(tmp_path, pipe):
 
 def test_older_projects_load_with_scaled_pauses_and_the_flag_survives_saving(tmp_path):
     project = imported(tmp_path)
-    data = json.loads((project.folder / PROJECT_FILE).read_text(encoding="utf-8"))
+    data = project_data(project.folder)
     for segment in data["segments"]:
         segment.pop("pause_exact")
-    (project.folder / PROJECT_FILE).write_text(json.dumps(data), encoding="utf-8")
+    write_legacy(project.folder, json.dumps(data))
     old = open_project(project.folder)
     assert not any(s.pause_exact for s in old.segments)
     old.set_speed(None, 2.0)
@@ -99,9 +100,9 @@ def test_older_projects_load_with_scaled_pauses_and_the_flag_survives_saving(tmp
 
 def test_a_hand_edited_flag_that_is_not_true_or_false_is_refused(tmp_path):
     project = imported(tmp_path)
-    data = json.loads((project.folder / PROJECT_FILE).read_text(encoding="utf-8"))
+    data = project_data(project.folder)
     data["segments"][0]["pause_exact"] = "yes"
-    (project.folder / PROJECT_FILE).write_text(json.dumps(data), encoding="utf-8")
+    write_legacy(project.folder, json.dumps(data))
     with pytest.raises(Exception) as caught:
         open_project(project.folder)
     assert caught.value.code == "project.invalid" and "pause_exact" in caught.value.data["problem"]

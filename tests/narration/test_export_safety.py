@@ -15,8 +15,8 @@ import pytest
 
 from core.narration import ExportCancelled, ExportRequest, ProjectError, export_project
 from core.narration import export_stream as stream
-from core.narration.project import PROJECT_FILE
 from core.wording import describe_error
+from tests.narration_support import stored_state
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -78,7 +78,7 @@ def test_too_little_free_space_is_refused_at_once(project, tmp_path, no_reading,
 
 
 def test_a_cancel_leaves_no_file_under_the_final_name_and_the_project_unchanged(project, tmp_path):
-    before = (project.folder / PROJECT_FILE).read_bytes()
+    before = stored_state(project.folder)
     out = tmp_path / "book.m4b"
     out.write_bytes(b"the previous export")
     seen = []
@@ -91,7 +91,7 @@ def test_a_cancel_leaves_no_file_under_the_final_name_and_the_project_unchanged(
     assert caught.value.code == "export.cancelled"
     assert out.read_bytes() == b"the previous export"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["Book.cbproj", "book.m4b"]  # no spool, no partial file
-    assert (project.folder / PROJECT_FILE).read_bytes() == before
+    assert stored_state(project.folder) == before
 
 
 def test_progress_goes_forward_to_the_end_with_the_time_left(project, tmp_path):
@@ -135,7 +135,7 @@ def test_kill_9_during_a_cli_export_leaves_no_file_under_the_final_name(tmp_path
     project.set_speed(None, 1.1)
     project.finishing["loudness"] = -19.0
     project.save()
-    before = (project.folder / PROJECT_FILE).read_bytes()
+    before = stored_state(project.folder)
     out_dir = tmp_path / "out"
     out_dir.mkdir()
     out = out_dir / "book.m4b"
@@ -151,6 +151,6 @@ def test_kill_9_during_a_cli_export_leaves_no_file_under_the_final_name(tmp_path
     assert encoding and child.returncode == -signal.SIGKILL, "the export ended before it could be killed"
     assert not out.exists()
     assert all(p.name.startswith(".") and ".partial" in p.name for p in out_dir.iterdir())
-    assert (project.folder / PROJECT_FILE).read_bytes() == before
+    assert stored_state(project.folder) == before
     again = export_project(project, ExportRequest(out=out))  # and the next export writes the file
     assert out.is_file() and again.seconds > 0

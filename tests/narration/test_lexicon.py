@@ -3,8 +3,6 @@ only the segments it changes become pending; the command line's --lexicon, --lex
 
 from __future__ import annotations
 
-import json
-
 import pytest
 
 from core.narration.book_import import parse_text
@@ -12,6 +10,7 @@ from core.narration.build import import_document, source_identity
 from core.narration.project import ProjectError, create_project, open_project
 from core.narration.speech_text import LexiconEntry, apply_lexicon
 from tests.narration.test_narration import run_cli
+from tests.narration_support import project_data, write_legacy
 
 TEXT = "Hermione read the book. The US ship sailed. Tell us more. Hermiones are many. Nothing else."
 
@@ -66,10 +65,9 @@ def test_the_lexicon_applies_over_a_spoken_override(tmp_path):
 
 def test_a_damaged_lexicon_is_refused(tmp_path):
     project = _project(tmp_path)
-    file = project.folder / "project.json"
-    data = json.loads(file.read_text())
+    data = project_data(project.folder)
     data["lexicon"] = {"word": "not an entry"}
-    file.write_text(json.dumps(data))
+    write_legacy(project.folder, data)
     with pytest.raises(ProjectError) as info:
         open_project(project.folder)
     assert info.value.code == "project.invalid"

@@ -18,6 +18,7 @@ from core.narration.book_import import parse_text
 from core.narration.build import import_document, source_identity
 from core.narration.project import HOLDER_FILE, PROJECT_FILE, create_project
 from core.wording import describe_error
+from tests.narration_support import stored_state
 
 ROOT = Path(__file__).resolve().parents[2]
 HOLD = textwrap.dedent(
@@ -135,7 +136,7 @@ def test_a_new_project_can_be_made_in_a_folder_that_holds_only_its_lock(tmp_path
 
 def test_the_command_line_exits_2_naming_the_holder_and_a_look_still_works(tmp_path):
     folder = small_project(tmp_path)
-    before = (folder / PROJECT_FILE).read_bytes()
+    before = stored_state(folder)
     holder = Holder(folder)
     try:
         edit = run_cli("project", str(folder), "--set-pause", "1", "2")
@@ -147,7 +148,7 @@ def test_the_command_line_exits_2_naming_the_holder_and_a_look_still_works(tmp_p
         assert narrate.returncode == 2 and str(holder.process.pid) in narrate.stderr
         look = run_cli("project", str(folder), "--list", "--json")
         assert look.returncode == 0 and len(json.loads(look.stdout)["segments"]) == 2
-        assert (folder / PROJECT_FILE).read_bytes() == before  # nothing was written while another held it
+        assert stored_state(folder) == before  # nothing was written while another held it
     finally:
         holder.kill()
     edit = run_cli("project", str(folder), "--set-pause", "1", "2")

@@ -19,6 +19,7 @@ from tests.epub_fixtures import (
     readalong_rtl,
     readalong_vertical,
 )
+from tests.narration_support import project_data
 from tests.readalong_support import Book, decode, epubcheck, import_book, onsets, render_tones
 
 pytest.importorskip("av")
@@ -113,7 +114,7 @@ def test_import_records_where_every_sentence_stands_in_the_book(novel):
     book, project = novel
     spoken = [s for s in project.segments if not project.is_skipped(s)]
     assert spoken and all(s.source is not None for s in spoken)
-    data = json.loads((project.folder / "project.json").read_text())
+    data = project_data(project.folder)
     assert data["segments"][-1]["source"]["file"] == "OEBPS/chapter2.xhtml"
     assert (project.folder / BOOK_FILE).read_bytes() == book.read_bytes()
     reopened = open_project(project.folder)

@@ -13,6 +13,7 @@ from core.narration.project import ProjectError, create_project, open_project
 from core.narration.sentences import _segmenter, _unambiguous, sentences, split_sentences
 from core.narration.speech_text import roman_value, spoken_form
 from tests.narration.sentence_corpus import ARABIC, ENGLISH, JAPANESE, text_of, wrong_splits
+from tests.narration_support import project_data, write_legacy
 
 
 # --- sentences ------------------------------------------------------------------------------------------------------
@@ -186,11 +187,9 @@ def test_the_language_is_saved_and_changes_what_is_said(tmp_path):
 
 
 def test_a_project_saved_before_these_fields_opens_with_defaults(tmp_path):
-    import json
 
     project = _project(tmp_path)
-    file = project.folder / "project.json"
-    data = json.loads(file.read_text())
+    data = project_data(project.folder)
     for key in ("language", "lexicon", "dialogue_voice"):
         data.pop(key)
     for segment in data["segments"]:
@@ -198,7 +197,7 @@ def test_a_project_saved_before_these_fields_opens_with_defaults(tmp_path):
             segment.pop(key)
     for chapter in data["chapters"]:
         chapter.pop("voice")
-    file.write_text(json.dumps(data))
+    write_legacy(project.folder, data)
     again = open_project(project.folder)
     assert again.language == "en" and again.lexicon == {} and again.dialogue_voice is None
     assert again.segments[1].spoken is None and again.chapters[0].voice is None

@@ -18,6 +18,7 @@ from app.studio.export_choices import ExportChoices
 from app.studio.export_dialog import ExportDialog
 from core.narration import ExportRequest, ProjectLock, open_project
 from tests.app.studio.support import new_project, render
+from tests.narration_support import stored_state
 
 CHAPTERS = (
     "[chapter: Morning]\nThe first sentence is here. A second one follows!\n\n"
@@ -109,7 +110,7 @@ def test_cancel_leaves_no_file_under_the_final_name_and_the_project_unchanged(qt
     render(qtbot, window)
     studio = window.studio_panel
     assert studio.save()
-    before = (project.folder / "project.json").read_bytes()
+    before = stored_state(project.folder)
     gate, seen = threading.Event(), {}
     _gated_export(studio, gate, seen)
     out = tmp_path / "export" / "book.mp3"
@@ -121,7 +122,7 @@ def test_cancel_leaves_no_file_under_the_final_name_and_the_project_unchanged(qt
         gate.set()
     assert studio.status.text() == "Export cancelled: no file was written."
     assert not out.exists() and list(out.parent.iterdir()) == []
-    assert (project.folder / "project.json").read_bytes() == before
+    assert stored_state(project.folder) == before
     assert studio.export_button.isEnabled() and studio.render_button.isEnabled()
 
 
@@ -378,7 +379,7 @@ def test_importing_into_a_project_another_process_holds_is_refused(qtbot, studio
     project = new_project(window, tmp_path)
     assert window.studio_panel.save()
     window.studio_panel.set_project(None)
-    before = (project.folder / "project.json").read_bytes()
+    before = stored_state(project.folder)
     holder = subprocess.Popen(
         [sys.executable, "-c", HOLD_LOCK, str(project.folder)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
     )
@@ -387,7 +388,7 @@ def test_importing_into_a_project_another_process_holds_is_refused(qtbot, studio
         window.speak_panel.text.set_text("Other words entirely. Nothing like the first.")
         assert window.project_files.new_from_text(window.speak_panel.text.text, project.folder) is None
         assert f"process {holder.pid}" in window.message.text()
-        assert (project.folder / "project.json").read_bytes() == before
+        assert stored_state(project.folder) == before
     finally:
         holder.communicate("", timeout=30)
 
