@@ -171,6 +171,8 @@ class Project:
     """The voice of quoted speech (``None``: the narrator's)."""
     author: str | None = None
     """The book's author (an EPUB's ``dc:creator``; ``None``: not known): every export's artist unless overridden."""
+    positions: dict[int, int] = field(default_factory=dict, repr=False, compare=False)
+    """Segment id → index in :attr:`segments`, as last seen (:meth:`number` checks it before it trusts it)."""
     store: ProjectStore | None = field(default=None, repr=False, compare=False)
     """The open database (``None``: a new project not saved yet)."""
     history_records: dict = field(default_factory=lambda: {"undo": [], "redo": []}, repr=False, compare=False)
@@ -178,8 +180,15 @@ class Project:
 
     # --- queries ----------------------------------------------------------------------------------------------
     def number(self, segment: Segment) -> int:
-        """1-based position of a segment (what the command line and the window show)."""
-        return next(i for i, s in enumerate(self.segments, 1) if s.id == segment.id)
+        """1-based position of a segment (what the command line and the window show); found through an index of
+        positions that is made again only when the list changed under it (a render asks for every segment)."""
+        index = self.positions.get(segment.id)
+        if index is None or index >= len(self.segments) or self.segments[index].id != segment.id:
+            self.positions = {s.id: i for i, s in enumerate(self.segments)}
+            index = self.positions.get(segment.id)
+            if index is None:
+                raise ValueError(f"segment {segment.id} is not in the project")
+        return index + 1
 
     def segment(self, number: int) -> Segment:
         if not 1 <= number <= len(self.segments):
@@ -388,8 +397,7 @@ class Project:
                     self.history_records = history
                 return
             if changed is not None and len(self.store.rows.order) == len(self.segments):
-                positions = {s.id: i for i, s in enumerate(self.segments)}
-                rows = [(positions[s.id], s) for s in changed]
+                rows = [(self.number(s) - 1, s) for s in changed]
                 self.store.write(book, rows, None, history)
             else:
                 rows = [(i, s) for i, s in enumerate(self.segments)]
@@ -410,11 +418,11 @@ class Project:
             "settings": self.settings,
             "finishing": self.finishing,
             "voices": self.voices,
-            "chapters": [asdict(c) for c in self.chapters],
+            "chapters": [{"title": c.title, "skipped": c.skipped, "voice": c.voice} for c in self.chapters],
             "next_id": self.next_id,
             "bundle": self.bundle,
             "language": self.language,
-            "lexicon": {w: asdict(e) for w, e in self.lexicon.items()},
+            "lexicon": {w: {"spoken": e.spoken, "match_case": e.match_case} for w, e in self.lexicon.items()},
             "dialogue_voice": self.dialogue_voice,
             "author": self.author,
         }

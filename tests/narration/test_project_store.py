@@ -400,3 +400,12 @@ def test_take_files_the_undo_history_can_bring_back_are_not_orphans(tmp_path):
     reopened.save(history=kept.records())
     assert (reopened.folder / reopened.segments[0].takes[0].file).exists()
     assert open_project(reopened.folder).segments[0].takes[0].tokens == [1, 2, 3]
+
+
+def test_the_project_bench_measures_a_take_and_a_render_per_tenth(tmp_path, bundles):
+    from core.bench.project_bench import book, flat_render, per_take
+
+    row = per_take(book(tmp_path / "B", 300), takes=20)
+    assert row["takes"] == 20 and 0 < row["save_ms_median"] <= row["take_ms_median"]
+    render = flat_render(tmp_path / "R", 30, bundles["original"], tokens=4)
+    assert render["rendered"] == 30 and len(render["tenths_s"]) == 10 and render["last_over_first"] > 0
