@@ -31,10 +31,11 @@ from core.narration import Project, create_project, render_pending
 from core.narration.project import Chapter, Segment
 from core.narration.render import add_take
 
-WORDS = (
+OPENING = (
     "Call me Ishmael. Some years ago, never mind how long precisely, having little or no money in my purse, "
     "and nothing particular to interest me on shore, I thought I would sail about a little."
-).split()
+)
+WORDS = OPENING.split(" ")
 
 
 def book(folder: Path, count: int, title: str = "Stand-in novel") -> Project:
