@@ -777,6 +777,8 @@ def _lexicon(data: dict) -> dict[str, LexiconEntry]:
 
 
 def _settings(data: dict, where: str) -> dict:
+    if not data:
+        return {}
     unknown = set(data) - set(AUDIO_SETTINGS)
     _check(not unknown, f"{where} has unknown settings {sorted(unknown)}")
     SynthesisOptions(**data)  # the types are checked when a segment renders; a wrong field name fails here
