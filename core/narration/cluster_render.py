@@ -5,10 +5,9 @@ a chapter, at most eight segments). Actors — one per GPU (``num_gpus=1``) when
 :data:`CPUS_PER_ACTOR` cores, or ``actors`` — load the owner's model folder once each
 (:mod:`core.narration.cluster_model`), receive the voices with their conditioning once (``ray.put``: the speech
 encoder runs only here) and render units as :mod:`core.narration.cluster_actor` describes, streaming each segment's
-result back. The owner writes each take as it arrives and saves ``project.json`` once for all the takes that arrived
-together (:func:`core.narration.render.add_take`; a 6,000-segment book's ``project.json`` takes seconds to save, so
-one save per segment would cap a cluster's throughput), so the project stays single-writer and crash-safe: a crash
-loses at most the takes of the last batch, whose segments are pending again.
+result back. The owner stores each take as it arrives, with a save of that segment alone (``project.save([segment])``,
+milliseconds however long the book), so the project stays single-writer and crash-safe: a crash loses at most the
+take being stored, whose segment is pending again.
 
 A unit whose actor or node dies is re-queued whole — it is rendered again from its start, so that its look-ahead,
 and so its audio, stay the same — and the dead actor is replaced; results for segments already stored are dropped,
@@ -53,9 +52,6 @@ CPUS_PER_ACTOR = 4
 
 ATTEMPTS = 3
 """Tries of a unit whose actor or node dies (the first and two more) before its segments are left pending."""
-
-STORE_BATCH = 512
-"""Most results stored with one save of ``project.json`` (all that arrived while the last save ran, up to this)."""
 
 WAIT_S = 0.1
 """How long the owner waits for a result before it yields (the worker runs interactive requests meanwhile)."""
@@ -195,20 +191,17 @@ class _ClusterRender:
                 ray.wait(list(pool.starting), num_returns=1, timeout=WAIT_S)
                 yield
                 continue
-            arrived: list[tuple[str, SegmentResult]] = []
+            # The results ready now, one per unit at most: each stored as it is taken (a save of one segment).
             ready, _ = ray.wait(list(running), num_returns=1, timeout=WAIT_S)
-            while ready and len(arrived) < STORE_BATCH:
-                for generator in ready:
-                    self._take_one(ray, pool, queue, running, generator, arrived)
-                if not running:
-                    break
+            if ready and len(running) > 1:
                 ready, _ = ray.wait(list(running), num_returns=len(running), timeout=0)
-            self._store(arrived)
+            for generator in ready:
+                self._take_one(ray, pool, queue, running, generator)
             yield  # between two waits: the worker may run interactive requests here
         return self.summary
 
-    def _take_one(self, ray, pool: _ActorPool, queue: deque, running: dict, generator, arrived: list) -> None:
-        """The next result of a unit whose generator is ready (its end, a segment, or its actor lost)."""
+    def _take_one(self, ray, pool: _ActorPool, queue: deque, running: dict, generator) -> None:
+        """The next result of a unit whose generator is ready (its end, a segment, or its actor lost), stored."""
         name, unit = running[generator]
         try:
             ref = next(generator)
@@ -217,11 +210,13 @@ class _ClusterRender:
             pool.release(name)
             return
         try:
-            arrived.append((name, ray.get(ref)))
+            result = ray.get(ref)
         except _lost_errors(ray) as exc:
             del running[generator]
             self._requeue(unit, queue, exc)
             pool.replace(name)
+            return
+        self._store(name, result)
 
     def _requeue(self, unit: _Unit, queue: deque, exc: BaseException) -> None:
         left = [s for s in unit.segments if s.id not in self.stored]
@@ -235,32 +230,28 @@ class _ClusterRender:
         self.stats.requeued_units += 1
         queue.appendleft(unit)  # first in line: the book fills in reading order
 
-    def _store(self, arrived: list[tuple[str, SegmentResult]]) -> None:
-        """Write the takes that arrived together, then save ``project.json`` once for all of them: the owner keeps
-        up with many actors even when a long book's ``project.json`` takes seconds to save (a failed save takes them
-        all back, as a local render takes back its one)."""
-        stored: list[tuple[str, SegmentResult, Segment]] = []
-        undo: list = []
-        for actor, result in arrived:
-            segment = self.by_id.get(result.id)
-            if segment is None or result.id in self.stored:
-                continue  # a re-rendered unit's segment that an earlier try already stored: one take only
-            self.stored.add(result.id)
-            if result.error_code is not None:
-                segment.fail(result.error_code, result.error_data, result.error or result.error_code)
-            else:
-                undo.append(add_take(self.project, segment, result.audio, result.seed, result.tokens, result.timings))
-            stored.append((actor, result, segment))
-        if not stored:
-            return
+    def _store(self, actor: str, result: SegmentResult) -> None:
+        """Write the take (or the failure) and save that segment alone; a failed save takes it back (and the take's
+        file), as a local render does, and stops the render."""
+        segment = self.by_id.get(result.id)
+        if segment is None or result.id in self.stored:
+            return  # a re-rendered unit's segment that an earlier try already stored: one take only
+        if result.error_code is not None:
+            before = segment.error, segment.error_code, segment.error_data
+            segment.fail(result.error_code, result.error_data, result.error or result.error_code)
+
+            def undo() -> None:
+                segment.error, segment.error_code, segment.error_data = before
+
+        else:
+            _take, undo = add_take(self.project, segment, result.audio, result.seed, result.tokens, result.timings)
         try:
-            self.project.save()
+            self.project.save([segment])
         except ProjectError:
-            for _take, take_back in undo:
-                take_back()
+            undo()
             raise
-        for actor, result, segment in stored:
-            self._count(actor, result, segment)
+        self.stored.add(result.id)
+        self._count(actor, result, segment)
 
     def _count(self, actor: str, result: SegmentResult, segment: Segment) -> None:
         summary = self.summary

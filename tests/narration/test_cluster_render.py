@@ -221,22 +221,27 @@ def test_ray_missing_is_worded_not_a_traceback(monkeypatch):
 
 
 def test_a_disk_that_fills_up_stops_the_render_with_the_project_consistent(local_ray, pipes, tmp_path, voice_wav):
-    """The owner saves once for the takes that arrived together; a failed save takes all of them back."""
+    """The owner saves each take as it arrives, that segment alone; a failed save takes that take back (and its
+    file) and stops the render."""
     from core.narration import ProjectError
 
     project = new_project(tmp_path / "Cluster", voice_wav)
     real, saves = project.save, []
 
-    def save():
-        saves.append(1)
-        if len(saves) >= 3:  # the third save of the render: the disk is full
+    def save(changed=None):
+        saves.append(None if changed is None else [project.number(s) for s in changed])
+        if len(saves) >= 4:  # the fourth save of the render (its third take): the disk is full
             raise ProjectError("project.save_failed", folder=str(project.folder), reason="No space left on device")
-        real()
+        real(changed)
 
     project.save = save
     with pytest.raises(ProjectError):
         cluster_render(project, pipes["turbo"])
-    again = open_project(project.folder)  # the last saved project.json: every take it names exists, nothing else
+    assert saves[0] is None  # the project names the model that renders it (adopt_model), then one take a save:
+    assert all(len(numbers) == 1 for numbers in saves[1:]) and len({n for ns in saves[1:] for n in ns}) == 3
+    refused = project.segment(saves[-1][0])
+    assert not refused.takes and refused.chosen is None  # taken back in memory
+    again = open_project(project.folder)  # the last saved project: every take it names exists, nothing else
     named = {s.takes[s.chosen].file for s in again.segments if s.chosen is not None}
-    assert 0 < len(named) < 22
+    assert len(named) == 2
     assert {f"takes/{p.name}" for p in (project.folder / "takes").iterdir()} == named
