@@ -14,6 +14,10 @@ and so its audio, stay the same — and the dead actor is replaced; results for 
 so no segment gets two takes. After :data:`ATTEMPTS` lost tries the unit's segments stay pending and the render ends
 with ``cluster.lost``. Cancelling (Ctrl-C, the studio's Stop) cancels the outstanding Ray work, kills the actors and
 keeps every stored segment; rendering again continues with what is pending.
+
+When the cluster itself goes away — Ray's connection lost (``RaySystemError``, ``RpcError``, a Ray Client's
+``ConnectionError``), or every actor lost with no alive node left to start another — the render stops with
+``cluster.gone`` (the segments stored so far, the segments still pending); rendering again continues with those.
 """
 
 from __future__ import annotations
@@ -28,7 +32,7 @@ from typing import Any
 
 from core.engine import SAMPLE_RATE, locate_bundle
 from core.narration.cluster_actor import SegmentRenderer, SegmentResult, SegmentWork, Voices
-from core.narration.cluster_connect import ClusterError, connect, label
+from core.narration.cluster_connect import ClusterError, connect, label, reason_of
 from core.narration.cluster_model import fingerprint
 from core.narration.project import Project, ProjectError, Segment
 from core.narration.render import (
@@ -52,6 +56,10 @@ CPUS_PER_ACTOR = 4
 
 ATTEMPTS = 3
 """Tries of a unit whose actor or node dies (the first and two more) before its segments are left pending."""
+
+NODES_CHECK_S = 5.0
+"""While no actor is rendering (all loading, or being replaced), how often the owner checks that an alive node can
+still run an actor: none left is ``cluster.gone``."""
 
 WAIT_S = 0.1
 """How long the owner waits for a result before it yields (the worker runs interactive requests meanwhile)."""
@@ -162,13 +170,16 @@ class _ClusterRender:
         ray = (yield from _connecting(address)) if connect_aside else connect(address)
         stats = self.stats
         stats.address = label(address)
-        pool = _ActorPool(ray, self.pipe, actors, len(self.units), stats)
         try:
-            voices = ray.put(self._voices())
-            pool.start(self.started)
-            yield from self._loop(ray, pool, voices)
-        finally:
-            pool.stop()
+            pool = _ActorPool(ray, self.pipe, actors, len(self.units), stats)
+            try:
+                voices = ray.put(self._voices())
+                pool.start(self.started)
+                yield from self._loop(ray, pool, voices)
+            finally:
+                pool.stop()
+        except _gone_errors(ray) as exc:  # Ray's connection lost: no Ray call of this render can succeed
+            raise self._gone(reason_of(exc)) from None
         self.summary.elapsed_s = time.perf_counter() - self.started
         if self.lost and not self.summary.cancelled:
             raise ClusterError("cluster.lost", segments=self.lost, reason=self.lost_reason)
@@ -177,6 +188,7 @@ class _ClusterRender:
     def _loop(self, ray, pool: _ActorPool, voices) -> RenderSteps:
         queue = deque(self.units)
         running: dict[Any, tuple[str, _Unit]] = {}  # generator → (actor name, unit)
+        next_check = time.monotonic() + NODES_CHECK_S
         while queue or running:
             if self.cancelled():
                 self.summary.cancelled = True
@@ -188,6 +200,10 @@ class _ClusterRender:
                 unit.attempts += 1
                 running[pool.submit(name, unit.work, voices)] = (name, unit)
             if not running:  # every actor still loading its model (or being replaced)
+                if time.monotonic() >= next_check:
+                    next_check = time.monotonic() + NODES_CHECK_S
+                    if not pool.can_start():
+                        raise self._gone("no alive node left to start an actor on")
                 ray.wait(list(pool.starting), num_returns=1, timeout=WAIT_S)
                 yield
                 continue
@@ -199,6 +215,13 @@ class _ClusterRender:
                 self._take_one(ray, pool, queue, running, generator)
             yield  # between two waits: the worker may run interactive requests here
         return self.summary
+
+    def _gone(self, reason: str) -> ClusterError:
+        """``cluster.gone``: what is stored stays, what is left is pending for the next render."""
+        kept = self.summary.rendered  # a stored failure is pending again, as every failed segment is
+        return ClusterError(
+            "cluster.gone", address=self.stats.address, reason=reason, kept=kept, left=len(self.todo) - kept
+        )
 
     def _take_one(self, ray, pool: _ActorPool, queue: deque, running: dict, generator) -> None:
         """The next result of a unit whose generator is ready (its end, a segment, or its actor lost), stored."""
@@ -377,6 +400,13 @@ class _ActorPool:
         new = self._new()
         self.starting[self.actors[new].ready.remote()] = new
 
+    def can_start(self) -> bool:
+        """Whether an alive node still offers what an actor asks for (a GPU, or CPU cores)."""
+        key = "GPU" if "num_gpus" in self.options else "CPU"
+        return any(
+            node.get("Alive") and float(node.get("Resources", {}).get(key, 0.0)) > 0 for node in self.ray.nodes()
+        )
+
     def stop(self) -> None:
         for actor in self.actors.values():
             self._kill(actor)
@@ -417,6 +447,13 @@ def _cancel(ray, generator) -> None:
         ray.cancel(generator, force=False)
     except Exception as exc:  # noqa: BLE001 - finished meanwhile, or an actor task Ray cannot cancel: killed next
         log.debug("cancelling cluster work: %s", exc)
+
+
+def _gone_errors(ray) -> tuple[type[BaseException], ...]:
+    """What Ray raises when this process's connection to the cluster is gone: its own node's raylet or the GCS lost
+    (``RaySystemError``, ``RpcError``), or a Ray Client's connection broken (``ConnectionError``)."""
+    names = ("RaySystemError", "RpcError")
+    return (*(getattr(ray.exceptions, n) for n in names if hasattr(ray.exceptions, n)), ConnectionError)
 
 
 def _lost_errors(ray) -> tuple[type[BaseException], ...]:
