@@ -18,6 +18,8 @@ keeps every stored segment; rendering again continues with what is pending.
 When the cluster itself goes away — Ray's connection lost (``RaySystemError``, ``RpcError``, a Ray Client's
 ``ConnectionError``), or every actor lost with no alive node left to start another — the render stops with
 ``cluster.gone`` (the segments stored so far, the segments still pending); rendering again continues with those.
+(Where Ray ends this process itself — the raylet of its own node gone — the command line says the same from the
+process that started it: :mod:`core.cli.cluster`.)
 """
 
 from __future__ import annotations
@@ -114,8 +116,7 @@ def cluster_steps(
     inference worker's job, which runs Speak and API requests meanwhile); a command line connects on its own
     thread, as Ray expects of a driver."""
     pipe = pipeline()
-    adopt_model(project, pipe)
-    todo = [s for s in project.pending() if numbers is None or project.number(s) in numbers]
+    todo = cluster_todo(project, pipe, numbers)
     check_voices(project, pipe, todo)
     stats = stats if stats is not None else ClusterStats()
     summary = RenderSummary()
@@ -123,6 +124,13 @@ def cluster_steps(
         return summary
     render = _ClusterRender(project, pipe, todo, progress, cancelled or (lambda: False), stats, summary)
     return (yield from render.run(address, actors, connect_aside))
+
+
+def cluster_todo(project: Project, pipe, numbers: list[int] | None = None) -> list[Segment]:
+    """The segments a render on Ray with ``pipe`` does: the pending ones (or ``numbers`` among them), once the project
+    names ``pipe``'s model (takes of another model are pending again)."""
+    adopt_model(project, pipe)
+    return [s for s in project.pending() if numbers is None or project.number(s) in numbers]
 
 
 @dataclass
