@@ -1,7 +1,8 @@
 """``python -m core``: make-standin, info, synth, bench, bench-export, bench-api, soak, narrate, project and serve.
 A public interface: keep flags, JSON fields and exit codes.
 
-Exit codes: 0 success; 2 bad input or bad bundle (one-line message on stderr, no traceback); 1 internal error;
+Exit codes: 0 success; 2 bad input or bad bundle, or a render that could not finish (failed segments, a Ray cluster
+that went away: one-line message on stderr, no traceback); 1 internal error;
 3 ``soak``: the soak ran but failed its criteria (tokens drifted, a request failed, or memory kept growing);
 ``narrate``/``project --check``: the files were written but one fails the store's rules.
 """
@@ -18,6 +19,7 @@ from typing import TypeAlias
 
 import numpy as np
 
+from core.cli.cluster import check_cluster_arguments, claim_status, note_finished, run_watched, watched
 from core.cli.errors import CliError
 from core.cli.project import add_parsers as add_project_parsers
 from core.cli.project import add_sampling_arguments, narrate_locked, project_locked, sampling_given
@@ -379,6 +381,14 @@ def decoder_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
+    claim_status()  # in the child of a command with --ray: where it says that it finished (core/cli/cluster.py)
+    try:
+        return _main(argv)
+    finally:
+        note_finished()
+
+
+def _main(argv: list[str] | None) -> int:
     parser = build_parser()
     try:
         args = parser.parse_args(argv)
@@ -390,6 +400,9 @@ def main(argv: list[str] | None = None) -> int:
         format="%(levelname)s %(name)s: %(message)s",
     )
     try:
+        if watched(args):  # Ray may end the process that renders: a child renders, this one says what happened
+            check_cluster_arguments(args)  # a refusal is said at once
+            return run_watched(list(sys.argv[1:] if argv is None else argv))
         commands = {
             "make-standin": _make_standin,
             "info": _info,

@@ -34,7 +34,8 @@ _connected: str | None = None
 class ClusterError(ChatterboxError):
     """Ray is missing, the cluster cannot be reached, or the cluster cannot render (code + data, worded by the front
     ends): ``cluster.not_installed``, ``cluster.unreachable`` (address, reason), ``cluster.start_failed`` (reason),
-    ``cluster.no_resources`` (address), ``cluster.lost`` (segments, reason)."""
+    ``cluster.no_resources`` (address), ``cluster.lost`` (segments, reason), ``cluster.gone`` (address, reason, kept:
+    the segments of the render stored before Ray went away, left: those still pending)."""
 
 
 @dataclass(frozen=True)
@@ -101,8 +102,8 @@ def connect(address: str | None, timeout_s: float = 15.0) -> ModuleType:
             raise
         except Exception as exc:  # noqa: BLE001 - ray raises ConnectionError, RuntimeError, ValueError… by version
             if address is None:
-                raise ClusterError("cluster.start_failed", reason=_reason(exc)) from None
-            raise ClusterError("cluster.unreachable", address=address, reason=_reason(exc)) from None
+                raise ClusterError("cluster.start_failed", reason=reason_of(exc)) from None
+            raise ClusterError("cluster.unreachable", address=address, reason=reason_of(exc)) from None
         _connected = wanted
     return ray
 
@@ -126,7 +127,7 @@ def probe_cluster(address: str | None, timeout_s: float = 15.0) -> ClusterInfo:
         alive = [node for node in ray.nodes() if node.get("Alive", node.get("alive", False))]
         resources = ray.cluster_resources()
     except Exception as exc:  # noqa: BLE001 - a connection lost while asking
-        raise ClusterError("cluster.unreachable", address=label(address), reason=_reason(exc)) from None
+        raise ClusterError("cluster.unreachable", address=label(address), reason=reason_of(exc)) from None
     return ClusterInfo(
         address=_address_of(ray, address),
         nodes=len(alive),
@@ -165,6 +166,7 @@ def _check_reachable(address: str | None, timeout_s: float) -> None:
         ) from None
 
 
-def _reason(exc: BaseException) -> str:
+def reason_of(exc: BaseException) -> str:
+    """The first line of an exception's text (at most 300 characters), or its type's name: the reason an error names."""
     text = str(exc).strip().splitlines()
     return text[0][:300] if text else type(exc).__name__

@@ -5,16 +5,21 @@ a chapter, at most eight segments). Actors — one per GPU (``num_gpus=1``) when
 :data:`CPUS_PER_ACTOR` cores, or ``actors`` — load the owner's model folder once each
 (:mod:`core.narration.cluster_model`), receive the voices with their conditioning once (``ray.put``: the speech
 encoder runs only here) and render units as :mod:`core.narration.cluster_actor` describes, streaming each segment's
-result back. The owner writes each take as it arrives and saves ``project.json`` once for all the takes that arrived
-together (:func:`core.narration.render.add_take`; a 6,000-segment book's ``project.json`` takes seconds to save, so
-one save per segment would cap a cluster's throughput), so the project stays single-writer and crash-safe: a crash
-loses at most the takes of the last batch, whose segments are pending again.
+result back. The owner stores each take as it arrives, with a save of that segment alone (``project.save([segment])``,
+milliseconds however long the book), so the project stays single-writer and crash-safe: a crash loses at most the
+take being stored, whose segment is pending again.
 
 A unit whose actor or node dies is re-queued whole — it is rendered again from its start, so that its look-ahead,
 and so its audio, stay the same — and the dead actor is replaced; results for segments already stored are dropped,
 so no segment gets two takes. After :data:`ATTEMPTS` lost tries the unit's segments stay pending and the render ends
 with ``cluster.lost``. Cancelling (Ctrl-C, the studio's Stop) cancels the outstanding Ray work, kills the actors and
 keeps every stored segment; rendering again continues with what is pending.
+
+When the cluster itself goes away — Ray's connection lost (``RaySystemError``, ``RpcError``, a Ray Client's
+``ConnectionError``), or every actor lost with no alive node left to start another — the render stops with
+``cluster.gone`` (the segments stored so far, the segments still pending); rendering again continues with those.
+(Where Ray ends this process itself — the raylet of its own node gone — the command line says the same from the
+process that started it: :mod:`core.cli.cluster`.)
 """
 
 from __future__ import annotations
@@ -29,7 +34,7 @@ from typing import Any
 
 from core.engine import SAMPLE_RATE, locate_bundle
 from core.narration.cluster_actor import SegmentRenderer, SegmentResult, SegmentWork, Voices
-from core.narration.cluster_connect import ClusterError, connect, label
+from core.narration.cluster_connect import ClusterError, connect, label, reason_of
 from core.narration.cluster_model import fingerprint
 from core.narration.project import Project, ProjectError, Segment
 from core.narration.render import (
@@ -54,8 +59,9 @@ CPUS_PER_ACTOR = 4
 ATTEMPTS = 3
 """Tries of a unit whose actor or node dies (the first and two more) before its segments are left pending."""
 
-STORE_BATCH = 512
-"""Most results stored with one save of ``project.json`` (all that arrived while the last save ran, up to this)."""
+NODES_CHECK_S = 5.0
+"""While no actor is rendering (all loading, or being replaced), how often the owner checks that an alive node can
+still run an actor: none left is ``cluster.gone``."""
 
 WAIT_S = 0.1
 """How long the owner waits for a result before it yields (the worker runs interactive requests meanwhile)."""
@@ -110,8 +116,7 @@ def cluster_steps(
     inference worker's job, which runs Speak and API requests meanwhile); a command line connects on its own
     thread, as Ray expects of a driver."""
     pipe = pipeline()
-    adopt_model(project, pipe)
-    todo = [s for s in project.pending() if numbers is None or project.number(s) in numbers]
+    todo = cluster_todo(project, pipe, numbers)
     check_voices(project, pipe, todo)
     stats = stats if stats is not None else ClusterStats()
     summary = RenderSummary()
@@ -119,6 +124,13 @@ def cluster_steps(
         return summary
     render = _ClusterRender(project, pipe, todo, progress, cancelled or (lambda: False), stats, summary)
     return (yield from render.run(address, actors, connect_aside))
+
+
+def cluster_todo(project: Project, pipe, numbers: list[int] | None = None) -> list[Segment]:
+    """The segments a render on Ray with ``pipe`` does: the pending ones (or ``numbers`` among them), once the project
+    names ``pipe``'s model (takes of another model are pending again)."""
+    adopt_model(project, pipe)
+    return [s for s in project.pending() if numbers is None or project.number(s) in numbers]
 
 
 @dataclass
@@ -166,13 +178,16 @@ class _ClusterRender:
         ray = (yield from _connecting(address)) if connect_aside else connect(address)
         stats = self.stats
         stats.address = label(address)
-        pool = _ActorPool(ray, self.pipe, actors, len(self.units), stats)
         try:
-            voices = ray.put(self._voices())
-            pool.start(self.started)
-            yield from self._loop(ray, pool, voices)
-        finally:
-            pool.stop()
+            pool = _ActorPool(ray, self.pipe, actors, len(self.units), stats)
+            try:
+                voices = ray.put(self._voices())
+                pool.start(self.started)
+                yield from self._loop(ray, pool, voices)
+            finally:
+                pool.stop()
+        except _gone_errors(ray) as exc:  # Ray's connection lost: no Ray call of this render can succeed
+            raise self._gone(reason_of(exc)) from None
         self.summary.elapsed_s = time.perf_counter() - self.started
         if self.lost and not self.summary.cancelled:
             raise ClusterError("cluster.lost", segments=self.lost, reason=self.lost_reason)
@@ -181,6 +196,7 @@ class _ClusterRender:
     def _loop(self, ray, pool: _ActorPool, voices) -> RenderSteps:
         queue = deque(self.units)
         running: dict[Any, tuple[str, _Unit]] = {}  # generator → (actor name, unit)
+        next_check = time.monotonic() + NODES_CHECK_S
         while queue or running:
             if self.cancelled():
                 self.summary.cancelled = True
@@ -192,23 +208,31 @@ class _ClusterRender:
                 unit.attempts += 1
                 running[pool.submit(name, unit.work, voices)] = (name, unit)
             if not running:  # every actor still loading its model (or being replaced)
+                if time.monotonic() >= next_check:
+                    next_check = time.monotonic() + NODES_CHECK_S
+                    if not pool.can_start():
+                        raise self._gone("no alive node left to start an actor on")
                 ray.wait(list(pool.starting), num_returns=1, timeout=WAIT_S)
                 yield
                 continue
-            arrived: list[tuple[str, SegmentResult]] = []
+            # The results ready now, one per unit at most: each stored as it is taken (a save of one segment).
             ready, _ = ray.wait(list(running), num_returns=1, timeout=WAIT_S)
-            while ready and len(arrived) < STORE_BATCH:
-                for generator in ready:
-                    self._take_one(ray, pool, queue, running, generator, arrived)
-                if not running:
-                    break
+            if ready and len(running) > 1:
                 ready, _ = ray.wait(list(running), num_returns=len(running), timeout=0)
-            self._store(arrived)
+            for generator in ready:
+                self._take_one(ray, pool, queue, running, generator)
             yield  # between two waits: the worker may run interactive requests here
         return self.summary
 
-    def _take_one(self, ray, pool: _ActorPool, queue: deque, running: dict, generator, arrived: list) -> None:
-        """The next result of a unit whose generator is ready (its end, a segment, or its actor lost)."""
+    def _gone(self, reason: str) -> ClusterError:
+        """``cluster.gone``: what is stored stays, what is left is pending for the next render."""
+        kept = self.summary.rendered  # a stored failure is pending again, as every failed segment is
+        return ClusterError(
+            "cluster.gone", address=self.stats.address, reason=reason, kept=kept, left=len(self.todo) - kept
+        )
+
+    def _take_one(self, ray, pool: _ActorPool, queue: deque, running: dict, generator) -> None:
+        """The next result of a unit whose generator is ready (its end, a segment, or its actor lost), stored."""
         name, unit = running[generator]
         try:
             ref = next(generator)
@@ -217,11 +241,13 @@ class _ClusterRender:
             pool.release(name)
             return
         try:
-            arrived.append((name, ray.get(ref)))
+            result = ray.get(ref)
         except _lost_errors(ray) as exc:
             del running[generator]
             self._requeue(unit, queue, exc)
             pool.replace(name)
+            return
+        self._store(name, result)
 
     def _requeue(self, unit: _Unit, queue: deque, exc: BaseException) -> None:
         left = [s for s in unit.segments if s.id not in self.stored]
@@ -235,32 +261,28 @@ class _ClusterRender:
         self.stats.requeued_units += 1
         queue.appendleft(unit)  # first in line: the book fills in reading order
 
-    def _store(self, arrived: list[tuple[str, SegmentResult]]) -> None:
-        """Write the takes that arrived together, then save ``project.json`` once for all of them: the owner keeps
-        up with many actors even when a long book's ``project.json`` takes seconds to save (a failed save takes them
-        all back, as a local render takes back its one)."""
-        stored: list[tuple[str, SegmentResult, Segment]] = []
-        undo: list = []
-        for actor, result in arrived:
-            segment = self.by_id.get(result.id)
-            if segment is None or result.id in self.stored:
-                continue  # a re-rendered unit's segment that an earlier try already stored: one take only
-            self.stored.add(result.id)
-            if result.error_code is not None:
-                segment.fail(result.error_code, result.error_data, result.error or result.error_code)
-            else:
-                undo.append(add_take(self.project, segment, result.audio, result.seed, result.tokens, result.timings))
-            stored.append((actor, result, segment))
-        if not stored:
-            return
+    def _store(self, actor: str, result: SegmentResult) -> None:
+        """Write the take (or the failure) and save that segment alone; a failed save takes it back (and the take's
+        file), as a local render does, and stops the render."""
+        segment = self.by_id.get(result.id)
+        if segment is None or result.id in self.stored:
+            return  # a re-rendered unit's segment that an earlier try already stored: one take only
+        if result.error_code is not None:
+            before = segment.error, segment.error_code, segment.error_data
+            segment.fail(result.error_code, result.error_data, result.error or result.error_code)
+
+            def undo() -> None:
+                segment.error, segment.error_code, segment.error_data = before
+
+        else:
+            _take, undo = add_take(self.project, segment, result.audio, result.seed, result.tokens, result.timings)
         try:
-            self.project.save()
+            self.project.save([segment])
         except ProjectError:
-            for _take, take_back in undo:
-                take_back()
+            undo()
             raise
-        for actor, result, segment in stored:
-            self._count(actor, result, segment)
+        self.stored.add(result.id)
+        self._count(actor, result, segment)
 
     def _count(self, actor: str, result: SegmentResult, segment: Segment) -> None:
         summary = self.summary
@@ -386,6 +408,13 @@ class _ActorPool:
         new = self._new()
         self.starting[self.actors[new].ready.remote()] = new
 
+    def can_start(self) -> bool:
+        """Whether an alive node still offers what an actor asks for (a GPU, or CPU cores)."""
+        key = "GPU" if "num_gpus" in self.options else "CPU"
+        return any(
+            node.get("Alive") and float(node.get("Resources", {}).get(key, 0.0)) > 0 for node in self.ray.nodes()
+        )
+
     def stop(self) -> None:
         for actor in self.actors.values():
             self._kill(actor)
@@ -426,6 +455,13 @@ def _cancel(ray, generator) -> None:
         ray.cancel(generator, force=False)
     except Exception as exc:  # noqa: BLE001 - finished meanwhile, or an actor task Ray cannot cancel: killed next
         log.debug("cancelling cluster work: %s", exc)
+
+
+def _gone_errors(ray) -> tuple[type[BaseException], ...]:
+    """What Ray raises when this process's connection to the cluster is gone: its own node's raylet or the GCS lost
+    (``RaySystemError``, ``RpcError``), or a Ray Client's connection broken (``ConnectionError``)."""
+    names = ("RaySystemError", "RpcError")
+    return (*(getattr(ray.exceptions, n) for n in names if hasattr(ray.exceptions, n)), ConnectionError)
 
 
 def _lost_errors(ray) -> tuple[type[BaseException], ...]:

@@ -543,6 +543,14 @@ def _unknown_api_voice(d: Mapping[str, Any]) -> str:
 
 
 # --- rendering on a Ray cluster (core.narration.cluster_connect, cluster_render) -----------------------------------
+def _cluster_gone(d: Mapping[str, Any], again: str) -> str:
+    where = "The Ray instance on this computer" if d["address"] == "local" else f"The Ray cluster at {d['address']}"
+    return (
+        f"{where} went away during the render ({d['reason']}). {d['kept']} segment(s) of the render were stored "
+        f"before that and are kept; {d['left']} are still pending: {again}."
+    )
+
+
 CLUSTER = {
     "cluster.not_installed": Words(
         "Rendering on a Ray cluster needs Ray, which is not installed: run  pip install .[cluster]  "
@@ -569,6 +577,10 @@ CLUSTER = {
             f"The cluster lost its work on segments {_join(d['segments'])} three times ({d['reason']}); they are "
             "still pending: render again to finish them."
         )
+    ),
+    "cluster.gone": Words(
+        lambda d: _cluster_gone(d, "render again to continue with them"),
+        cli=lambda d: _cluster_gone(d, "run the same command again to continue with them"),
     ),
 }
 

@@ -1,12 +1,17 @@
 """``narrate … --ray`` and ``project DIR --render --ray`` end to end, in a subprocess as a user runs them: a local Ray
 instance started by the command, exit 0, the ``cluster`` object in ``--json``; a cluster that does not answer and
-Ray missing are worded errors with exit 2."""
+Ray missing are worded errors with exit 2; the local instance's raylet killed in the middle is a worded error with
+exit 2 that says what is kept, and the same command continues; Ray's notices never reach ``--json``'s stdout."""
 
 from __future__ import annotations
 
 import json
+import os
+import re
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -71,3 +76,85 @@ def test_nothing_imports_ray_until_a_render_asks_for_it():
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=120)
     assert proc.returncode == 0, proc.stderr
     assert "--ray" in proc.stdout
+
+
+def _process_tree(root: int) -> list[tuple[int, str]]:
+    """(pid, command line) of every process below ``root`` (Linux: read from /proc)."""
+    children: dict[int, list[int]] = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                stat = (entry / "stat").read_text()
+            except OSError:
+                continue  # ended meanwhile
+            parent = int(stat.rsplit(")", 1)[1].split()[1])
+            children.setdefault(parent, []).append(int(entry.name))
+    found, todo = [], [root]
+    while todo:
+        for pid in children.get(todo.pop(), []):
+            try:
+                command = (Path("/proc") / str(pid) / "cmdline").read_bytes().replace(b"\0", b" ").decode()
+            except OSError:
+                continue
+            found.append((pid, command))
+            todo.append(pid)
+    return found
+
+
+def _run_killing(argv, folder: Path, after: int, victim: str, timeout=240):
+    """Run the command; once its progress shows ``after`` segments stored, SIGKILL the first process below it whose
+    command line has ``victim``. Its exit status, stdout and stderr, and whether a process was killed."""
+    folder.mkdir()
+    out_file, err_file = folder / "out.txt", folder / "err.txt"
+    with open(out_file, "w", encoding="utf-8") as out, open(err_file, "w", encoding="utf-8") as err:
+        proc = subprocess.Popen([sys.executable, "-m", "core", *map(str, argv)], stdout=out, stderr=err, cwd=ROOT)
+        killed, deadline = False, time.monotonic() + timeout
+        try:
+            while proc.poll() is None and time.monotonic() < deadline:
+                if not killed and f"segment {after + 1}/" in err_file.read_text(encoding="utf-8"):
+                    for pid, command in _process_tree(proc.pid):
+                        if victim in command:
+                            os.kill(pid, signal.SIGKILL)
+                            killed = True
+                            break
+                time.sleep(0.05)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+            proc.wait()
+    return proc.returncode, out_file.read_text(encoding="utf-8"), err_file.read_text(encoding="utf-8"), killed
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="finds Ray's processes in /proc (Linux)")
+def test_the_local_ray_going_away_is_worded_and_the_same_command_continues(bundles, voice_wav, tmp_path):
+    """The local instance's raylet killed in the middle: Ray ends the process that drives the render (its core
+    worker exits with status 1), so the command's watcher says what happened and what is kept, with exit 2 and no
+    traceback; the same command again renders the pending rest. There an actor is killed: Ray's notice of the dead
+    worker goes to stderr, and stdout is still one JSON object."""
+    book = tmp_path / "book.txt"
+    book.write_text(" ".join(f"Sentence {i} says {'a little more ' * (i % 4)}here." for i in range(18)))
+    project = tmp_path / "Book"
+    argv = ("narrate", book, "--project", project, "--bundle", bundles["turbo"], "--voice", voice_wav, "--seed", 4)
+    argv += ("--ray", "--actors", "2", "--json")
+
+    code, out, err, killed = _run_killing(argv, tmp_path.joinpath("1"), 3, "/raylet/raylet ")
+    assert killed and code == 2, err
+    assert out == "" and "Traceback" not in err
+    said = re.search(
+        r"error: The Ray instance on this computer went away during the render \(Ray ended the render's "
+        r"process: exit status 1\)\. (\d+) segment\(s\) of the render were stored before that and are "
+        r"kept; (\d+) are still pending: run the same command again to continue with them\.",
+        err,
+    )
+    assert said, err
+    kept, left = int(said[1]), int(said[2])
+    listed = json.loads(run("project", project, "--list", "--json")[1])
+    assert listed["counts"]["rendered"] == kept >= 3 and listed["counts"]["pending"] == left == 18 - kept
+
+    code, out, err, killed = _run_killing(argv, tmp_path.joinpath("2"), 1, "ray::SegmentRenderer")
+    assert killed and code == 0, err
+    report = json.loads(out)  # one object: Ray's notice went to stderr
+    assert "(raylet)" in err and "A worker died or was killed" in err
+    assert report["render"]["rendered"] == left and report["counts"]["rendered"] == 18
+    assert report["cluster"]["requeued_units"] == 1
+    assert all(s["takes"] == 1 for s in report["segments"])

@@ -166,6 +166,91 @@ def test_a_cancel_keeps_what_is_finished_and_a_second_render_does_only_what_is_p
     assert not final.pending() and all(len(s.takes) == 1 for s in final.segments)
 
 
+def stored_on_disk(project) -> tuple[int, int]:
+    """(segments rendered, segments pending) as the project folder holds them; every take named exists, once."""
+    again = open_project(project.folder)
+    assert all(len(s.takes) <= 1 for s in again.segments)
+    named = {s.takes[s.chosen].file for s in again.segments if s.chosen is not None}
+    assert {f"takes/{p.name}" for p in (project.folder / "takes").iterdir()} == named
+    counts = again.counts()
+    return counts["rendered"], counts["pending"]
+
+
+def resume_renders_the_rest(project, pipe, left: int) -> None:
+    resumed = []
+    summary = cluster_render(open_project(project.folder), pipe, None, lambda step: resumed.append(step.number))
+    assert summary.rendered == left == len(resumed)
+    final = open_project(project.folder)
+    assert not final.pending() and all(len(s.takes) == 1 for s in final.segments)
+
+
+@pytest.mark.parametrize(
+    ("lost", "resume"),
+    [
+        (lambda: ray.exceptions.RaySystemError("Ray has not been started yet."), True),  # its raylet or GCS gone
+        (lambda: ConnectionError("Failed during this or a previous request."), False),  # a Ray Client's connection
+    ],
+    ids=["RaySystemError", "ConnectionError"],
+)
+def test_ray_going_away_stops_the_render_keeping_what_is_stored(
+    local_ray, pipes, tmp_path, voice_wav, monkeypatch, lost, resume
+):
+    """Where Ray's connection breaks under this process (at the Ray boundary: ``ray.wait`` raises as Ray does), the
+    render stops with ``cluster.gone``, the stored segments and the pending ones; the next render does the rest
+    (rendered again once: the same path whatever Ray raised)."""
+    project = new_project(tmp_path / "Cluster", voice_wav)
+    real_wait, seen = ray.wait, []
+
+    def wait(*args, **kwargs):
+        if len(seen) >= 3:
+            raise lost()
+        return real_wait(*args, **kwargs)
+
+    monkeypatch.setattr(ray, "wait", wait)
+    with pytest.raises(ClusterError) as caught:
+        cluster_render(project, pipes["turbo"], None, lambda step: seen.append(step.number))
+    monkeypatch.undo()
+    error = caught.value
+    assert error.code == "cluster.gone" and error.data["address"] == "local"
+    assert error.data["kept"] == len(seen) >= 3 and error.data["left"] == 22 - len(seen)
+    assert stored_on_disk(project) == (len(seen), 22 - len(seen))
+    from core.wording import describe_error
+
+    text = describe_error(error, "cli")
+    assert text.startswith("The Ray instance on this computer went away during the render (")
+    assert f"{len(seen)} segment(s) of the render were stored" in text and "run the same command again" in text
+    if resume:
+        resume_renders_the_rest(project, pipes["turbo"], 22 - len(seen))
+
+
+def test_every_actor_lost_with_no_node_left_is_the_cluster_gone(local_ray, pipes, tmp_path, voice_wav, monkeypatch):
+    """Every actor killed (``RayActorError`` for each) while the cluster reports no alive node to start another: the
+    render stops with ``cluster.gone`` instead of waiting for replacements that cannot start."""
+    from core.narration import cluster_render as module
+
+    monkeypatch.setattr(module, "NODES_CHECK_S", 0.0)
+    project = new_project(tmp_path / "Cluster", voice_wav)
+    stats, seen = ClusterStats(), []
+    real_nodes = ray.nodes
+
+    def nodes():
+        found = real_nodes()
+        return [{**node, "Alive": False} for node in found] if seen else found
+
+    def kill_every_actor(step):
+        if not seen:
+            for pid in stats.actor_pids.values():
+                os.kill(pid, signal.SIGKILL)
+        seen.append(step.number)
+
+    monkeypatch.setattr(ray, "nodes", nodes)
+    with pytest.raises(ClusterError) as caught:
+        cluster_render(project, pipes["turbo"], stats, kill_every_actor)
+    monkeypatch.undo()
+    assert caught.value.code == "cluster.gone" and caught.value.data["kept"] == len(seen) >= 1
+    assert stored_on_disk(project) == (len(seen), 22 - len(seen))
+
+
 def test_the_studio_job_reports_what_a_local_render_job_reports(local_ray, bundles, tmp_path, voice_wav):
     worker = InferenceWorker()
     worker.start()
@@ -221,22 +306,29 @@ def test_ray_missing_is_worded_not_a_traceback(monkeypatch):
 
 
 def test_a_disk_that_fills_up_stops_the_render_with_the_project_consistent(local_ray, pipes, tmp_path, voice_wav):
-    """The owner saves once for the takes that arrived together; a failed save takes all of them back."""
+    """The owner saves each take as it arrives, that segment alone; a failed save takes that take back (and its
+    file) and stops the render."""
     from core.narration import ProjectError
 
     project = new_project(tmp_path / "Cluster", voice_wav)
     real, saves = project.save, []
 
     def save(changed=None, history=None):
-        saves.append(1)
-        if len(saves) >= 3:  # the third save of the render: the disk is full
+        saves.append(None if changed is None else [project.number(s) for s in changed])
+        if len(saves) >= 4:  # the fourth save of the render (its third take): the disk is full
             raise ProjectError("project.save_failed", folder=str(project.folder), reason="No space left on device")
         real(changed, history)
 
     project.save = save
     with pytest.raises(ProjectError):
         cluster_render(project, pipes["turbo"])
-    again = open_project(project.folder)  # the last saved project.json: every take it names exists, nothing else
+    assert (
+        saves[0] == []
+    )  # the project names the model that renders it (adopt_model: no segment), then one take a save:
+    assert all(len(numbers) == 1 for numbers in saves[1:]) and len({n for ns in saves[1:] for n in ns}) == 3
+    refused = project.segment(saves[-1][0])
+    assert not refused.takes and refused.chosen is None  # taken back in memory
+    again = open_project(project.folder)  # the last saved project: every take it names exists, nothing else
     named = {s.takes[s.chosen].file for s in again.segments if s.chosen is not None}
-    assert 0 < len(named) < 22
+    assert len(named) == 2
     assert {f"takes/{p.name}" for p in (project.folder / "takes").iterdir()} == named
