@@ -30,13 +30,14 @@ from pathlib import Path
 
 import numpy as np
 from PySide6.QtCore import Qt, QTimer, Signal, Slot
-from PySide6.QtGui import QAction, QKeySequence, QUndoCommand, QUndoStack
+from PySide6.QtGui import QAction, QKeySequence, QShortcut, QUndoCommand, QUndoStack
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QCheckBox,
     QHBoxLayout,
     QInputDialog,
     QLabel,
+    QLineEdit,
     QMenu,
     QProgressBar,
     QPushButton,
@@ -80,7 +81,7 @@ from .export_runner import ExportRunner
 from .lexicon_dialog import edit_spoken, open_lexicon
 from .preview_windows import PreviewWindows
 from .render_range import ChapterRangeDialog
-from .segment_list import CHAPTER_ROLE, NUMBER_ROLE, SegmentList
+from .segment_list import SegmentList
 from .split_dialog import SplitDialog
 
 log = logging.getLogger(__name__)
@@ -245,6 +246,20 @@ class StudioPanel(QWidget):
         )
         self.pace_label = QLabel("Pace 1.00×", self)
         self.segments = SegmentList(self)
+        self.search = QLineEdit(self)
+        self.search.setPlaceholderText("Find in the text (Ctrl+F)")
+        self.search.setToolTip(
+            "Show only the segments whose text holds these words, with their chapters (Enter: to the list; "
+            "Esc: every segment again)"
+        )
+        self.search.setAccessibleName("Find in the text")
+        self.search.setClearButtonEnabled(True)
+        self.search.setMinimumWidth(160)
+        self.found = QLabel("", self)
+        self.find_action = QAction("&Find in the text", self)
+        self.find_action.setShortcut(QKeySequence.StandardKey.Find)
+        self.find_action.setShortcutContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
+        self.addAction(self.find_action)
         self.undo_stack = QUndoStack(self)
         self.undo_action = QAction("&Undo", self)
         self.undo_action.setShortcut(QKeySequence.StandardKey.Undo)
@@ -276,6 +291,8 @@ class StudioPanel(QWidget):
         ):
             buttons.addWidget(widget)
         buttons.addStretch(1)
+        buttons.addWidget(self.found)
+        buttons.addWidget(self.search, 1)
         pace = QHBoxLayout()
         pace.addWidget(self.pace_label)
         pace.addWidget(self.pace, 1)
@@ -338,6 +355,14 @@ class StudioPanel(QWidget):
         self._refresh_timer.setInterval(300)
         self._refresh_timer.timeout.connect(self._refresh_preview)
         self.changed.connect(self._refresh_timer.start)
+        self._search_timer = QTimer(self)  # typing searches once it rests a moment, not at every letter
+        self._search_timer.setSingleShot(True)
+        self._search_timer.setInterval(150)
+        self._search_timer.timeout.connect(self.apply_search)
+        self.search.textChanged.connect(self._search_timer.start)
+        self.search.returnPressed.connect(self._search_entered)
+        QShortcut(QKeySequence(Qt.Key.Key_Escape), self.search, self.search.clear, Qt.ShortcutContext.WidgetShortcut)
+        self.find_action.triggered.connect(self._find)
         self._update_controls()
 
     # --- the project -------------------------------------------------------------------------------------------
@@ -352,6 +377,10 @@ class StudioPanel(QWidget):
             self.export_runner.shutdown()
         self.undo_stack.clear()
         self.controller.open(project)
+        self.search.blockSignals(True)  # the list shows the new project whole
+        self.search.clear()
+        self.search.blockSignals(False)
+        self.found.clear()
         self.segments.set_project(project)
         self.segments.editable = not self.controller.read_only
         self.segments.voices = sorted(project.voices) if project else []
@@ -383,9 +412,32 @@ class StudioPanel(QWidget):
         return True
 
     def _edited(self, number: int | None = None) -> None:
-        self.segments.refresh(number)
+        self.segments.segments_changed(None if number is None else [number])
         self._show_counts()
         self.changed.emit()
+
+    # --- search ------------------------------------------------------------------------------------------------
+    @Slot()
+    def apply_search(self) -> None:
+        """Show only the segments whose text holds the words in the search field (all of them when it is empty)."""
+        self._search_timer.stop()
+        words = self.search.text().strip()
+        shown = self.segments.search(words)
+        self.found.setText(f"{shown} found" if words else "")
+
+    def _search_entered(self) -> None:
+        """Enter in the search field: to the list, on the selected segment if it is found, else the first found."""
+        self.apply_search()
+        selected = self.segments.selected_number()
+        if selected is None or not self.segments.segment_index(selected).isValid():
+            first = self.segments.first_shown()
+            if first is not None:
+                self.segments.select(first)
+        self.segments.setFocus()
+
+    def _find(self) -> None:
+        self.search.setFocus()
+        self.search.selectAll()
 
     # --- rendering ---------------------------------------------------------------------------------------------
     @Slot()
@@ -422,26 +474,11 @@ class StudioPanel(QWidget):
             self.render_chapters(*dialog.chapters())
 
     def _selected_chapter(self) -> int:
-        item = self.segments.currentItem()
-        if item is None:
-            return 1
-        chapter = item.data(0, CHAPTER_ROLE)
-        if chapter is not None:
-            return int(chapter)
-        return self.controller.chapter_of(int(item.data(0, NUMBER_ROLE)))
+        return self.segments.selected_chapter() or 1
 
     def selected_segments(self) -> tuple[int, ...]:
         """The selected segments, in order; a selected chapter row stands for all of its segments."""
-        if self.project is None:
-            return ()
-        numbers: set[int] = set()
-        for item in self.segments.selectedItems():
-            chapter, number = item.data(0, CHAPTER_ROLE), item.data(0, NUMBER_ROLE)
-            if chapter is not None:
-                numbers.update(self.controller.segments_of_chapter(int(chapter)))
-            elif number is not None:
-                numbers.add(int(number))
-        return tuple(sorted(numbers))
+        return self.segments.selected_numbers() if self.project is not None else ()
 
     def _start_render(self, regenerate: int | None, numbers: tuple[int, ...] | None = None) -> None:
         project = self.project
@@ -519,7 +556,7 @@ class StudioPanel(QWidget):
             else:
                 self.segments.highlight(step.number)  # nobody listens: the segment being generated
             return
-        self.segments.refresh(step.number)
+        self.segments.segments_changed([step.number])  # its take arrived (or it failed): only its row changes
         self.progress.setValue(step.done)
         self.progress.setFormat(progress_text(step))
         if step.kind == "failed":
@@ -565,7 +602,7 @@ class StudioPanel(QWidget):
         self.segments.editable = True
         if self._live:
             self.player.end_of_input()
-        self.segments.refresh()
+        self.segments.segments_changed()
         self._show_counts()
         self._update_controls()
         self.changed.emit()
@@ -727,10 +764,11 @@ class StudioPanel(QWidget):
         return True
 
     def _reshaped(self, number: int) -> None:
-        """Segments or chapters were added, removed or renumbered: the list is built again around ``number``."""
+        """Segments or chapters were added, removed or renumbered: the list reads them again, keeping the selected
+        segments and where it was scrolled (with none of them left, segment ``number`` is selected)."""
         self.stop_playback()
-        self.segments.set_project(self.project)
-        if self.project is not None and self.project.segments:
+        self.segments.shape_changed()
+        if self.project is not None and self.project.segments and not self.segments.selectionModel().hasSelection():
             self.segments.select(number)
         self._show_counts()
         self._update_controls()
@@ -978,6 +1016,7 @@ class StudioPanel(QWidget):
         self.export_button.setText("Exporting…" if exporting else "E&xport…")
         self.cancel_export_button.setVisible(exporting)
         self.lexicon_button.setEnabled(writable)
+        self.search.setEnabled(has)
         self.pace.setEnabled(has and not exporting and not self.controller.read_only)
         self.undo_action.setEnabled(writable and self.undo_stack.canUndo())
         self.redo_action.setEnabled(writable and self.undo_stack.canRedo())

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from types import SimpleNamespace
 
-from app.studio.segment_list import takes_text, takes_tip, timing_text
+from app.studio.segment_model import takes_text, takes_tip, timing_text
 from app.studio.studio_panel import heard_segment
 
 
