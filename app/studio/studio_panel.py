@@ -377,6 +377,8 @@ class StudioPanel(QWidget):
             self.export_runner.shutdown()
         self.undo_stack.clear()
         self.controller.open(project)
+        self.progress.setFormat("")  # the last render's progress was another project's
+        self.progress.setValue(0)
         self.search.blockSignals(True)  # the list shows the new project whole
         self.search.clear()
         self.search.blockSignals(False)
@@ -1015,6 +1017,8 @@ class StudioPanel(QWidget):
         self.export_button.setEnabled(has and not busy)
         self.export_button.setText("Exporting…" if exporting else "E&xport…")
         self.cancel_export_button.setVisible(exporting)
+        # at rest an empty bar looked like a second, empty text field under the search: shown while it has news
+        self.progress.setVisible(busy or bool(self.progress.format()))
         self.lexicon_button.setEnabled(writable)
         self.search.setEnabled(has)
         self.pace.setEnabled(has and not exporting and not self.controller.read_only)

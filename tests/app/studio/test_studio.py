@@ -27,12 +27,14 @@ def test_a_new_project_shows_its_segments_and_renders_with_progress(qtbot, studi
     highlighted = []
     window.bridge.render_step.connect(lambda step: highlighted.append(studio.segments.current))
     assert studio.render_button.text() == "&Render"
+    assert not studio.progress.isVisible()  # nothing to show yet: no empty bar under the buttons
     with qtbot.waitSignal(window.bridge.render_done, timeout=60000):
         studio.render_button.click()
         assert studio.render_button.text() == "Rendering…" and not studio.render_button.isEnabled()
+        assert studio.progress.isVisible()
         assert studio.status.text() == "Generating…"
     assert studio.progress.value() == studio.progress.maximum() == 4
-    assert studio.progress.format().startswith("Segment 4 of 4")
+    assert studio.progress.format().startswith("Segment 4 of 4") and studio.progress.isVisible()
     # The highlight follows what is heard: the last segment is highlighted once its audio plays.
     qtbot.waitUntil(lambda: highlighted.append(studio.segments.current) or 4 in highlighted, timeout=30000)
     assert studio.progress_events > 4 and set(highlighted) >= {1, 2, 3, 4}
