@@ -5,7 +5,7 @@ from __future__ import annotations
 from types import SimpleNamespace
 
 from app.studio.segment_model import takes_text, takes_tip, timing_text
-from app.studio.studio_panel import heard_segment
+from app.studio.segment_playback import heard_segment
 
 
 def test_the_highlight_follows_the_audio_being_played():
