@@ -366,7 +366,7 @@ def takes_text(project, segment) -> str:
     """How many takes, and "old text" when the chosen take was made for an earlier text, voice or setting."""
     if not segment.takes:
         return ""
-    chosen = segment.takes[segment.chosen - 1] if segment.chosen else None
+    chosen = segment.takes[segment.chosen] if segment.chosen is not None else None  # ``chosen`` counts from 0
     outdated = chosen is not None and chosen.key != project.render_key(segment)
     return f"{len(segment.takes)}{' · old text' if outdated else ''}"
 
@@ -383,7 +383,7 @@ def takes_tip(project, segment) -> str:
     lines = []
     for number, take in enumerate(segment.takes, 1):
         made = take.created.replace("T", " ")[:16] if take.created else "date unknown"
-        mark = "▶ " if number == segment.chosen else "  "
+        mark = "▶ " if number - 1 == segment.chosen else "  "
         if take.key == current:
             about = f"voice {voice}, seed {take.seed}" + (f", {settings}" if settings else "")
         else:
