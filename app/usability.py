@@ -7,6 +7,9 @@
   shortcut (Help → Keyboard shortcuts), read from the menus so the list stays true.
 - Notices: the provider notice ("CUDA … could not be loaded") is shown in the dismissable message bar; once the user
   closes it, the same notice is not shown again (it stays in the status bar's tooltip).
+
+The window is what :class:`UsableWindow` names (the main window passes itself): this module never imports
+:mod:`app.main_window`, which imports it.
 """
 
 from __future__ import annotations
@@ -14,21 +17,21 @@ from __future__ import annotations
 import logging
 from functools import partial
 from itertools import pairwise
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 import pyqtgraph as pg
 from PySide6.QtCore import QEvent, QObject, Qt
 from PySide6.QtGui import QAction, QKeyEvent, QKeySequence
-from PySide6.QtWidgets import QMenu, QWidget
+from PySide6.QtWidgets import QLabel, QMenu, QMenuBar, QTabWidget, QWidget
 
 from core.engine import ModelLoaded
 from core.wording import describe_notice
 
-from .settings import Key
+from .panels.speak_panel import SpeakPanel
+from .panels.voice_panel import VoicePanel
+from .settings import Key, Settings
+from .widgets.message_bar import MessageBar
 from .widgets.shortcuts_dialog import FIXED_SHORTCUTS, ShortcutsDialog
-
-if TYPE_CHECKING:
-    from .main_window import MainWindow
 
 log = logging.getLogger(__name__)
 PROVIDER_NOTICE = "provider:"
@@ -36,17 +39,47 @@ PROVIDER_NOTICE = "provider:"
 SIDE_TAB_TITLES = {"Voice": "&Voice", "Settings": "Setti&ngs", "History": "Histor&y"}
 
 
-def install(window: MainWindow) -> None:
-    """Add the keyboard behaviour, the Help menu and the notice memory to a built :class:`MainWindow`."""
+class UsableWindow(Protocol):
+    """What this module uses of the main window: its panels, tabs, message bar and settings, the actions it names,
+    and what it adds (the voice entry, the shortcuts entry, the Help menu, the shortcuts dialog)."""
+
+    settings: Settings
+    speak_panel: SpeakPanel
+    voice_panel: VoicePanel
+    tabs: QTabWidget
+    message: MessageBar
+    choose_model_action: QAction
+    quit_action: QAction
+    open_voice_action: QAction
+    shortcuts_action: QAction
+    help_menu: QMenu
+    shortcuts_dialog: ShortcutsDialog | None
+
+    @property
+    def provider_label(self) -> QLabel: ...
+
+    def window(self) -> QWidget:
+        """The window as a Qt widget (Qt's own ``QWidget.window()``: the main window is its own window)."""
+        ...
+
+    def menuBar(self) -> QMenuBar: ...
+
+    def toggle_playback(self) -> str: ...
+
+    def show_message(self, text: str, error: bool = True, key: str = "") -> None: ...
+
+
+def install(window: UsableWindow) -> None:
+    """Add the keyboard behaviour, the Help menu and the notice memory to a built main window."""
     _focus(window)
     _actions(window)
     window.message.dismissed.connect(partial(_on_message_dismissed, window))
-    window.installEventFilter(_SpaceKey(window))
+    window.window().installEventFilter(_SpaceKey(window))
 
 
 # --- focus -------------------------------------------------------------------------------------------------------
-def _focus(window: MainWindow) -> None:
-    for view in window.findChildren(pg.GraphicsView):  # every plot, wherever it sits
+def _focus(window: UsableWindow) -> None:
+    for view in window.window().findChildren(pg.GraphicsView):  # every plot, wherever it sits
         view.setFocusPolicy(Qt.FocusPolicy.NoFocus)
     # Clicking a plot (or the space between controls) focuses the page instead, not nothing: the editor lets go.
     speak = window.speak_panel
@@ -80,9 +113,10 @@ def _takes_tab(widget: QWidget) -> bool:
 
 
 # --- menus and shortcuts -----------------------------------------------------------------------------------------
-def _actions(window: MainWindow) -> None:
+def _actions(window: UsableWindow) -> None:
+    widget = window.window()
     file_menu = next((m for m in _menus(window) if m.title().replace("&", "") == "File"), None)
-    window.open_voice_action = QAction("Open &voice recording…", window)
+    window.open_voice_action = QAction("Open &voice recording…", widget)
     window.open_voice_action.setShortcut(QKeySequence.StandardKey.Open)
     window.open_voice_action.setToolTip("Choose a reference recording to clone (Ctrl+O)")
     window.open_voice_action.triggered.connect(partial(open_voice, window))
@@ -94,12 +128,12 @@ def _actions(window: MainWindow) -> None:
         else:
             file_menu.addAction(window.open_voice_action)
     else:
-        window.addAction(window.open_voice_action)
+        widget.addAction(window.open_voice_action)
     for action in (window.choose_model_action, window.quit_action):
         if "&" not in action.text():
             action.setText("&" + action.text())
     help_menu = window.menuBar().addMenu("&Help")
-    window.shortcuts_action = QAction("&Keyboard shortcuts", window)
+    window.shortcuts_action = QAction("&Keyboard shortcuts", widget)
     window.shortcuts_action.setShortcut(QKeySequence(Qt.Key.Key_F1))
     window.shortcuts_action.triggered.connect(partial(show_shortcuts, window))
     help_menu.addAction(window.shortcuts_action)
@@ -107,16 +141,16 @@ def _actions(window: MainWindow) -> None:
     window.shortcuts_dialog = None
 
 
-def _menus(window: MainWindow) -> list[QMenu]:
+def _menus(window: UsableWindow) -> list[QMenu]:
     return [menu for a in window.menuBar().actions() if isinstance(menu := a.menu(), QMenu)]
 
 
-def open_voice(window: MainWindow, _checked: bool = False) -> None:
+def open_voice(window: UsableWindow, _checked: bool = False) -> None:
     window.tabs.setCurrentWidget(window.voice_panel)
     window.voice_panel.choose_file()
 
 
-def menu_shortcuts(window: MainWindow) -> list[tuple[str, str]]:
+def menu_shortcuts(window: UsableWindow) -> list[tuple[str, str]]:
     """(keys, action) of every menu entry with a shortcut, as the menus say it now."""
     rows: list[tuple[str, str]] = []
     for menu in _menus(window):
@@ -135,9 +169,9 @@ def _menu_rows(menu: QMenu, path: str, rows: list[tuple[str, str]]) -> None:
             rows.append((keys, f"{path} → {action.text().replace('&', '').rstrip('…')}"))
 
 
-def show_shortcuts(window: MainWindow, _checked: bool = False) -> ShortcutsDialog:
+def show_shortcuts(window: UsableWindow, _checked: bool = False) -> ShortcutsDialog:
     if window.shortcuts_dialog is None:
-        window.shortcuts_dialog = ShortcutsDialog(FIXED_SHORTCUTS + tuple(menu_shortcuts(window)), window)
+        window.shortcuts_dialog = ShortcutsDialog(FIXED_SHORTCUTS + tuple(menu_shortcuts(window)), window.window())
     window.shortcuts_dialog.show()
     window.shortcuts_dialog.raise_()
     return window.shortcuts_dialog
@@ -147,8 +181,8 @@ def show_shortcuts(window: MainWindow, _checked: bool = False) -> ShortcutsDialo
 class _SpaceKey(QObject):
     """Space that reaches the window (no focused control used it) pauses, resumes or plays again."""
 
-    def __init__(self, window: MainWindow) -> None:
-        super().__init__(window)
+    def __init__(self, window: UsableWindow) -> None:
+        super().__init__(window.window())
         self.window = window
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:
@@ -165,13 +199,13 @@ class _SpaceKey(QObject):
         return False
 
 
-def toggle_playback(window: MainWindow) -> str:
+def toggle_playback(window: UsableWindow) -> str:
     """Pause or resume what plays; with nothing playing, play the last result again. Returns what it did."""
     return window.toggle_playback()
 
 
 # --- notices -----------------------------------------------------------------------------------------------------
-def show_model_notice(window: MainWindow, event: ModelLoaded) -> bool:
+def show_model_notice(window: UsableWindow, event: ModelLoaded) -> bool:
     """Show a model's notice in the message bar unless it is a provider notice the user closed before."""
     if not event.notice:
         return False
@@ -188,6 +222,6 @@ def show_model_notice(window: MainWindow, event: ModelLoaded) -> bool:
     return True
 
 
-def _on_message_dismissed(window: MainWindow, key: str) -> None:
+def _on_message_dismissed(window: UsableWindow, key: str) -> None:
     if key.startswith(PROVIDER_NOTICE):
         window.settings.set(Key.DISMISSED_NOTICE, key[len(PROVIDER_NOTICE) :])

@@ -31,12 +31,13 @@ def test_ci_runs_the_readme_test_command():
     assert command in (ROOT / ".ci" / "run").read_text(encoding="utf-8")
 
 
-def core_imports() -> dict[str, set[str]]:
-    """Module → the core modules it imports anywhere in its source (TYPE_CHECKING and function-level included)."""
+def core_imports(top: str = "core") -> dict[str, set[str]]:
+    """Module → the modules of package ``top`` it imports anywhere in its source (TYPE_CHECKING and function-level
+    included)."""
     import ast
 
     graph: dict[str, set[str]] = {}
-    for path in sorted((ROOT / "core").rglob("*.py")):
+    for path in sorted((ROOT / top).rglob("*.py")):
         parts = path.relative_to(ROOT).with_suffix("").parts
         name = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
         package = name if parts[-1] == "__init__" else name.rsplit(".", 1)[0]
@@ -53,7 +54,7 @@ def core_imports() -> dict[str, set[str]]:
                 targets = [a.name for a in node.names]
             else:
                 continue
-            found.update(t for t in targets if t.startswith("core"))
+            found.update(t for t in targets if t.split(".")[0] == top)
         graph[name] = found
     return {m: {t for t in deps if t in graph and t != m} for m, deps in graph.items()}
 
@@ -87,6 +88,14 @@ def test_core_has_no_import_cycle():
     packages = {"core"}  # a package's __init__ re-exports its modules: not an edge back
     graph = {m: deps - packages for m, deps in graph.items()}
     assert find_cycle(graph) is None
+
+
+def test_app_has_no_import_cycle():
+    """Not even one for type checking: the main window imports :mod:`app.usability`, which names what it needs of
+    the window in a Protocol instead of importing it back."""
+    graph = core_imports("app")
+    assert "app.usability" in graph["app.main_window"] and "app.studio.studio_panel" in graph["app.main_window"]
+    assert find_cycle({m: deps - {"app"} for m, deps in graph.items()}) is None
 
 
 def test_the_cycle_check_finds_a_cycle():

@@ -83,14 +83,6 @@ class StudioController:
             if first - 1 <= segment.chapter <= last - 1 and project.status(segment) not in ("rendered", "skipped")
         )
 
-    def chapter_of(self, number: int) -> int:
-        """The chapter (1-based) of segment ``number``."""
-        return self._segment(number).chapter + 1
-
-    def segments_of_chapter(self, chapter: int) -> list[int]:
-        """The segment numbers of chapter ``chapter`` (1-based)."""
-        return [n for n, s in enumerate(self._open().segments, 1) if s.chapter == chapter - 1]
-
     def started(self, rid: int) -> None:
         self.rendering = rid
         self.dirty = False  # the render saves the project after every segment

@@ -1,5 +1,12 @@
 """The project's text as its segments: chapters (with their segment counts) with their sentences, each marked
-pending, rendered, failed or skipped.
+pending, rendered, failed or skipped; a view of :class:`~app.studio.segment_model.SegmentModel`, which reads the
+project, so that a book of 10,000 segments opens, scrolls and searches at once.
+
+The list is told what changed: :meth:`SegmentList.segments_changed` (the rows of segments whose take, status, text
+or settings changed: only they are read again) and :meth:`SegmentList.shape_changed` (segments or chapters added,
+removed or moved: the rows are read again, the selection follows the same segments and the list stays where it
+was scrolled). :meth:`SegmentList.search` shows only the segments whose text holds some words (the model leaves
+the others out: nothing is hidden row by row).
 
 The segment being heard is highlighted and scrolled into view. A context menu and keys act on one segment: play
 from here (Enter), regenerate (R), edit the text (F2), choose a take, change the voice, the pause after it and its
@@ -10,31 +17,24 @@ panel does the work (and keeps the undo stack).
 
 from __future__ import annotations
 
-from PySide6.QtCore import Qt, Signal
-from PySide6.QtGui import QAction, QBrush, QColor, QFont, QKeySequence
-from PySide6.QtWidgets import QAbstractItemView, QMenu, QTreeWidget, QTreeWidgetItem
+from collections.abc import Callable, Iterable
+
+from PySide6.QtCore import QItemSelection, QItemSelectionModel, QModelIndex, Qt, Signal
+from PySide6.QtGui import QAction, QBrush, QKeySequence
+from PySide6.QtWidgets import QAbstractItemView, QMenu, QTreeView
 
 from core.narration import Project
-from core.wording import describe_failure
 
-NUMBER_ROLE = Qt.ItemDataRole.UserRole
-CHAPTER_ROLE = Qt.ItemDataRole.UserRole + 1
-STATUS_MARK = {"pending": "○ pending", "rendered": "● rendered", "failed": "✕ failed", "skipped": "– skipped"}
-TEXT, STATUS, TAKES, TIMING = 0, 1, 2, 3
-COLUMNS = 4
+from .segment_model import STATUS, TAKES, TEXT, TIMING, SegmentModel
+
 REGENERATE_TIP = (
     "Render a new take of this segment with a new seed, on this computer (also when Settings → Render on is a Ray "
     "cluster: one take is quicker here than starting the cluster's actors)"
 )
-STATUS_TIP = {
-    "pending": "Pending: not rendered with its current text, voice and settings",
-    "rendered": "Rendered",
-    "failed": "Failed",
-    "skipped": "Skipped: not rendered and not exported (skipped by you, or a cover or table of contents)",
-}
+Selection = QItemSelectionModel.SelectionFlag
 
 
-class SegmentList(QTreeWidget):
+class SegmentList(QTreeView):
     play_from = Signal(int)
     regenerate = Signal(int)
     edit_text = Signal(int)
@@ -55,131 +55,188 @@ class SegmentList(QTreeWidget):
 
     def __init__(self, parent=None):
         super().__init__(parent)
-        self.setColumnCount(COLUMNS)
-        self.setHeaderLabels(["Text", "Status", "Takes", "Pause · pace"])
+        self.segment_model = SegmentModel(self)
+        """What the list shows, read from the project."""
+        self.setModel(self.segment_model)
         self.setRootIsDecorated(True)
-        self.setUniformRowHeights(True)
+        self.setUniformRowHeights(True)  # no row is measured: 10,000 rows lay out at once
         self.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
         self.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
         self.customContextMenuRequested.connect(self._menu)
-        self.itemDoubleClicked.connect(lambda item, _col: self._emit(self.play_from, item))
+        self.doubleClicked.connect(self._double_clicked)
         self.header().setStretchLastSection(False)
         self.header().setSectionResizeMode(TEXT, self.header().ResizeMode.Stretch)
         self.header().resizeSection(STATUS, 96)
         self.header().resizeSection(TAKES, 64)
         self.header().resizeSection(TIMING, 96)
-        self.project: Project | None = None
-        self.items: dict[int, QTreeWidgetItem] = {}
-        self.chapter_items: list[QTreeWidgetItem] = []
-        self.current: int | None = None
+        self.segment_model.current_brush = QBrush(self.palette().highlight().color().lighter(170))
         self.voices: list[str] = []
         self.editable = True
         """False while the project renders: only playing is offered."""
 
+    @property
+    def project(self) -> Project | None:
+        return self.segment_model.project
+
+    @property
+    def current(self) -> int | None:
+        """The segment highlighted as being heard (or rendered)."""
+        return self.segment_model.current
+
     # --- content -----------------------------------------------------------------------------------------------
     def set_project(self, project: Project | None) -> None:
-        self.clear()
-        self.items, self.current, self.project = {}, None, project
-        self.chapter_items = []
-        if project is None:
-            return
-        chapters = self.chapter_items
-        sizes = [0] * len(project.chapters)
-        for segment in project.segments:
-            if segment.chapter < len(sizes):
-                sizes[segment.chapter] += 1
-        for number, chapter in enumerate(project.chapters, 1):
-            size = sizes[number - 1]
-            state = f"{size} segment{'' if size == 1 else 's'}"  # in the status column: the last one counts takes
-            state = f"– skipped · {state}" if chapter.skipped else state
-            item = QTreeWidgetItem(self, [chapter.title, state, ""])
-            item.setData(TEXT, CHAPTER_ROLE, number)
-            item.setToolTip(
-                TEXT,
-                f"Chapter {number}: {size} segment(s)" + (" · skipped: not narrated" if chapter.skipped else ""),
-            )
-            font = item.font(TEXT)
-            font.setBold(True)
-            font.setStrikeOut(chapter.skipped)
-            item.setFont(TEXT, font)
-            item.setFlags(Qt.ItemFlag.ItemIsEnabled | Qt.ItemFlag.ItemIsSelectable)
-            chapters.append(item)
-        for number, segment in enumerate(project.segments, 1):
-            parent = chapters[segment.chapter] if segment.chapter < len(chapters) else self.invisibleRootItem()
-            item = QTreeWidgetItem(parent)
-            item.setData(TEXT, NUMBER_ROLE, number)
-            self.items[number] = item
-            self.refresh(number)
-        self.expandAll()
+        """Show another project (or none) whole: nothing selected or searched, scrolled to the top."""
+        self.segment_model.words = ""
+        self.segment_model.current = None
+        self.segment_model.reset(project)
+        self._expand()
+        self.scrollToTop()
 
-    def refresh(self, number: int | None = None) -> None:
-        """Update one segment's row (or all) from the project."""
-        if self.project is None:
-            return
-        numbers = [number] if number is not None else list(self.items)
-        for n in numbers:
-            item, segment = self.items.get(n), self.project.segments[n - 1]
-            if item is None:
-                continue
-            status = self.project.status(segment)
-            item.setText(STATUS, STATUS_MARK[status])
-            item.setText(TEXT, segment.text)
-            item.setText(TAKES, takes_text(self.project, segment))
-            item.setToolTip(TAKES, takes_tip(self.project, segment))
-            item.setText(TIMING, timing_text(segment))
-            failed = status == "failed" and segment.error
-            tip = STATUS_TIP[status] + (f": {describe_failure(segment)}" if failed else "")
-            voice = self.project.voice_of(segment) or "the model's voice"
-            spoken = self.project.spoken_text(segment)
-            says = f"\nSays: {spoken}" if spoken != segment.text else ""
-            item.setToolTip(
-                TEXT,
-                f"{segment.text}{says}\n\nSegment {n} · {tip} · voice: {voice} · pause after "
-                f"{segment.pause_after:g} s" + (f" · pace {segment.speed:g}×" if segment.speed else ""),
-            )
-            item.setToolTip(STATUS, tip)
-            colour = {
-                "pending": QColor(120, 120, 120),
-                "failed": QColor(190, 30, 30),
-                "skipped": QColor(160, 160, 160),
-            }.get(status)
-            brush = QBrush(colour) if colour is not None else QBrush()
-            for column in range(COLUMNS):
-                item.setForeground(column, brush)
-            font = item.font(TEXT)
-            font.setItalic(status == "pending")
-            font.setStrikeOut(status == "skipped")
-            item.setFont(TEXT, font)
-            self._paint_current(n)
+    def segments_changed(self, numbers: Iterable[int] | None = None) -> None:
+        """These segments (1-based numbers; ``None``: every one) changed but not the book's shape: a take arrived,
+        a status, a text, a voice, a pause or a pace changed. Only their rows are read again; the selection and
+        the scroll position stay."""
+        model = self.segment_model
+        model.segments_changed(model.all_segments() if numbers is None else numbers)
+
+    def shape_changed(self) -> None:
+        """Segments or chapters were added, removed, merged, split or moved (an edit, an undo): every row is read
+        again; the same segments stay selected (by their ids) and the list stays where it was scrolled."""
+        scroll = self.verticalScrollBar().value(), self.horizontalScrollBar().value()
+        self._keeping_selection(lambda: self.segment_model.reset(self.segment_model.project))
+        self.verticalScrollBar().setValue(scroll[0])
+        self.horizontalScrollBar().setValue(scroll[1])
 
     def highlight(self, number: int | None) -> None:
-        """Mark the segment being heard (or rendered) and scroll it into view."""
-        previous, self.current = self.current, number
-        if previous is not None:
-            self._paint_current(previous)
-        if number is not None and number in self.items:
-            self._paint_current(number)
-            self.scrollToItem(self.items[number], QAbstractItemView.ScrollHint.EnsureVisible)
+        """Mark the segment being heard (or rendered) and, when it changes, scroll it into view."""
+        if self.segment_model.set_current(number) and number is not None:
+            index = self.segment_model.index_of(number)
+            if index.isValid():
+                self.scrollTo(index, QAbstractItemView.ScrollHint.EnsureVisible)
 
-    def _paint_current(self, number: int) -> None:
-        item = self.items.get(number)
-        if item is None:
-            return
-        brush = QBrush(self.palette().highlight().color().lighter(170)) if number == self.current else QBrush()
-        for column in range(COLUMNS):
-            item.setBackground(column, brush)
-        font: QFont = item.font(TEXT)
-        font.setBold(number == self.current)
-        item.setFont(TEXT, font)
+    def _expand(self) -> None:
+        """Every chapter open. Asked right after a reset, while Qt's layout of the rows waits: each chapter is only
+        noted, and the rows are laid out once (``expandAll`` would note every segment row too)."""
+        for index in self.segment_model.chapter_rows():
+            self.setExpanded(index, True)
 
+    # --- search ------------------------------------------------------------------------------------------------
+    def search(self, words: str) -> int:
+        """Show only the segments whose text holds ``words`` (any case; empty: every segment), with their chapters;
+        the selected segments that are shown stay selected, and the current one in view. Returns how many segments
+        are shown."""
+        self._keeping_selection(lambda: self.segment_model.search(words))
+        current = self.currentIndex()
+        if current.isValid():
+            self.scrollTo(current, QAbstractItemView.ScrollHint.PositionAtCenter)
+        return self.shown()
+
+    def shown(self) -> int:
+        """How many segment rows the search leaves."""
+        return self.segment_model.shown_count()
+
+    def first_shown(self) -> int | None:
+        """The number of the first segment the search leaves (``None``: none)."""
+        return self.segment_model.first_shown()
+
+    # --- selection ---------------------------------------------------------------------------------------------
     def selected_number(self) -> int | None:
-        item = self.currentItem()
-        return item.data(TEXT, NUMBER_ROLE) if item is not None else None
+        """The segment of the current row (``None``: a chapter row, or none)."""
+        return self.segment_model.number_at(self.currentIndex())
+
+    def selected_chapter(self) -> int | None:
+        """The chapter (1-based) of the current row: a chapter row's own, a segment's chapter; ``None``: no row."""
+        index = self.currentIndex()
+        chapter = self.segment_model.chapter_at(index)
+        if chapter is not None:
+            return chapter
+        project, number = self.project, self.segment_model.number_at(index)
+        return project.segments[number - 1].chapter + 1 if project is not None and number is not None else None
+
+    def selected_numbers(self) -> tuple[int, ...]:
+        """The selected segments, in order; a selected chapter row stands for all of its segments (also those the
+        search hides)."""
+        model, numbers = self.segment_model, set()
+        for index in self.selectionModel().selectedRows(TEXT):
+            chapter, number = model.chapter_at(index), model.number_at(index)
+            if chapter is not None:
+                numbers.update(model.chapter_segments(chapter))
+            elif number is not None:
+                numbers.add(number)
+        return tuple(sorted(numbers))
 
     def select(self, number: int) -> None:
         """Make segment ``number`` (or the last one) the selected row."""
-        if self.items:
-            self.setCurrentItem(self.items[min(max(number, 1), len(self.items))])
+        count = self.segment_model.segment_count()
+        if count:
+            index = self.segment_model.index_of(min(max(number, 1), count))
+            if index.isValid():
+                self.setCurrentIndex(index)
+
+    def segment_index(self, number: int, column: int = TEXT) -> QModelIndex:
+        """The index of segment ``number``'s cell (invalid when there is none, or the search hides it)."""
+        return self.segment_model.index_of(number, column)
+
+    def chapter_index(self, chapter: int, column: int = TEXT) -> QModelIndex:
+        """The index of chapter ``chapter``'s cell (1-based; invalid when there is none, or the search hides it)."""
+        return self.segment_model.chapter_index(chapter, column)
+
+    def _keeping_selection(self, change: Callable[[], None]) -> None:
+        """Reset the model with ``change`` and select the same segments (by id) and chapters again."""
+        model = self.segment_model
+        rows = self.selectionModel().selectedRows(TEXT)
+        ids = [model.id_of(n) for i in rows if (n := model.number_at(i)) is not None]
+        chapters = [self._chapter_key(c) for c in self._chapters(rows)]
+        current = model.number_at(self.currentIndex())
+        current_id = model.id_of(current) if current is not None else None
+        current_chapter = [self._chapter_key(c) for c in self._chapters([self.currentIndex()])]
+        change()  # the rows show the shape before the edit until now: their ids are the model's
+        self._expand()
+        project = model.project
+        if project is None:
+            return
+        numbers = {s.id: n for n, s in enumerate(project.segments, 1)}
+        indexes = [model.index_of(numbers[i]) for i in ids if i in numbers]
+        indexes += [model.chapter_index(self._chapter_now(c, numbers)) for c in chapters]
+        self._select_rows([i for i in indexes if i.isValid()])
+        if current_id in numbers:
+            self.selectionModel().setCurrentIndex(model.index_of(numbers[current_id]), Selection.NoUpdate)
+        elif current_chapter:
+            self.selectionModel().setCurrentIndex(
+                model.chapter_index(self._chapter_now(current_chapter[0], numbers)), Selection.NoUpdate
+            )
+
+    def _chapters(self, rows: list[QModelIndex]) -> list[int]:
+        return [c for i in rows if (c := self.segment_model.chapter_at(i)) is not None]
+
+    def _chapter_key(self, chapter: int) -> tuple[int, int | None]:
+        """What finds a chapter again after a change of shape: its number and the id of its first segment."""
+        segments = self.segment_model.chapter_segments(chapter)
+        return chapter, self.segment_model.id_of(segments[0]) if segments else None
+
+    def _chapter_now(self, chapter: tuple[int, int | None], numbers: dict[int, int]) -> int:
+        """The number of a chapter after a change of shape: the chapter of its first segment (if it is still
+        there), else the same number."""
+        project, first = self.project, chapter[1]
+        if project is None or first is None or first not in numbers:
+            return chapter[0]
+        return project.segments[numbers[first] - 1].chapter + 1
+
+    def _select_rows(self, rows: list[QModelIndex]) -> None:
+        """Select these rows, neighbours as one range each."""
+        selection = QItemSelection()
+        rows.sort(key=lambda i: (i.internalId(), i.row()))
+        first = last = None
+        for index in rows:
+            if last is not None and index.internalId() == last.internalId() and index.row() == last.row() + 1:
+                last = index
+                continue
+            if first is not None and last is not None:
+                selection.select(first, last)
+            first = last = index
+        if first is not None and last is not None:
+            selection.select(first, last)
+        self.selectionModel().select(selection, Selection.ClearAndSelect | Selection.Rows)
 
     # --- actions ----------------------------------------------------------------------------------------------
     def keyPressEvent(self, event) -> None:
@@ -200,10 +257,10 @@ class SegmentList(QTreeWidget):
         else:
             super().keyPressEvent(event)
 
-    def _emit(self, signal, item) -> None:
-        number = item.data(TEXT, NUMBER_ROLE) if item is not None else None
+    def _double_clicked(self, index: QModelIndex) -> None:
+        number = self.segment_model.number_at(index)
         if number is not None:
-            signal.emit(number)
+            self.play_from.emit(number)
 
     def menu_for(self, number: int) -> QMenu:
         """The context menu of one segment (built on demand; tests trigger its actions directly)."""
@@ -311,10 +368,10 @@ class SegmentList(QTreeWidget):
         return menu
 
     def _menu(self, position) -> None:
-        item = self.itemAt(position)
-        if item is None or self.project is None:
+        index = self.indexAt(position)
+        if not index.isValid() or self.project is None:
             return
-        number, chapter = item.data(TEXT, NUMBER_ROLE), item.data(TEXT, CHAPTER_ROLE)
+        number, chapter = self.segment_model.number_at(index), self.segment_model.chapter_at(index)
         if number is not None:
             self.menu_for(number).exec(self.viewport().mapToGlobal(position))
         elif chapter is not None:
@@ -327,39 +384,3 @@ def _action(parent, text: str, slot, shortcut: str | None = None) -> QAction:
         action.setShortcut(QKeySequence(shortcut))
     action.triggered.connect(lambda _checked=False: slot())  # triggered(bool) must not reach the slot's defaults
     return action
-
-
-def timing_text(segment) -> str:
-    """The segment's pause after it and its own pace ("0.4 s · 1.2×"); the project's pace is not repeated."""
-    pause = f"{segment.pause_after:g} s" if segment.pause_after else "–"
-    return pause + (f" · {segment.speed:g}×" if segment.speed else "")
-
-
-def takes_text(project, segment) -> str:
-    """How many takes, and "old text" when the chosen take was made for an earlier text, voice or setting."""
-    if not segment.takes:
-        return ""
-    chosen = segment.takes[segment.chosen - 1] if segment.chosen else None
-    outdated = chosen is not None and chosen.key != project.render_key(segment)
-    return f"{len(segment.takes)}{' · old text' if outdated else ''}"
-
-
-def takes_tip(project, segment) -> str:
-    """Each take: when it was made, with which voice, seed and settings, and whether it is for an older text."""
-    if not segment.takes:
-        return "No take yet"
-    current = project.render_key(segment)
-    voice = project.voice_of(segment) or "the model's voice"
-    settings = ", ".join(
-        f"{k} {v:g}" if isinstance(v, float) else f"{k} {v}" for k, v in project.audio_settings(segment).items()
-    )
-    lines = []
-    for number, take in enumerate(segment.takes, 1):
-        made = take.created.replace("T", " ")[:16] if take.created else "date unknown"
-        mark = "▶ " if number == segment.chosen else "  "
-        if take.key == current:
-            about = f"voice {voice}, seed {take.seed}" + (f", {settings}" if settings else "")
-        else:
-            about = f"seed {take.seed}, made for an older text, voice or settings"
-        lines.append(f"{mark}Take {number}: {made} · {take.seconds:.1f} s · {about}")
-    return "\n".join(lines)

@@ -20,6 +20,7 @@ FIXED_SHORTCUTS = (
         "Space",
         "Pause or resume playback; play the last result again when nothing plays (not while typing in the text box)",
     ),
+    ("Ctrl+F", "Find in the project's text (in the studio: only the segments that hold the words are shown)"),
     ("Tab, Shift+Tab", "Next / previous control: text, Insert tag, Speak, Stop, Export, then the side tabs"),
     ("Ctrl+Tab, Ctrl+Shift+Tab", "Next / previous tab of the panel the focus is in"),
     ("Alt+underlined letter", "Press that button, pick that tab or open that menu (Alt+F: the File menu)"),

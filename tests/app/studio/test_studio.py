@@ -13,7 +13,7 @@ from PySide6.QtWidgets import QMessageBox
 
 from core.engine.constants import SAMPLE_RATE
 from core.narration.project import open_project
-from tests.app.studio.support import export, new_project, render
+from tests.app.studio.support import export, new_project, render, segment_rows
 from tests.app_support import drop, make_window
 
 
@@ -22,21 +22,23 @@ def test_a_new_project_shows_its_segments_and_renders_with_progress(qtbot, studi
     project = new_project(window, tmp_path)
     studio = window.studio_panel
     assert window.modes.currentWidget() is studio
-    assert len(studio.segments.items) == len(project.segments) == 4
-    assert all(studio.segments.items[n].text(1) == "○ pending" for n in range(1, 5))  # pending
+    assert len(segment_rows(studio)) == len(project.segments) == 4
+    assert all(segment_rows(studio)[n][1] == "○ pending" for n in range(1, 5))  # pending
     highlighted = []
     window.bridge.render_step.connect(lambda step: highlighted.append(studio.segments.current))
     assert studio.render_button.text() == "&Render"
+    assert not studio.progress.isVisible()  # nothing to show yet: no empty bar under the buttons
     with qtbot.waitSignal(window.bridge.render_done, timeout=60000):
         studio.render_button.click()
         assert studio.render_button.text() == "Rendering…" and not studio.render_button.isEnabled()
+        assert studio.progress.isVisible()
         assert studio.status.text() == "Generating…"
     assert studio.progress.value() == studio.progress.maximum() == 4
-    assert studio.progress.format().startswith("Segment 4 of 4")
+    assert studio.progress.format().startswith("Segment 4 of 4") and studio.progress.isVisible()
     # The highlight follows what is heard: the last segment is highlighted once its audio plays.
     qtbot.waitUntil(lambda: highlighted.append(studio.segments.current) or 4 in highlighted, timeout=30000)
     assert studio.progress_events > 4 and set(highlighted) >= {1, 2, 3, 4}
-    assert all(studio.segments.items[n].text(1) == "● rendered" for n in range(1, 5))
+    assert all(segment_rows(studio)[n][1] == "● rendered" for n in range(1, 5))
     assert studio.status.text().startswith("Rendered 4 segment(s)")  # stays until something else happens
     assert open_project(project.folder).counts()["rendered"] == 4  # autosaved
 
@@ -104,7 +106,7 @@ def test_editing_a_segment_makes_only_it_pending_and_closing_asks_about_unsaved_
     render(qtbot, window)
     studio = window.studio_panel
     assert studio.edit_text(3, "A different paragraph starts here.")
-    assert [n for n in range(1, 5) if studio.segments.items[n].text(1) == "○ pending"] == [3]
+    assert [n for n in range(1, 5) if segment_rows(studio)[n][1] == "○ pending"] == [3]
     assert window.windowTitle().startswith("Story *")
     asked = []
     monkeypatch.setattr(QMessageBox, "question", lambda *a, **k: asked.append(a) or QMessageBox.StandardButton.Cancel)

@@ -6,10 +6,12 @@ from __future__ import annotations
 import json
 
 import pytest
+from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QInputDialog
 
 from app.studio.split_dialog import SplitDialog
 from core.narration.project import open_project
+from tests.app.studio.support import cell, chapter_rows, segment_rows
 from tests.app_support import make_window
 from tests.narration_support import make_epub
 
@@ -37,7 +39,7 @@ def state(project) -> str:
 
 
 def rows(studio) -> list[tuple[str, str]]:
-    return [(item.text(0), item.text(1)) for _n, item in sorted(studio.segments.items.items())]
+    return [row for _n, row in sorted(segment_rows(studio).items())]
 
 
 def menu_action(menu, text):
@@ -79,36 +81,36 @@ def test_every_edit_round_trips_through_the_undo_stack(studio, name):
 def test_the_segment_menu_edits_the_shape_and_marks_what_is_skipped(studio, monkeypatch):
     lst = studio.segments
     menu_action(lst.menu_for(2), "S&kip this segment").trigger()
-    assert lst.items[2].text(1) == "– skipped" and lst.items[2].font(0).strikeOut()
+    assert cell(studio, 2, 1) == "– skipped" and cell(studio, 2, 0, Qt.ItemDataRole.FontRole).strikeOut()
     assert "1 skipped" in studio.title.text()
     menu_action(lst.menu_for(2), "Narrate this segment a&gain").trigger()
-    assert lst.items[2].text(1) == "○ pending"
+    assert cell(studio, 2, 1) == "○ pending"
     assert not menu_action(lst.menu_for(3), "&Merge with the next segment").isEnabled()  # the next is chapter 2
     menu_action(lst.menu_for(2), "&Merge with the next segment").trigger()
-    assert lst.items[2].text(0) == "The first sentence is here. A second one follows!" and len(lst.items) == 5
+    assert cell(studio, 2) == "The first sentence is here. A second one follows!" and len(segment_rows(studio)) == 5
 
     monkeypatch.setattr(SplitDialog, "exec", lambda self: (self.set_position(len("The first sentence is here.")), 1)[1])
     menu_action(lst.menu_for(2), "Sp&lit this segment…").trigger()
-    assert [lst.items[n].text(0) for n in (2, 3)] == ["The first sentence is here.", "A second one follows!"]
+    assert [cell(studio, n) for n in (2, 3)] == ["The first sentence is here.", "A second one follows!"]
 
     monkeypatch.setattr(QInputDialog, "getText", lambda *a, **k: ("Noon", True))
     assert not menu_action(lst.menu_for(4), "Start a &new chapter here…").isEnabled()  # 4 starts chapter 2
     menu_action(lst.menu_for(3), "Start a &new chapter here…").trigger()
-    assert [c.text(0) for c in lst.chapter_items] == ["Morning", "Noon", "Evening"]
-    assert [c.text(1) for c in lst.chapter_items] == ["2 segments", "1 segment", "3 segments"]  # per chapter
+    assert [c[0] for c in chapter_rows(studio)] == ["Morning", "Noon", "Evening"]
+    assert [c[1] for c in chapter_rows(studio)] == ["2 segments", "1 segment", "3 segments"]  # per chapter
     menu_action(lst.menu_for(4), "&Join this chapter to the previous one").trigger()
-    assert [c.text(0) for c in lst.chapter_items] == ["Morning", "Noon"]
+    assert [c[0] for c in chapter_rows(studio)] == ["Morning", "Noon"]
     monkeypatch.setattr(QInputDialog, "getText", lambda *a, **k: ("Day", True))
     menu_action(lst.chapter_menu_for(2), "Re&name chapter…").trigger()
     menu_action(lst.chapter_menu_for(1), "S&kip this chapter").trigger()
-    assert lst.chapter_items[0].text(1).startswith("– skipped") and lst.items[1].text(1) == "– skipped"
+    assert chapter_rows(studio)[0][1].startswith("– skipped") and cell(studio, 1, 1) == "– skipped"
     menu_action(lst.menu_for(5), "&Delete segment").trigger()
-    assert len(lst.items) == 5  # six after the merge and the split, one deleted
+    assert len(segment_rows(studio)) == 5  # six after the merge and the split, one deleted
 
     for _ in range(studio.undo_stack.count()):
         studio.undo()
-    assert [c.text(0) for c in lst.chapter_items] == ["Morning", "Evening"]
-    assert [lst.items[n].text(0) for n in range(1, 7)] == [
+    assert [c[0] for c in chapter_rows(studio)] == ["Morning", "Evening"]
+    assert [cell(studio, n) for n in range(1, 7)] == [
         "Morning",
         "The first sentence is here.",
         "A second one follows!",
@@ -127,7 +129,7 @@ def test_a_skipped_segment_is_not_rendered_and_undo_waits_while_rendering(qtbot,
         assert studio.project.segments[2].skipped
     project = open_project(studio.project.folder)
     assert project.counts() == {"pending": 0, "rendered": 5, "failed": 0, "skipped": 1}
-    assert not project.segments[2].takes and studio.segments.items[3].text(1) == "– skipped"
+    assert not project.segments[2].takes and cell(studio, 3, 1) == "– skipped"
     assert studio.undo_action.isEnabled()
 
 
@@ -138,11 +140,11 @@ def test_an_import_shows_the_chapters_and_renders_nothing(qtbot, tmp_path, bundl
         project = window.project_files.import_file(book, tmp_path / "Book.cbproj")
         assert project is not None
         studio = window.studio_panel
-        chapters = studio.segments.chapter_items
-        assert [c.text(0) for c in chapters] == ["A Test Book", "One", "Two", "Three"]  # the contents page, kept
-        assert chapters[0].text(1).startswith("– skipped · ")
-        assert not any(c.text(1).startswith("– skipped") for c in chapters[1:])
-        assert all(c.text(1).endswith("segments") and not c.text(2) for c in chapters)
+        chapters = chapter_rows(studio)
+        assert [c[0] for c in chapters] == ["A Test Book", "One", "Two", "Three"]  # the contents page, kept
+        assert chapters[0][1].startswith("– skipped · ")
+        assert not any(c[1].startswith("– skipped") for c in chapters[1:])
+        assert all(c[1].endswith("segments") and not c[2] for c in chapters)
         assert studio.status.text().startswith("Imported 4 chapter(s) (1 skipped) and ")
         assert studio.rendering is None and project.counts()["rendered"] == 0
         assert not any((project.folder / "takes").iterdir())

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from types import SimpleNamespace
 
-from app.studio.segment_list import takes_text, takes_tip, timing_text
-from app.studio.studio_panel import heard_segment
+from app.studio.segment_model import takes_text, takes_tip, timing_text
+from app.studio.segment_playback import heard_segment
 
 
 def test_the_highlight_follows_the_audio_being_played():
@@ -41,11 +41,28 @@ def _take(key, seed):
 
 
 def test_takes_say_when_and_how_they_were_made_and_an_old_text_is_marked():
-    segment = SimpleNamespace(takes=[_take("old", 7), _take("new", 9)], chosen=2)
+    segment = SimpleNamespace(takes=[_take("old", 7), _take("new", 9)], chosen=1)  # the second take (from 0)
     project = _Project("new")
     assert takes_text(project, segment) == "2"
     tip = takes_tip(project, segment)
     assert "Take 1: 2026-11-25 10:00" in tip and "seed 7, made for an older text" in tip
-    assert "▶ Take 2" in tip and "voice Narrator, seed 9, exaggeration 0.5" in tip
-    segment.chosen = 1
+    assert "▶ Take 2" in tip and "voice Narrator, seed 9, exaggeration 0.5" in tip and "▶ Take 1" not in tip
+    segment.chosen = 0
+    assert takes_text(project, segment) == "2 · old text"
+    assert "▶ Take 1" in takes_tip(project, segment)
+
+
+def test_the_takes_column_reads_the_chosen_take_as_the_project_counts_it(tmp_path):
+    """``Segment.chosen`` counts from 0 (``Project.choose(segment, 1)`` chooses the first take)."""
+    from core.narration.project import Chapter, Segment, Take, create_project
+
+    project = create_project(tmp_path / "P", "P")
+    project.chapters = [Chapter("One")]
+    segment = Segment(id=1, text="A sentence.", chapter=0, paragraph=0)
+    project.segments = [segment]
+    key = project.render_key(segment)
+    segment.takes = [Take("takes/00001-1.flac", 1, [], 1.0, key), Take("takes/00001-2.flac", 2, [], 1.0, key)]
+    project.choose(segment, 1)
+    assert takes_text(project, segment) == "2" and takes_tip(project, segment).startswith("▶ Take 1")
+    segment.takes[0].key = "an older text"
     assert takes_text(project, segment) == "2 · old text"

@@ -3,24 +3,25 @@ project, and only the segments whose spoken form changed become pending."""
 
 from __future__ import annotations
 
+from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QDialog
 
 from app.studio.lexicon_dialog import LexiconDialog, SpokenDialog
 from core.narration.project import open_project
-from tests.app.studio.support import new_project, render
+from tests.app.studio.support import cell, new_project, render, segment_rows
 
 TEXT = "Hermione had 42 cats. The cats were calm.\n\nNobody else came."
 
 
 def pending(studio) -> list[int]:
-    return [n for n in studio.segments.items if studio.segments.items[n].text(1) == "○ pending"]
+    return [n for n, (_text, status) in segment_rows(studio).items() if status == "○ pending"]
 
 
 def test_the_tooltip_shows_the_spoken_form(qtbot, studio_window, tmp_path):
     new_project(studio_window, tmp_path, TEXT)
-    tip = studio_window.studio_panel.segments.items[1].toolTip(0)
+    tip = cell(studio_window.studio_panel, 1, 0, Qt.ItemDataRole.ToolTipRole)
     assert tip.startswith("Hermione had 42 cats.\nSays: Hermione had forty-two cats.")
-    assert "Says:" not in studio_window.studio_panel.segments.items[2].toolTip(0)
+    assert "Says:" not in cell(studio_window.studio_panel, 2, 0, Qt.ItemDataRole.ToolTipRole)
 
 
 def test_the_lexicon_dialog_makes_only_the_affected_segments_pending(qtbot, studio_window, tmp_path, monkeypatch):
@@ -41,7 +42,7 @@ def test_the_lexicon_dialog_makes_only_the_affected_segments_pending(qtbot, stud
     studio.lexicon_button.click()
     assert shown and [s.text for s in shown[0].changed] == ["Hermione had 42 cats."]
     assert pending(studio) == [1]
-    assert "Says: Her-my-oh-nee had forty-two cats." in studio.segments.items[1].toolTip(0)
+    assert "Says: Her-my-oh-nee had forty-two cats." in cell(studio, 1, 0, Qt.ItemDataRole.ToolTipRole)
     assert window.windowTitle().startswith("Story *")
     assert studio.save()
     assert "hermione" in open_project(project.folder).lexicon

@@ -1,0 +1,392 @@
+"""The studio's segment list as a Qt item model, read from the open :class:`~core.narration.Project`.
+
+Chapters are the top-level rows, their segments the rows under them (a segment outside every chapter of the
+project is a top-level row after the chapters). Four columns: the text, the status, the takes, the pause and pace.
+Nothing is copied: every cell is read from the project when the view asks for it, and what costs (a segment's
+status and its takes' words need its render key) is kept per row until :meth:`SegmentModel.segments_changed` says
+the row changed. A change of the book's shape (segments or chapters added, removed or moved) is
+:meth:`SegmentModel.reset`. The search (:meth:`SegmentModel.search`) is the model's too: only the segments whose
+text holds the words are rows, under their chapters.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from PySide6.QtCore import QAbstractItemModel, QModelIndex, QObject, QPersistentModelIndex, Qt
+from PySide6.QtGui import QBrush, QColor, QFont
+
+from core.narration import Project
+from core.wording import describe_failure
+
+NUMBER_ROLE = Qt.ItemDataRole.UserRole
+"""A segment row's number (1-based), in the text column; ``None`` on a chapter row."""
+CHAPTER_ROLE = Qt.ItemDataRole.UserRole + 1
+"""A chapter row's number (1-based), in the text column; ``None`` on a segment row."""
+STATUS_MARK = {"pending": "○ pending", "rendered": "● rendered", "failed": "✕ failed", "skipped": "– skipped"}
+TEXT, STATUS, TAKES, TIMING = 0, 1, 2, 3
+COLUMNS = 4
+HEADERS = ("Text", "Status", "Takes", "Pause · pace")
+STATUS_TIP = {
+    "pending": "Pending: not rendered with its current text, voice and settings",
+    "rendered": "Rendered",
+    "failed": "Failed",
+    "skipped": "Skipped: not rendered and not exported (skipped by you, or a cover or table of contents)",
+}
+STATUS_COLOUR = {"pending": QColor(120, 120, 120), "failed": QColor(190, 30, 30), "skipped": QColor(160, 160, 160)}
+ROOT = 0
+"""The internal id of a top-level row; a segment row under the top-level row ``r`` has ``r + 1``."""
+Index = QModelIndex | QPersistentModelIndex
+NO_FLAGS = Qt.ItemFlag.NoItemFlags
+CHAPTER_FLAGS = Qt.ItemFlag.ItemIsEnabled | Qt.ItemFlag.ItemIsSelectable
+SEGMENT_FLAGS = CHAPTER_FLAGS | Qt.ItemFlag.ItemNeverHasChildren
+"""Made once: Qt asks every row's flags while it lays the rows out (and a segment row never has rows under it)."""
+
+
+class SegmentModel(QAbstractItemModel):
+    """The rows are plain lists of segment numbers, made once per shape (or search): Qt asks for an index, a parent
+    or a row count thousands of times while it lays 10,000 rows out, and each answer is a list look-up."""
+
+    def __init__(self, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self.project: Project | None = None
+        self.current: int | None = None
+        """The segment being heard (or rendered): its row is painted with :attr:`current_brush`, its text bold."""
+        self.current_brush = QBrush()
+        self.words = ""
+        """The search: only segments whose text holds these words are rows (empty: every segment)."""
+        self._members: list[list[int]] = []
+        """Per chapter of the project (0-based), the numbers of its segments, searched or not."""
+        self._loose: list[int] = []
+        """The segments in no chapter of the project (top-level rows after the chapters)."""
+        self._ids: list[int] = []
+        """Per segment (number - 1): its id when the shape was read (the project may have changed since)."""
+        self._top: list[int] = []
+        """Per top-level row: the chapter it shows (0-based), or ``-number`` for a segment in no chapter."""
+        self._children: list[list[int]] = []
+        """Per top-level row: the numbers of the segment rows under it (none under a segment)."""
+        self._place: dict[int, tuple[int, int]] = {}
+        """Per segment shown: its parent's internal id and its row under that parent."""
+        self._rows: dict[int, tuple[str, str]] = {}
+        """Per segment number: its status and its takes' words, until the row changes."""
+
+    # --- the project -------------------------------------------------------------------------------------------
+    def reset(self, project: Project | None) -> None:
+        """Read the book's shape again (a new project, or segments and chapters added, removed or moved)."""
+        self.beginResetModel()
+        self.project, self._rows = project, {}
+        segments = project.segments if project is not None else []
+        self._ids = [segment.id for segment in segments]
+        members: list[list[int]] = [[] for _ in (project.chapters if project is not None else ())]
+        loose: list[int] = []
+        for number, segment in enumerate(segments, 1):
+            if 0 <= segment.chapter < len(members):
+                members[segment.chapter].append(number)
+            else:
+                loose.append(number)
+        self._members, self._loose = members, loose
+        if self.current is not None and not 1 <= self.current <= len(segments):
+            self.current = None
+        self._lay_out()
+        self.endResetModel()
+
+    def search(self, words: str) -> None:
+        """Show only the segments whose written text holds ``words`` (any case), under their chapters; a chapter
+        without one is not shown. Empty: every segment."""
+        self.beginResetModel()
+        self.words = " ".join(words.split())
+        self._lay_out()
+        self.endResetModel()
+
+    def _lay_out(self) -> None:
+        """The rows from the chapters' members and the search."""
+        shown = self._matches()
+        self._top, self._children, self._place = [], [], {}
+        for chapter, numbers in enumerate(self._members):
+            rows = numbers if shown is None else [n for n in numbers if n in shown]
+            if rows or shown is None:
+                self._add_top(chapter, rows)
+        for number in self._loose:
+            if shown is None or number in shown:
+                self._place[number] = (ROOT, len(self._top))
+                self._add_top(-number, [])
+
+    def _add_top(self, chapter: int, rows: list[int]) -> None:
+        parent = len(self._top) + 1
+        for row, number in enumerate(rows):
+            self._place[number] = (parent, row)
+        self._top.append(chapter)
+        self._children.append(rows)
+
+    def _matches(self) -> set[int] | None:
+        if not self.words or self.project is None:
+            return None
+        words = self.words.casefold()
+        return {n for n, segment in enumerate(self.project.segments, 1) if words in segment.text.casefold()}
+
+    def segments_changed(self, numbers: Iterable[int]) -> None:
+        """These segments changed (a take, a status, a text, a voice, a pause): their rows, and only they, are read
+        again (one ``dataChanged`` per run of neighbouring rows; a row the search hides is read when shown)."""
+        run: list[int] = []
+        place = self._place
+        for number in sorted(set(numbers)):
+            self._rows.pop(number, None)
+            if number not in place:
+                continue
+            if run and (place[number][0] != place[run[-1]][0] or place[number][1] != place[run[-1]][1] + 1):
+                self._emit_changed(run)
+                run = []
+            run.append(number)
+        if run:
+            self._emit_changed(run)
+
+    def all_segments(self) -> range:
+        return range(1, len(self._ids) + 1)
+
+    def set_current(self, number: int | None) -> bool:
+        """Mark the segment being heard; ``False`` when it was marked already."""
+        if number is not None and not 1 <= number <= len(self._ids):
+            number = None
+        if number == self.current:
+            return False
+        previous, self.current = self.current, number
+        for n in (previous, number):
+            if n is not None and n in self._place:
+                self._emit_changed([n])
+        return True
+
+    def _emit_changed(self, run: list[int]) -> None:
+        self.dataChanged.emit(self.index_of(run[0], TEXT), self.index_of(run[-1], COLUMNS - 1))
+
+    # --- where things are --------------------------------------------------------------------------------------
+    def segment_count(self) -> int:
+        """The project's segments (shown or not)."""
+        return len(self._ids)
+
+    def shown_count(self) -> int:
+        """The segment rows the search leaves."""
+        return len(self._place)
+
+    def chapter_count(self) -> int:
+        return len(self._members)
+
+    def id_of(self, number: int) -> int:
+        """The id of the segment that row ``number`` shows (as the shape was last read: before :meth:`reset`, a
+        segment's row is still the one it had when the project was edited)."""
+        return self._ids[number - 1]
+
+    def chapter_segments(self, chapter: int) -> list[int]:
+        """The numbers of chapter ``chapter``'s segments (1-based), in order, the search notwithstanding."""
+        return list(self._members[chapter - 1]) if 1 <= chapter <= len(self._members) else []
+
+    def chapter_rows(self) -> list[QModelIndex]:
+        """The indexes of the chapter rows shown (those that can be expanded)."""
+        return [self.createIndex(row, TEXT, ROOT) for row, chapter in enumerate(self._top) if chapter >= 0]
+
+    def first_shown(self) -> int | None:
+        """The first segment the search leaves (``None``: none)."""
+        return min(self._place) if self._place else None
+
+    def index_of(self, number: int, column: int = TEXT) -> QModelIndex:
+        """The index of segment ``number``'s row (invalid when there is no such segment, or the search hides it)."""
+        place = self._place.get(number)
+        if place is None:
+            return QModelIndex()
+        return self.createIndex(place[1], column, place[0])
+
+    def chapter_index(self, chapter: int, column: int = TEXT) -> QModelIndex:
+        """The index of chapter ``chapter``'s row (1-based; invalid when there is none, or the search hides it)."""
+        try:
+            row = self._top.index(chapter - 1)
+        except ValueError:
+            return QModelIndex()
+        return self.createIndex(row, column, ROOT)
+
+    def number_at(self, index: Index) -> int | None:
+        """The segment number of a row of this model (``None``: a chapter row, or no row)."""
+        if not index.isValid():
+            return None
+        parent, row = index.internalId(), index.row()
+        if parent == ROOT:
+            top = self._top[row] if row < len(self._top) else 0
+            return -top if top < 0 else None
+        children = self._children[parent - 1] if parent <= len(self._children) else []
+        return children[row] if row < len(children) else None
+
+    def chapter_at(self, index: Index) -> int | None:
+        """The chapter number (1-based) of a chapter row of this model (``None``: a segment row, or no row)."""
+        if index.isValid() and index.internalId() == ROOT and index.row() < len(self._top):
+            top = self._top[index.row()]
+            return top + 1 if top >= 0 else None
+        return None
+
+    # --- QAbstractItemModel (asked for every row while Qt lays them out: kept to a look-up) ----------------------
+    def index(self, row: int, column: int, parent: Index = QModelIndex()) -> QModelIndex:  # noqa: B008
+        if parent.isValid():
+            if parent.internalId() != ROOT:
+                return QModelIndex()
+            top = parent.row()
+            children = self._children[top] if top < len(self._children) else ()
+            return self.createIndex(row, column, top + 1) if 0 <= row < len(children) else QModelIndex()
+        return self.createIndex(row, column, ROOT) if 0 <= row < len(self._top) else QModelIndex()
+
+    def parent(self, child: Index | None = None) -> Any:  # type: ignore[override]  # QObject.parent() too
+        if child is None:
+            return super().parent()
+        parent = child.internalId() if child.isValid() else ROOT
+        return self.createIndex(parent - 1, 0, ROOT) if parent != ROOT else QModelIndex()
+
+    def rowCount(self, parent: Index = QModelIndex()) -> int:  # noqa: B008
+        if not parent.isValid():
+            return len(self._top)
+        if parent.internalId() != ROOT or parent.column() != 0:
+            return 0
+        top = parent.row()
+        return len(self._children[top]) if top < len(self._children) else 0
+
+    def hasChildren(self, parent: Index = QModelIndex()) -> bool:  # noqa: B008
+        return self.rowCount(parent) > 0
+
+    def columnCount(self, parent: Index = QModelIndex()) -> int:  # noqa: B008
+        return COLUMNS
+
+    def flags(self, index: Index) -> Qt.ItemFlag:
+        if not index.isValid():
+            return NO_FLAGS
+        if index.internalId() != ROOT:
+            return SEGMENT_FLAGS
+        row = index.row()
+        return CHAPTER_FLAGS if row < len(self._top) and self._top[row] >= 0 else SEGMENT_FLAGS
+
+    def headerData(self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+        if orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.DisplayRole and 0 <= section < COLUMNS:
+            return HEADERS[section]
+        return None
+
+    def data(self, index: Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+        project = self.project
+        if project is None or not index.isValid():
+            return None
+        number = self.number_at(index)
+        if number is not None:
+            return self._segment_data(project, number, index.column(), role)
+        chapter = self.chapter_at(index)
+        return self._chapter_data(project, chapter, index.column(), role) if chapter is not None else None
+
+    # --- the cells ---------------------------------------------------------------------------------------------
+    def _row(self, project: Project, number: int) -> tuple[str, str]:
+        row = self._rows.get(number)
+        if row is None:
+            segment = project.segments[number - 1]
+            row = self._rows[number] = (project.status(segment), takes_text(project, segment))
+        return row
+
+    def _segment_data(self, project: Project, number: int, column: int, role: int) -> Any:
+        segment = project.segments[number - 1]
+        if role == Qt.ItemDataRole.DisplayRole:
+            if column == TEXT:
+                return segment.text
+            if column == STATUS:
+                return STATUS_MARK[self._row(project, number)[0]]
+            if column == TAKES:
+                return self._row(project, number)[1]
+            return timing_text(segment)
+        if role == NUMBER_ROLE:
+            return number if column == TEXT else None
+        if role == Qt.ItemDataRole.ForegroundRole:
+            colour = STATUS_COLOUR.get(self._row(project, number)[0])
+            return QBrush(colour) if colour is not None else None
+        if role == Qt.ItemDataRole.BackgroundRole:
+            return self.current_brush if number == self.current else None
+        if role == Qt.ItemDataRole.FontRole and column == TEXT:
+            status = self._row(project, number)[0]
+            font = QFont()
+            font.setItalic(status == "pending")
+            font.setStrikeOut(status == "skipped")
+            font.setBold(number == self.current)
+            return font
+        if role == Qt.ItemDataRole.ToolTipRole:
+            if column == TEXT:
+                return segment_tip(project, number)
+            if column == STATUS:
+                return status_tip(project, segment)
+            if column == TAKES:
+                return takes_tip(project, segment)
+        return None
+
+    def _chapter_data(self, project: Project, chapter: int, column: int, role: int) -> Any:
+        skipped = project.chapters[chapter - 1].skipped
+        size = len(self._members[chapter - 1])
+        if role == Qt.ItemDataRole.DisplayRole:
+            if column == TEXT:
+                return project.chapters[chapter - 1].title
+            if column == STATUS:  # in the status column: the last one counts takes
+                state = f"{size} segment{'' if size == 1 else 's'}"
+                return f"– skipped · {state}" if skipped else state
+            return "" if column == TAKES else None
+        if role == CHAPTER_ROLE:
+            return chapter if column == TEXT else None
+        if role == Qt.ItemDataRole.FontRole and column == TEXT:
+            font = QFont()
+            font.setBold(True)
+            font.setStrikeOut(skipped)
+            return font
+        if role == Qt.ItemDataRole.ToolTipRole and column == TEXT:
+            return f"Chapter {chapter}: {size} segment(s)" + (" · skipped: not narrated" if skipped else "")
+        return None
+
+
+# --- the words of a row ---------------------------------------------------------------------------------------------
+def segment_tip(project: Project, number: int) -> str:
+    """The text column's tooltip: the text, what is said when it differs, the status, voice, pause and pace."""
+    segment = project.segments[number - 1]
+    voice = project.voice_of(segment) or "the model's voice"
+    spoken = project.spoken_text(segment)
+    says = f"\nSays: {spoken}" if spoken != segment.text else ""
+    return (
+        f"{segment.text}{says}\n\nSegment {number} · {status_tip(project, segment)} · voice: {voice} · pause after "
+        f"{segment.pause_after:g} s" + (f" · pace {segment.speed:g}×" if segment.speed else "")
+    )
+
+
+def status_tip(project: Project, segment) -> str:
+    status = project.status(segment)
+    failed = status == "failed" and segment.error
+    return STATUS_TIP[status] + (f": {describe_failure(segment)}" if failed else "")
+
+
+def timing_text(segment) -> str:
+    """The segment's pause after it and its own pace ("0.4 s · 1.2×"); the project's pace is not repeated."""
+    pause = f"{segment.pause_after:g} s" if segment.pause_after else "–"
+    return pause + (f" · {segment.speed:g}×" if segment.speed else "")
+
+
+def takes_text(project, segment) -> str:
+    """How many takes, and "old text" when the chosen take was made for an earlier text, voice or setting."""
+    if not segment.takes:
+        return ""
+    chosen = segment.takes[segment.chosen] if segment.chosen is not None else None  # ``chosen`` counts from 0
+    outdated = chosen is not None and chosen.key != project.render_key(segment)
+    return f"{len(segment.takes)}{' · old text' if outdated else ''}"
+
+
+def takes_tip(project, segment) -> str:
+    """Each take: when it was made, with which voice, seed and settings, and whether it is for an older text."""
+    if not segment.takes:
+        return "No take yet"
+    current = project.render_key(segment)
+    voice = project.voice_of(segment) or "the model's voice"
+    settings = ", ".join(
+        f"{k} {v:g}" if isinstance(v, float) else f"{k} {v}" for k, v in project.audio_settings(segment).items()
+    )
+    lines = []
+    for number, take in enumerate(segment.takes, 1):
+        made = take.created.replace("T", " ")[:16] if take.created else "date unknown"
+        mark = "▶ " if number - 1 == segment.chosen else "  "
+        if take.key == current:
+            about = f"voice {voice}, seed {take.seed}" + (f", {settings}" if settings else "")
+        else:
+            about = f"seed {take.seed}, made for an older text, voice or settings"
+        lines.append(f"{mark}Take {number}: {made} · {take.seconds:.1f} s · {about}")
+    return "\n".join(lines)

@@ -1,0 +1,156 @@
+"""Listening in the studio: Play from the selected segment (a window of finished audio at a time, the next one
+prepared meanwhile), Pause / Resume, seeking on the waveform, Stop; while a render is listened to, its chunks as
+they come. The segment being heard is highlighted in the list."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from core.engine import SAMPLE_RATE, ChatterboxError
+from core.narration import Placement, clock
+from core.wording import describe_error
+
+if TYPE_CHECKING:  # typed as the panel it is a part of; at run time a plain class (the panel is the QWidget)
+    from .studio_base import StudioBase
+
+    _Part = StudioBase
+else:
+    _Part = object
+
+
+class SegmentPlayback(_Part):
+    """Playback, as a part of :class:`~app.studio.studio_panel.StudioPanel`."""
+
+    def toggle_play(self) -> None:
+        """Play from the selected segment; pause; resume where it paused."""
+        if self._paused_at is not None:
+            self._play_at(self._paused_at)
+        elif self._timer.isActive() and not self._live:
+            self.pause()
+        else:
+            self.play_from(self.segments.selected_number() or 1)
+
+    def toggle_from_key(self) -> str:
+        """Space in the Project view: what Play / Pause / Resume does when enabled ("studio"), else "nothing"."""
+        if self.play_button.isEnabled():
+            self.play_button.click()
+            return "studio"
+        return "nothing"
+
+    def play_from(self, number: int) -> None:
+        if self.project is None or self.rendering is not None:
+            return
+        try:
+            audio, placements = self._windows.load(self.project, number)
+        except ChatterboxError as exc:
+            self.message.emit(describe_error(exc), True)
+            return
+        if not audio.size:
+            self.status.setText("Nothing from here on is rendered yet: press Render.")
+            return
+        self._show_window(audio, placements)
+
+    def _show_window(self, audio: np.ndarray, placements: list[Placement]) -> None:
+        self._audio, self._placements = audio, placements
+        self.waveform.show_audio(self._audio)
+        self.segments.highlight(self._placements[0].number)
+        self._play_at(0.0)
+
+    def _next_window(self) -> bool:
+        """At the end of a window: go on with the next one if it is prepared (``False``: nothing more to play)."""
+        try:
+            ready = self._windows.take_next(self._open_project())
+        except ChatterboxError as exc:
+            self.message.emit(describe_error(exc), True)
+            return False
+        if ready is None:
+            self.status.setText("Loading the next segments…")
+            return True  # still being prepared: the next tick looks again
+        if not ready[0].size:
+            return False
+        self._show_window(*ready)
+        return True
+
+    def _play_at(self, seconds: float) -> None:
+        seconds = min(max(0.0, seconds), self._audio.size / SAMPLE_RATE)
+        self._live, self._paused_at, self._offset = False, None, seconds
+        player = self.player
+        player.begin()
+        if not player.feed(self._audio[round(seconds * SAMPLE_RATE) :]):
+            self.message.emit(player.error or "Audio cannot be played on this computer.", False)
+        player.end_of_input()
+        self.status.setText("Playing")
+        self._timer.start()
+        self._update_controls()
+
+    def pause(self) -> None:
+        if not self._timer.isActive() or self._live:
+            return
+        self._paused_at = self.position()
+        self.player.stop()
+        self._timer.stop()
+        self.status.setText(f"Paused at {clock(self._paused_at)}")
+        self._update_controls()
+
+    def seek(self, seconds: float) -> None:
+        if self.rendering is None and self._audio.size:
+            self._play_at(seconds)
+
+    def position(self) -> float:
+        """Seconds into the preview being heard (never past the end of what exists)."""
+        played = self.player.played / SAMPLE_RATE
+        return min(self._offset + played, self._audio.size / SAMPLE_RATE)
+
+    def stop_playback(self) -> None:
+        self._windows.cancel()
+        self.player.stop()
+        self._paused_at = None
+        if self.rendering is None:
+            self._timer.stop()
+
+    def stop(self) -> None:
+        if self.rendering is not None:
+            self.bridge.cancel_render()
+            if not self._live:  # the player may be playing what Speak said
+                self._timer.stop()
+                self._update_controls()
+                return
+        self.stop_playback()
+        if self.project is not None and self.rendering is None:
+            self.status.setText("Stopped")
+        self._update_controls()
+
+    def _tick(self) -> None:
+        player = self.player
+        if self._live:
+            if self.rendering is not None and player.stream is not None and player.ring.available == 0:
+                self.status.setText("Buffering… (generation is behind playback)")
+            elif self.rendering is not None:
+                self.status.setText("Generating…")
+            self.waveform.set_playhead(min(player.played, player.queued))
+            self.segments.highlight(heard_segment(self._heard_marks, player.played))
+            return
+        seconds = self.position()
+        self.waveform.set_playhead(round(seconds * SAMPLE_RATE))
+        current = next((p.number for p in self._placements if p.start <= seconds < p.end), None)
+        if current is None:  # in a pause: the segment before it
+            current = next((p.number for p in reversed(self._placements) if p.start <= seconds), None)
+        self.segments.highlight(current)
+        if player.finished or player.stream is None:
+            if player.stream is not None and self._windows.has_next() and self._next_window():
+                return
+            self._timer.stop()
+            self.status.setText("Finished playing")
+            self._update_controls()
+
+
+def heard_segment(marks: list[tuple[int, int]], played: int) -> int | None:
+    """The segment whose audio the player is playing: the last one that started at or before ``played``."""
+    heard = None
+    for start, number in marks:
+        if start > played:
+            break
+        heard = number
+    return heard

@@ -1,0 +1,111 @@
+"""Edits of the book's shape, each on Qt's undo stack: delete, skip or narrate again, merge, split (and a text edit,
+pushed by :mod:`app.studio.segment_actions`); Undo and Redo while nothing renders. The list reads the new shape
+and keeps its selection and scroll position."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from PySide6.QtGui import QUndoCommand
+
+from core.engine import ChatterboxError
+from core.narration import Edit, Project, editing
+from core.wording import describe_error
+
+from .split_dialog import SplitDialog
+
+if TYPE_CHECKING:  # typed as the panel it is a part of; at run time a plain class (the panel is the QWidget)
+    from .studio_base import StudioBase
+
+    _Part = StudioBase
+else:
+    _Part = object
+
+
+class EditCommand(QUndoCommand):
+    """One edit of the project on the undo stack: done when pushed; undo and redo swap its record for the inverse."""
+
+    def __init__(self, panel: StudioBase, edit: Edit, text: str) -> None:
+        super().__init__(text)
+        self.panel, self.edit, self.done = panel, edit, True
+
+    def undo(self) -> None:
+        self._swap()
+
+    def redo(self) -> None:
+        if self.done:  # pushing calls redo: the edit was made already
+            self.done = False
+            return
+        self._swap()
+
+    def _swap(self) -> None:
+        try:
+            self.edit = self.panel.controller.revert(self.edit)
+        except ChatterboxError as exc:  # the project changed in another way since: this step cannot be replayed
+            self.setObsolete(True)
+            self.panel.message.emit(describe_error(exc), True)
+            return
+        self.panel._reshaped(self.edit.number)
+
+
+class ShapeEdits(_Part):
+    """The undoable edits, as a part of :class:`~app.studio.studio_panel.StudioPanel`."""
+
+    def _apply(self, text: str, operation: Callable[[Project], Edit], reshaped: bool = True) -> bool:
+        """Run an edit and push it on the undo stack; ``False`` (and a message) when the project refuses it."""
+        if not self._writable():
+            return False
+        try:
+            edit = self.controller.apply(operation)
+        except ChatterboxError as exc:
+            self.message.emit(describe_error(exc), True)
+            return False
+        self.undo_stack.push(EditCommand(self, edit, text))
+        if reshaped:
+            self._reshaped(edit.number)
+        else:
+            self._edited(edit.number)
+        return True
+
+    def _reshaped(self, number: int) -> None:
+        """Segments or chapters were added, removed or renumbered: the list reads them again, keeping the selected
+        segments and where it was scrolled (with none of them left, segment ``number`` is selected)."""
+        self.stop_playback()
+        self.segments.shape_changed()
+        if self.project is not None and self.project.segments and not self.segments.selectionModel().hasSelection():
+            self.segments.select(number)
+        self._show_counts()
+        self._update_controls()
+        self.changed.emit()
+
+    def _on_undo_state_changed(self, _possible: bool) -> None:
+        self._update_controls()
+        self.undo_action.setToolTip(f"Undo {self.undo_stack.undoText()}".strip())
+        self.redo_action.setToolTip(f"Redo {self.undo_stack.redoText()}".strip())
+
+    def undo(self) -> None:
+        if not self.busy and self.undo_stack.canUndo():
+            self.undo_stack.undo()
+
+    def redo(self) -> None:
+        if not self.busy and self.undo_stack.canRedo():
+            self.undo_stack.redo()
+
+    def delete_segment(self, number: int) -> bool:
+        return self._apply(f"delete segment {number}", lambda p: editing.delete(p, number))
+
+    def set_skipped(self, number: int, skipped: bool) -> bool:
+        what = "skip" if skipped else "narrate again"
+        return self._apply(f"{what} segment {number}", lambda p: editing.set_skipped(p, number, skipped))
+
+    def merge_next(self, number: int) -> bool:
+        return self._apply(f"merge segments {number} and {number + 1}", lambda p: editing.merge(p, number))
+
+    def split(self, number: int, at: int) -> bool:
+        return self._apply(f"split segment {number}", lambda p: editing.split(p, number, at))
+
+    def _ask_split(self, number: int) -> None:
+        dialog = SplitDialog(number, self._open_project().segments[number - 1].text, self)
+        if dialog.exec():
+            self.split(number, dialog.position())

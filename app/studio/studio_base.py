@@ -1,0 +1,192 @@
+"""What the studio panel's parts share: its signals, its widgets and state (declared here, made by
+:class:`~app.studio.studio_panel.StudioPanel`), whether the project can be edited now, and the display of the
+controls and counts every part updates.
+
+The panel is this class and its parts (:mod:`render_controls`, :mod:`segment_playback`, :mod:`segment_actions`,
+:mod:`shape_edits`, :mod:`chapter_actions`, :mod:`export_controls`, :mod:`segment_search`). For the type checker
+each part is a ``StudioBase``; at run time each is a plain class, and what one part calls of another is named at the
+end of this class, for the type checker only. The parts' methods carry no ``@Slot``: PySide connects a decorated
+method of a class that is not a QObject through a receiver of its own, which outlives the panel (a closing window's
+undo stack, clearing itself, called into deleted buttons); undecorated, each connection is the panel's and ends
+with it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import numpy as np
+from PySide6.QtCore import QTimer, Signal
+from PySide6.QtGui import QAction, QUndoStack
+from PySide6.QtWidgets import (
+    QCheckBox,
+    QLabel,
+    QLineEdit,
+    QMenu,
+    QProgressBar,
+    QPushButton,
+    QSlider,
+    QToolButton,
+    QWidget,
+)
+
+from core.engine import RuntimeOptions
+from core.narration import Edit, Placement, Project
+
+from ..audio.playback import Player
+from ..controllers.render_on import RenderTarget, where
+from ..controllers.studio import StudioController
+from ..engine_bridge import EngineBridge
+from ..settings import Settings
+from .check_report import CheckReport
+from .export_runner import ExportRunner
+from .preview_windows import PreviewWindows
+from .seekable_waveform import SeekableWaveform
+from .segment_list import SegmentList
+
+
+class StudioBase(QWidget):
+    changed = Signal()
+    """The project was edited, rendered, saved, opened or closed (the window updates its title and menus)."""
+    message = Signal(str, bool)
+    """Text for the window's message line, and whether it is an error."""
+    export_finished = Signal(object)
+    """An export ended and its files are in place (the export's result)."""
+    export_ended = Signal()
+    """An export ended: written (after :attr:`export_finished`), failed or cancelled."""
+
+    # --- what the panel is given and keeps ---------------------------------------------------------------------
+    bridge: EngineBridge
+    player: Player
+    settings: Settings
+    runtime: Callable[[], RuntimeOptions]
+    controller: StudioController
+    progress_events: int
+    _audio: np.ndarray
+    _placements: list[Placement]
+    _offset: float
+    _paused_at: float | None
+    _live: bool
+    _heard_marks: list[tuple[int, int]]
+    _windows: PreviewWindows
+    export_runner: ExportRunner
+    _export_target: Path | None
+    check_report: CheckReport | None
+    _target: RenderTarget
+    _timer: QTimer
+    _refresh_timer: QTimer
+    _search_timer: QTimer
+
+    # --- its widgets -------------------------------------------------------------------------------------------
+    title: QLabel
+    render_button: QPushButton
+    stop_button: QPushButton
+    play_button: QPushButton
+    render_menu: QMenu
+    render_chapter_action: QAction
+    render_range_action: QAction
+    render_more: QToolButton
+    export_button: QPushButton
+    cancel_export_button: QPushButton
+    lexicon_button: QPushButton
+    listen: QCheckBox
+    progress: QProgressBar
+    status: QLabel
+    pace: QSlider
+    pace_label: QLabel
+    segments: SegmentList
+    search: QLineEdit
+    found: QLabel
+    find_action: QAction
+    undo_stack: QUndoStack
+    undo_action: QAction
+    redo_action: QAction
+    undo_button: QToolButton
+    redo_button: QToolButton
+    waveform: SeekableWaveform
+
+    # --- state -------------------------------------------------------------------------------------------------
+    @property
+    def project(self) -> Project | None:
+        return self.controller.project
+
+    def _open_project(self) -> Project:
+        """The open project, for actions that exist only while one is open (segment menus, export, playback)."""
+        project = self.controller.project
+        if project is None:
+            raise RuntimeError("no project is open")
+        return project
+
+    @property
+    def dirty(self) -> bool:
+        return self.controller.dirty
+
+    @property
+    def rendering(self) -> int | None:
+        """The request id of the render running, or None."""
+        return self.controller.rendering
+
+    @property
+    def exporting(self) -> bool:
+        return self.export_runner.running
+
+    @property
+    def busy(self) -> bool:
+        """The project belongs to a render or an export: no edits, no second render or export."""
+        return self.rendering is not None or self.exporting
+
+    def _writable(self) -> bool:
+        """Edits are possible: a project is open, neither a render nor an export has it, no other process holds it."""
+        return self.project is not None and not self.busy and not self.controller.read_only
+
+    def _edited(self, number: int | None = None) -> None:
+        self.segments.segments_changed(None if number is None else [number])
+        self._show_counts()
+        self.changed.emit()
+
+    def _show_counts(self) -> None:
+        self.title.setText(self.controller.summary())
+
+    def _update_controls(self) -> None:
+        has, rendering, exporting = self.project is not None, self.rendering is not None, self.exporting
+        busy = rendering or exporting
+        writable = has and not busy and not self.controller.read_only
+        self.render_button.setEnabled(writable)
+        self.render_more.setEnabled(writable)
+        self.render_button.setText("Rendering…" if rendering else "&Render")
+        target = RenderTarget.from_settings(self.settings)
+        self.render_button.setToolTip(
+            "Render every pending segment (only what changed since the last render)"
+            + (f" on {where(target.address)} (Settings → Render on)" if target.cluster else "")
+        )
+        self.listen.setEnabled(not target.cluster)  # a cluster's takes come back whole: nothing to hear meanwhile
+        self.stop_button.setEnabled(rendering or self._timer.isActive())
+        self.play_button.setEnabled(has and not rendering)
+        playing = self._timer.isActive() and not self._live and self._paused_at is None
+        self.play_button.setText("&Pause" if playing else ("&Resume" if self._paused_at is not None else "&Play"))
+        self.export_button.setEnabled(has and not busy)
+        self.export_button.setText("Exporting…" if exporting else "E&xport…")
+        self.cancel_export_button.setVisible(exporting)
+        # at rest an empty bar looked like a second, empty text field under the search: shown while it has news
+        self.progress.setVisible(busy or bool(self.progress.format()))
+        self.lexicon_button.setEnabled(writable)
+        self.search.setEnabled(has)
+        self.pace.setEnabled(has and not exporting and not self.controller.read_only)
+        self.undo_action.setEnabled(writable and self.undo_stack.canUndo())
+        self.redo_action.setEnabled(writable and self.undo_stack.canRedo())
+
+    if TYPE_CHECKING:  # what one part calls of another (each defined in its part)
+
+        def stop_playback(self) -> None: ...
+
+        def play_from(self, number: int) -> None: ...
+
+        def selected_segments(self) -> tuple[int, ...]: ...
+
+        def export(self, request) -> bool: ...
+
+        def _apply(self, text: str, operation: Callable[[Project], Edit], reshaped: bool = True) -> bool: ...
+
+        def _reshaped(self, number: int) -> None: ...
