@@ -10,14 +10,15 @@ from typing import Any
 from core.engine import ChatterboxError
 from core.narration import (
     Edit,
+    History,
     Project,
     ProjectLock,
     ProjectLocked,
+    Refresh,
     RenderProgress,
     RenderSummary,
     clock,
     editing,
-    revert,
 )
 from core.wording import describe_error
 
@@ -36,13 +37,19 @@ class StudioController:
         self.read_only: str | None = None
         """Why the project is open read-only (another process holds its lock), in words; ``None``: it is ours."""
         self._lock: ProjectLock | None = None
+        self.history = History()
+        """The undo records, kept in the project's store with it (the panel's undo stack mirrors them)."""
 
     def open(self, project: Project | None) -> None:
-        """Open ``project`` (``None``: close): its lock is taken, or, held by another process, it opens read-only."""
+        """Open ``project`` (``None``: close): its lock is taken, or, held by another process, it opens read-only.
+        Its undo records come with it (what was undone before it was closed cannot be redone)."""
         self.close()
         self.project, self.dirty = project, False
+        self.history = History()
         if project is None:
             return
+        self.history = History.load(project)
+        self.history.redo_records = []
         lock = ProjectLock(project.folder, "studio")
         try:
             lock.acquire()
@@ -62,8 +69,15 @@ class StudioController:
     def save(self) -> None:
         """``ChatterboxError`` when the project cannot be saved (it stays unsaved then); read-only: nothing."""
         if self.project is not None and self.read_only is None:
-            self.project.save()
+            self.project.save(history=self.history.records())
             self.dirty = False
+
+    def follow(self) -> Refresh | None:
+        """A project open read-only while another process renders it: take in the takes stored since (``None``:
+        nothing new, or the project is ours)."""
+        if self.project is None or self.read_only is None:
+            return None
+        return self.project.refresh()
 
     def pending(self, regenerate: int | None, numbers: tuple[int, ...] | None = None) -> int:
         """How many segments a render does: one new take, the pending ones among ``numbers``, or every pending
@@ -106,16 +120,25 @@ class StudioController:
 
     # --- structural edits, each returning its undo record (the panel keeps them on Qt's undo stack) --------------
     def apply(self, operation: Callable[[Project], Edit]) -> Edit:
-        """Run one of :mod:`core.narration.editing`'s operations on the open project."""
+        """Run one of :mod:`core.narration.editing`'s operations on the open project, and record it."""
         edit = operation(self._open())
+        self.history.record(edit)
         self.dirty = True
         return edit
 
-    def revert(self, edit: Edit) -> Edit:
-        """Undo (or redo) ``edit``; returns the record that reverses it again."""
-        inverse = revert(self._open(), edit)
-        self.dirty = True
-        return inverse
+    def undo(self) -> Edit:
+        """Take back the latest edit; the record of what was undone (``ChatterboxError``: the project changed in
+        another way since, and the history is emptied)."""
+        try:
+            return self.history.undo(self._open())
+        finally:
+            self.dirty = True
+
+    def redo(self) -> Edit:
+        try:
+            return self.history.redo(self._open())
+        finally:
+            self.dirty = True
 
     def chapter_starts_at(self, number: int) -> bool:
         """Segment ``number`` starts a chapter (the first segment, or the first of a chapter)."""

@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+from PySide6.QtCore import QTimer
 from PySide6.QtGui import QUndoCommand
 
 from core.engine import ChatterboxError
@@ -24,29 +25,49 @@ else:
 
 
 class EditCommand(QUndoCommand):
-    """One edit of the project on the undo stack: done when pushed; undo and redo swap its record for the inverse."""
+    """One edit of the project on the undo stack: done when pushed. The records themselves are the controller's
+    history (kept in the project's store, so undo survives a restart); the stack moves in step with it."""
 
-    def __init__(self, panel: StudioBase, edit: Edit, text: str) -> None:
+    def __init__(self, panel: StudioBase, text: str) -> None:
         super().__init__(text)
-        self.panel, self.edit, self.done = panel, edit, True
+        self.panel, self.done = panel, True
 
     def undo(self) -> None:
-        self._swap()
+        self._step(self.panel.controller.undo)
 
     def redo(self) -> None:
         if self.done:  # pushing calls redo: the edit was made already
             self.done = False
             return
-        self._swap()
+        self._step(self.panel.controller.redo)
 
-    def _swap(self) -> None:
+    def _step(self, step: Callable[[], Edit]) -> None:
         try:
-            self.edit = self.panel.controller.revert(self.edit)
-        except ChatterboxError as exc:  # the project changed in another way since: this step cannot be replayed
+            edit = step()
+        except ChatterboxError as exc:  # the project changed in another way since: no step can be replayed
             self.setObsolete(True)
             self.panel.message.emit(describe_error(exc), True)
+            QTimer.singleShot(0, self.panel.undo_stack.clear)  # the history was emptied: the stack follows
             return
-        self.panel._reshaped(self.edit.number)
+        self.panel._reshaped(edit.number)
+
+
+def edit_words(edit: Edit) -> str:
+    """What the undo stack calls an edit restored from the store ("Undo delete segment 4")."""
+    n = edit.number
+    return {
+        "delete": f"delete segment {n}",
+        "skip": f"skip segment {n}",
+        "unskip": f"narrate again segment {n}",
+        "merge": f"merge segments {n} and {n + 1}",
+        "split": f"split segment {n}",
+        "edit": f"edit segment {n}",
+        "chapter_starts": f"start a chapter at segment {n}",
+        "chapter_joins": f"join the chapter at segment {n}",
+        "rename_chapter": f"rename chapter {n}",
+        "skip_chapter": f"skip chapter {n}",
+        "unskip_chapter": f"narrate again chapter {n}",
+    }.get(edit.op, edit.op)
 
 
 class ShapeEdits(_Part):
@@ -61,12 +82,18 @@ class ShapeEdits(_Part):
         except ChatterboxError as exc:
             self.message.emit(describe_error(exc), True)
             return False
-        self.undo_stack.push(EditCommand(self, edit, text))
+        self.undo_stack.push(EditCommand(self, text))
         if reshaped:
             self._reshaped(edit.number)
         else:
             self._edited(edit.number)
         return True
+
+    def _restore_undo(self) -> None:
+        """The undo stack of a project just opened: its stored records, the oldest first (each already done)."""
+        self.undo_stack.clear()
+        for edit in self.controller.history.undo_records:
+            self.undo_stack.push(EditCommand(self, edit_words(edit)))
 
     def _reshaped(self, number: int) -> None:
         """Segments or chapters were added, removed or renumbered: the list reads them again, keeping the selected

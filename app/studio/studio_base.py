@@ -101,6 +101,7 @@ class StudioBase(QWidget):
     found: QLabel
     find_action: QAction
     undo_stack: QUndoStack
+    follow_timer: QTimer
     undo_action: QAction
     redo_action: QAction
     undo_button: QToolButton

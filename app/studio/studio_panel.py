@@ -51,6 +51,7 @@ from PySide6.QtWidgets import (
 
 from core.engine import ChatterboxError, RuntimeOptions
 from core.narration import SPEED_RANGE, Placement, Project, export_project
+from core.narration.editing import HISTORY_LIMIT
 from core.wording import describe_error
 
 from ..audio.playback import Player
@@ -72,6 +73,9 @@ from .segment_playback import SegmentPlayback
 from .segment_search import SegmentSearch
 from .shape_edits import ShapeEdits
 from .studio_base import StudioBase
+
+FOLLOW_MS = 1000
+"""How often a project open read-only looks for the takes another process stored."""
 
 
 class StudioPanel(
@@ -178,6 +182,10 @@ class StudioPanel(
         self.find_action.setShortcutContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
         self.addAction(self.find_action)
         self.undo_stack = QUndoStack(self)
+        self.undo_stack.setUndoLimit(HISTORY_LIMIT)  # as many as the project's store keeps
+        self.follow_timer = QTimer(self)
+        self.follow_timer.setInterval(FOLLOW_MS)
+        self.follow_timer.timeout.connect(self._follow)
         self.undo_action = QAction("&Undo", self)
         self.undo_action.setShortcut(QKeySequence.StandardKey.Undo)
         self.redo_action = QAction("&Redo", self)
@@ -293,6 +301,7 @@ class StudioPanel(
             self.export_runner.shutdown()
         self.undo_stack.clear()
         self.controller.open(project)
+        self._restore_undo()
         self.progress.setFormat("")  # the last render's progress was another project's
         self.progress.setValue(0)
         self.search.blockSignals(True)  # the list shows the new project whole
@@ -312,7 +321,26 @@ class StudioPanel(
         if self.controller.read_only:
             self.status.setText(self.controller.read_only)
             self.message.emit(self.controller.read_only, False)
+            self.follow_timer.start()
+        else:
+            self.follow_timer.stop()
         self.changed.emit()
+
+    def _follow(self) -> None:
+        """Read-only while another process renders the project: the takes it stored since show up, row by row."""
+        try:
+            changes = self.controller.follow()
+        except ChatterboxError as exc:  # the project was damaged or removed meanwhile: stop following it
+            self.follow_timer.stop()
+            self.message.emit(describe_error(exc), True)
+            return
+        if changes is None:
+            return
+        if changes.shape:
+            self.segments.shape_changed()
+        else:
+            self.segments.segments_changed(changes.numbers)
+        self._show_counts()
 
     def save(self) -> bool:
         if self.project is None:

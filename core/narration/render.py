@@ -203,10 +203,12 @@ def run_steps(steps: Generator[None, None, T]) -> T:
 
 
 def adopt_model(project: Project, pipeline: Pipeline) -> None:
+    """The project names the model that renders it, and is saved whole before the render stores takes one segment
+    at a time (edits not saved yet, in the window, are stored with it)."""
     identity = model_identity(pipeline)
     if project.model != identity:
         project.model = identity  # takes made with another model become outdated (pending)
-        project.save([])
+    project.save()
 
 
 def _render(
