@@ -5,7 +5,8 @@ spine → the navigation (EPUB 3 ``nav`` ``toc``, else the EPUB 2 NCX) → the s
 (:mod:`core.narration.html_text` turns each into blocks).
 
 Chapters follow the navigation: its top-level entries, and the entries below one whose children point into other
-files (a part holding chapters). A file holding several chapters is cut at the entries' anchors; files the
+files (a part holding chapters); a single top-level entry holding the rest (the book's title) gives way to its
+children. A file holding several chapters is cut at the entries' anchors; files the
 navigation does not name continue the chapter before them (a chapter over several files is one chapter), or, before
 the first entry, are chapters of their own (front matter). Each chapter keeps its own first heading as spoken text
 and is titled from the navigation. The cover, the table of contents and pages without text are kept as *skipped*
@@ -361,7 +362,31 @@ def _navigation(archive, opf, base, items, nav_item, doc) -> tuple[list[_NavEntr
             nav_map = next((n for n in root.iter() if local_name(n) == "navmap"), None) if root is not None else None
             if nav_map is not None:
                 entries = _ncx_points(nav_map, posixpath.dirname(ncx.name))
-    return entries, skip
+    return _unwrapped(entries), skip
+
+
+def _unwrapped(entries: list[_NavEntry]) -> list[_NavEntry]:
+    """The navigation without a single top-level entry that holds the whole book (the book's title, with the
+    chapters below it): its children are the top level, after it if it starts elsewhere (a title page), in its
+    place if it starts where its first child does. An entry whose children all start where it does (one file,
+    no anchors) is kept: it is the one chapter there is."""
+    for _ in range(MAX_NAV_DEPTH):
+        if len(entries) != 1 or not _starts_elsewhere(entries[0], entries[0]):
+            break
+        whole = entries[0]
+        first = whole.children[0]
+        entries = list(whole.children)
+        if (first.file, first.fragment) != (whole.file, whole.fragment):
+            entries.insert(0, _NavEntry(whole.title, whole.file, whole.fragment))
+    return entries
+
+
+def _starts_elsewhere(entry: _NavEntry, parent: _NavEntry) -> bool:
+    """Whether any entry below ``entry`` starts at another place than ``parent``."""
+    return any(
+        (child.file, child.fragment) != (parent.file, parent.fragment) or _starts_elsewhere(child, parent)
+        for child in entry.children
+    )
 
 
 def _parse_nav(archive, name: str, doc: Document):

@@ -510,3 +510,35 @@ def test_a_file_listed_twice_in_the_reading_order_is_read_once(tmp_path):
     path = write_epub(tmp_path / "twice.epub", documents, spine=["c1.xhtml", "c2.xhtml", "c1.xhtml"])
     text = imported_text(read_document(path), skipped=False)
     assert text.count("Text of chapter 1.") == 1 and text.index("chapter 1") < text.index("chapter 2")
+
+
+def _one_file_book() -> str:
+    """A whole book in one file, as many published (and converted) books are: a title page, then chapters that
+    start at anchors."""
+    chapters = "".join(
+        f'<h2 id="ch{n}">CHAPTER {n}</h2><p>Text of chapter {n}. It goes on.</p><p>More of {n}.</p>' for n in (1, 2, 3)
+    )
+    return xhtml(f"<h1>The Whole Book</h1><p>by Fixture Author</p>{chapters}")
+
+
+def test_a_single_top_level_entry_holding_the_book_gives_way_to_its_children(tmp_path):
+    toc = [Nav("The Whole Book", "book.xhtml", [Nav(f"Chapter {n}", f"book.xhtml#ch{n}") for n in (1, 2, 3)])]
+    for version in (2, 3):
+        path = write_epub(tmp_path / f"whole{version}.epub", [("book.xhtml", _one_file_book())], toc, version=version)
+        doc = read_document(path)
+        assert [(t, texts) for t, s, texts in chapters_of(doc) if not s] == [
+            ("The Whole Book", ["The Whole Book", "by Fixture Author"]),
+            ("Chapter 1", ["CHAPTER 1", "Text of chapter 1. It goes on.", "More of 1."]),
+            ("Chapter 2", ["CHAPTER 2", "Text of chapter 2. It goes on.", "More of 2."]),
+            ("Chapter 3", ["CHAPTER 3", "Text of chapter 3. It goes on.", "More of 3."]),
+        ], version
+        same_text(imported_text(doc, skipped=False), visible_text(path, skip=("nav.xhtml",)))
+        assert epub_module.chapter_anchors(path) == {"OEBPS/book.xhtml": {"ch1", "ch2", "ch3"}}
+
+
+def test_a_title_entry_at_its_first_chapter_and_a_lone_part_are_unwrapped_too(tmp_path):
+    chapters = [Nav(f"Chapter {n}", f"book.xhtml#ch{n}") for n in (1, 2, 3)]
+    toc = [Nav("The Whole Book", "book.xhtml#ch1", [Nav("Part One", "book.xhtml#ch1", chapters)])]
+    doc = read_document(write_epub(tmp_path / "lone.epub", [("book.xhtml", _one_file_book())], toc, version=2))
+    assert [t for t, s, _ in chapters_of(doc) if not s] == ["The Whole Book", "Chapter 1", "Chapter 2", "Chapter 3"]
+    assert chapters_of(doc)[0][2] == ["The Whole Book", "by Fixture Author"]  # before the first entry: its own
