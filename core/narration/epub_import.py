@@ -10,7 +10,8 @@ children. A file holding several chapters is cut at the entries' anchors; files 
 navigation does not name continue the chapter before them (a chapter over several files is one chapter), or, before
 the first entry, are chapters of their own (front matter). Each chapter keeps its own first heading as spoken text
 and is titled from the navigation. The cover, the table of contents and pages without text are kept as *skipped*
-chapters.
+chapters (a contents page: a ``<nav>`` and at most headings); a ``<nav>`` inside a chapter (its own contents,
+landmarks, a page list) as skipped blocks.
 
 Limits (each a one-line :class:`DocumentError`, raised within seconds, never after the memory is gone): the file
 ≤ :data:`MAX_EPUB_BYTES`; every member is inflated in pieces and refused as soon as it passes
@@ -190,10 +191,13 @@ def _read(archive: _Archive, path: Path) -> Document:
     nav_item = next((i for i in items.values() if "nav" in i.properties), None)
     entries, skip_files = _navigation(archive, opf, base, items, nav_item, doc)
     chapters = _chapters(archive, spine, entries, skip_files, nav_item, doc)
-    if not any(b.kind == "paragraph" for c in chapters if not c.skip for b in c.blocks):
+    if not any(b.kind == "paragraph" and not b.skipped for c in chapters if not c.skip for b in c.blocks):
         raise DocumentError("document.no_text", name=archive.name)
     for number, chapter in enumerate(chapters, 1):
-        heading = next((b.text for b in chapter.blocks if b.kind == "heading"), "")
+        if chapter.skip:  # the chapter's skip covers its blocks: taking it back narrates them all
+            for block in chapter.blocks:
+                block.skipped = False
+        heading = next((b.text for b in chapter.blocks if b.kind == "heading" and not b.skipped), "")
         title = chapter.title or heading or _first_words(chapter) or f"Chapter {number}"
         doc.blocks.append(Block("chapter", "", title=title, skipped=chapter.skip))
         doc.blocks += chapter.blocks
@@ -223,7 +227,7 @@ def _first_words(chapter: _Chapter, count: int = 6) -> str:
     without text: its file's name)."""
     if not chapter.blocks:
         return posixpath.splitext(posixpath.basename(chapter.file))[0]
-    words = chapter.blocks[0].text.split()
+    words = next((b for b in chapter.blocks if not b.skipped), chapter.blocks[0]).text.split()
     return " ".join(words[:count]) + ("…" if len(words) > count else "")
 
 
@@ -503,10 +507,10 @@ def _chapters(archive, spine, entries, skip_files, nav_item, doc) -> list[_Chapt
         if chars > MAX_DOCUMENT_CHARS:
             raise DocumentError("document.too_long", chars=chars, limit=MAX_DOCUMENT_CHARS)
     for chapter in chapters:
-        if not any(b.kind == "paragraph" for b in chapter.blocks) and not any(
-            b.kind == "heading" for b in chapter.blocks
-        ):
-            chapter.skip = True  # a page without text (a cover image, a blank page)
+        read = {b.kind for b in chapter.blocks if not b.skipped}
+        navs = any(b.skipped for b in chapter.blocks)
+        if "paragraph" not in read and ("heading" not in read or navs):
+            chapter.skip = True  # a page without text (a cover image, a blank page), or a contents page: a <nav>
     return chapters
 
 
