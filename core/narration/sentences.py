@@ -44,6 +44,9 @@ def _segmenter(language: str):
     return pysbd.Segmenter(language=language, clean=False)
 
 
+_OPENERS = "([“‘‚„«‹\"'—–¿¡-"
+"""What may stand before a word at the start of a sentence or a quote: an opening bracket or quote, a dash that opens
+speech ("—Mr. Smith?"), Spanish "¿" and "¡"."""
 _FAST_LANGUAGES = frozenset({"en", "de", "fr", "es", "it", "nl", "da", "pl", "ru", "bg", "el", "sk"})
 _CANDIDATE = re.compile(r"([.!?])([\"')\]»”’]*)\s+(?=(\S))")
 _TRICKY = re.compile(r"\.\.|…|\.\w|\w\.\w|\d\.")
@@ -74,7 +77,7 @@ def _unambiguous(text: str, language: str) -> list[str] | None:
             return None
         if match.group(1) == ".":
             before = text[cursor : match.start()].split()
-            word = before[-1].lstrip("“\"'‘(«[").lower() if before else ""
+            word = before[-1].lstrip(_OPENERS).lower() if before else ""
             if len(word) < 2 or word in known or not word.isalpha():
                 return None
         parts.append(text[cursor : match.end()])
@@ -101,7 +104,7 @@ def _chunks(text: str, language: str) -> list[str]:
             continue
         if match.group(1) == ".":
             before = text[max(0, match.start() - 40) : match.start()].rsplit(None, 1)
-            word = before[-1].lstrip("“\"'‘(«[").lower() if before else ""
+            word = before[-1].lstrip(_OPENERS).lower() if before else ""
             if len(word) < 2 or word in known or not word.isalpha():
                 continue
         ends.append(match.end())
@@ -186,17 +189,27 @@ _ABBREVIATIONS = {
         ]
     )
 }
-_LAST_WORD = re.compile(r"(?:^|\s)[(\[“\"']*([^\s.]+)\.$")
-_INITIAL = re.compile(r"(?:^|[\s—–(])[A-Z]\.$")
+_LAST_WORD = re.compile(rf"(?:^|\s)[{re.escape(_OPENERS)}]*([^\s.{re.escape(_OPENERS)}]+)\.$")
+"""The word before a sentence end, without what opens it (‘Mr. → Mr, —St. → St, "Mrs. → Mrs)."""
+_INITIAL = re.compile(rf"(?:^|[\s{re.escape(_OPENERS)}])[A-Z]\.$")
+_STRAY_CLOSE = re.compile(r"[’”»›]+(?=\s|$)")
 _CLAUSE_ENDS = ("،", ",", ";", "؛", "、", "，")
 
 
 def _mend(parts: list[str], language: str) -> list[str]:
-    """Join back what pysbd cut after an abbreviation it does not know ("Vol. II", "approx. 4.5"), an initial
-    before a name ("N. E. Primer") or a comma (the Arabic "،")."""
+    """Join back what pysbd cut after an abbreviation it does not know ("Vol. II", "approx. 4.5") or one after an
+    opening quote or dash (‘Mr. Smith, “Dr. Who, —St. Paul), an initial before a name ("N. E. Primer") or a comma
+    (the Arabic "،"); a closing quote pysbd left at the start of the next sentence (‘…way?’ ‘You…) goes back to
+    the sentence it closes."""
     known = _ABBREVIATIONS.get(language, frozenset())
     out: list[str] = []
     for part in parts:
+        stray = _STRAY_CLOSE.match(part)
+        if out and stray:
+            out[-1] += stray.group(0)
+            part = part[stray.end() :].strip()
+            if not part:
+                continue
         if out:
             last = out[-1]
             word = _LAST_WORD.search(last)
@@ -206,7 +219,7 @@ def _mend(parts: list[str], language: str) -> list[str]:
                 or (
                     part[:1].isalnum()
                     and (
-                        (word is not None and word.group(1).lower() in known)
+                        (word is not None and _abbreviates(word.group(1).lower(), part, known))
                         or (_INITIAL.search(last) is not None and part[:1].isupper())
                     )
                 )
@@ -216,6 +229,14 @@ def _mend(parts: list[str], language: str) -> list[str]:
                 continue
         out.append(part)
     return out
+
+
+_BEFORE_NUMBERS = frozenset({"no", "nos"})
+"""Abbreviations only before a number ("No. 5"): “No. I won't,” is an answer and a sentence."""
+
+
+def _abbreviates(word: str, following: str, known: frozenset[str]) -> bool:
+    return word in known and (word not in _BEFORE_NUMBERS or following[:1].isdigit())
 
 
 def clean_paragraph(text: str) -> str:

@@ -41,6 +41,25 @@ def test_the_engine_rules_split_after_abbreviations_and_initials():
 
 
 @pytest.mark.parametrize(
+    "paragraph",
+    [
+        ["‘Mr. Bennet, how can you abuse your own children in such a way?’", "‘You take delight in vexing me.’"],
+        ["‘Prof. Moriarty,’ said Holmes.", "Watson looked up."],
+        ["“Dr. Jekyll is quite at home,” said Poole.", "He opened the door."],
+        ["He looked back.", "—St. Paul’s was dark.", "Nobody came."],
+        ["—St. Paul’s was dark, he said.", "Nobody came."],
+        ['"Mrs. Hussey, the chowder," he said.', "She brought it."],
+        ["—Mr. Smith?", "—Yes, Dr. Watson."],
+        ["She said no.", "Then she left."],  # "No." abbreviates only before a number
+        ["See No. 5 on the list.", "It is short."],
+    ],
+)
+def test_an_abbreviation_after_an_opening_quote_or_dash_ends_no_sentence(paragraph):
+    assert sentences(" ".join(paragraph), "en") == paragraph
+    assert [s.text for s in build_script(parse_text(" ".join(paragraph), "T"), None).segments] == paragraph
+
+
+@pytest.mark.parametrize(
     "text",
     [
         "Mr. Smith met Dr. Jones at St. Paul's. They talked.",
