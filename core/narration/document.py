@@ -34,6 +34,8 @@ class Document:
     title: str
     blocks: list[Block] = field(default_factory=list)
     author: str = ""
+    """The book's authors (an EPUB's ``dc:creator`` of role ``aut``, several joined: :mod:`package_authors`);
+    empty when unknown (text and Markdown)."""
     language: str = ""
     """The book's declared language (``dc:language`` of an EPUB; empty when unknown)."""
     cover: bytes = b""

@@ -45,6 +45,7 @@ from core.narration.html_text import (
     text_runs,
     visible_text,
 )
+from core.narration.package_authors import author_line
 
 MAX_EPUB_BYTES = 1 << 30
 """An EPUB file larger than 1 GiB is refused before it is opened."""
@@ -180,9 +181,7 @@ def _read(archive: _Archive, path: Path) -> Document:
         raise DocumentError("document.bad_epub", name=archive.name, reason=f"{opf_name}: {exc}") from exc
     base = posixpath.dirname(opf_name)
     items = _manifest(opf, base)
-    doc = Document(
-        _meta(opf, "title") or path.stem, author=_meta(opf, "creator"), language=_meta(opf, "language").lower()
-    )
+    doc = Document(_meta(opf, "title") or path.stem, author=author_line(opf), language=_meta(opf, "language").lower())
     listed = [items[i] for i in _spine_ids(opf) if i in items and items[i].media_type in _XHTML_TYPES]
     spine = list({item.name: item for item in listed}.values())  # a file listed twice is read once, where it is first
     if len(spine) > MAX_SPINE:

@@ -3,8 +3,8 @@
 EPUB 3 metadata describes other elements through ``refines="#id"`` (``<meta refines="#smil-1"
 property="media:duration">``, a creator's role or file-as, a narrator's name for one overlay): an element that refines
 an id no longer in the package is an error (EPUBCheck RSC-005 "@refines missing target id"). What the read-along
-export removes (the book's own overlays, their audio, their narrators) takes what refines it along, and what refines
-that in turn.
+export removes (the book's own overlays, their audio and narrators, the authors it replaces) takes what refines it
+along, and what refines that in turn.
 """
 
 from __future__ import annotations

@@ -20,6 +20,7 @@ from lxml import etree
 from core.engine import SAMPLE_RATE
 from core.narration.epub_import import chapter_anchors
 from core.narration.epub_writer import PackageWriter
+from core.narration.package_authors import author_line, replace_authors
 from core.narration.package_refines import drop_refinements
 from core.narration.project import Project, ProjectError, Segment
 from core.narration.readalong_audio import AUDIO_FORMATS, ChapterAudio
@@ -61,7 +62,10 @@ def write_from_book(
     active_class: str,
     css: bytes,
     check: Callable[[], None],
+    author: str | None = None,
 ) -> BookReport:
+    """The book with narration added; ``author``: named in the package instead of the book's own authors (``None``
+    or the same: the book's stay as they are)."""
     report = BookReport()
     with zipfile.ZipFile(book) as archive:
         opf_name = _rootfile(archive)
@@ -73,6 +77,8 @@ def write_from_book(
         metadata = _child(opf, "metadata")
         items = {i.get("id"): i for i in manifest if _local(i) == "item" and i.get("id")}
         dropped = _drop_old_overlays(archive, base, items, metadata, report)
+        if author and author != author_line(opf):
+            drop_refinements(opf, replace_authors(opf, metadata, author))
         folder = _free_folder(base, set(archive.namelist()))
         clips = {clip.segment: (audio, clip) for audio in audios for clip in audio.clips}
         wanted = _wanted_by_file(project, [s for s in project.segments if s.id in clips], report)
