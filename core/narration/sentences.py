@@ -4,7 +4,8 @@ languages that knows abbreviations and initials: "Mr.", "Dr.", "St.", "SIR T. BR
 The engine's own splitter (:func:`core.engine.split_text`) stays for a Speak request; narration uses this one. A
 language ``pysbd`` does not know falls back to the engine's rules, which also end a sentence at the Japanese
 full-width "．" and the Arabic "؟" here. ``[pause]`` tags are taken out before segmenting and kept as pauses; every
-sentence is capped at :data:`~core.engine.text.MAX_CHARS` characters (split at commas, then between words).
+sentence is capped at :data:`~core.engine.text.MAX_CHARS` characters (split at commas, then between words). Web and
+e-mail addresses are kept whole (:func:`core.narration.spoken_links.address_spans`).
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from core.engine import (
     is_speakable,
     split_text,
 )
+from core.narration.spoken_links import address_spans
 
 PYSBD_LANGUAGES = frozenset(
     {"en", "hi", "mr", "zh", "es", "am", "ar", "el", "ru", "fa", "it", "pl", "bg", "ja", "ur", "da", "nl", "my"}
@@ -120,10 +122,57 @@ def _chunks(text: str, language: str) -> list[str]:
 
 
 def sentences(text: str, language: str | None = "en") -> list[str]:
-    """The sentences of a run of text without pause tags (whitespace folded, nothing capped)."""
+    """The sentences of a run of text without pause tags (whitespace folded, nothing capped). Web and e-mail
+    addresses are sheltered while it is cut: their dots and question marks end no sentence, and pysbd adds no
+    space inside them ("errata.html? page=2")."""
     text = " ".join(text.split())
     if not text:
         return []
+    sheltered, addresses = _shelter(text)
+    if not addresses:
+        return _sentences(text, language)
+    return [_restore(part, addresses) for part in _sentences(sheltered, language)]
+
+
+def _shelter(text: str) -> tuple[str, dict[str, str]]:
+    """``text`` with every address replaced by a word of letters (capital when the address begins with one, as a
+    sentence's first word may), and the words → the addresses."""
+    spans = address_spans(text)
+    if not spans:
+        return text, {}
+    prefix = "zqlk"
+    while prefix in text.lower():
+        prefix += "q"
+    addresses: dict[str, str] = {}
+    pieces, cursor = [], 0
+    for number, (start, end) in enumerate(spans):
+        address = text[start:end]
+        word = prefix + _letters(number)
+        word = word.capitalize() if address[:1].isupper() else word
+        addresses[word] = address
+        pieces += [text[cursor:start], word]
+        cursor = end
+    pieces.append(text[cursor:])
+    return "".join(pieces), addresses
+
+
+def _letters(number: int) -> str:
+    out = ""
+    while True:
+        number, digit = divmod(number, 26)
+        out = chr(ord("a") + digit) + out
+        if not number:
+            return out
+
+
+def _restore(part: str, addresses: dict[str, str]) -> str:
+    if not any(word in part for word in addresses):
+        return part
+    pattern = "|".join(re.escape(w) for w in sorted(addresses, key=len, reverse=True))
+    return re.sub(pattern, lambda m: addresses[m.group(0)], part)
+
+
+def _sentences(text: str, language: str | None) -> list[str]:
     language = base_language(language)
     if language in PYSBD_LANGUAGES:
         parts = _unambiguous(text, language)
