@@ -57,10 +57,12 @@ def write_epub(
     modified: bool = False,
     item_attrs: dict[str, str] | None = None,
     metadata: str = "",
+    creators: str = "<dc:creator>Fixture Author</dc:creator>",
 ) -> Path:
     """An EPUB of ``documents`` (file name under ``OEBPS/`` → XHTML) with an EPUB 3 nav or an EPUB 2 NCX from
     ``toc``. ``missing``: files listed in the package but left out of the archive. ``renditions``: more
-    ``rootfile`` entries (full path, package XML) listed *after* the default one. ``extra``: more members."""
+    ``rootfile`` entries (full path, package XML) listed *after* the default one. ``extra``: more members.
+    ``creators``: the package's ``dc:creator`` elements (and whatever refines them)."""
     toc = toc if toc is not None else [Nav(name, name) for name, _ in documents]
     spine = spine if spine is not None else [name for name, _ in documents]
     attrs = item_attrs or {}
@@ -89,7 +91,7 @@ def write_epub(
         'unique-identifier="id">\n'
         '<metadata xmlns:dc="http://purl.org/dc/elements/1.1/">'
         f'<dc:identifier id="id">fixture</dc:identifier><dc:title>{title}</dc:title>'
-        f"<dc:language>{language}</dc:language><dc:creator>Fixture Author</dc:creator>"
+        f"<dc:language>{language}</dc:language>{creators}"
         + ('<meta property="dcterms:modified">2024-01-01T00:00:00Z</meta>' if modified and version >= 3 else "")
         + f"{metadata}</metadata>\n"
         f"<manifest>{''.join(manifest)}</manifest>\n"
@@ -323,6 +325,70 @@ def readalong_vertical(path: Path) -> Path:
         style="html { writing-mode: vertical-rl; -epub-writing-mode: vertical-rl; }",
     )
     return write_epub(path, [("chapter1.xhtml", one)], language="ja", direction="rtl", modified=True)
+
+
+def readalong_published_overlays(path: Path) -> Path:
+    """A Japanese book with narration of its own, in the shape published samples have: vertical text in two files,
+    each with its Media Overlay (SMIL) and audio, and package metadata that refines them: ``media:duration`` of every
+    overlay, a ``media:narrator`` for one overlay, the narrator's and the author's ``file-as`` and role."""
+    style = "html { writing-mode: vertical-rl; -epub-writing-mode: vertical-rl; }"
+    one = xhtml(
+        '<h1 id="h1">第一章</h1>\n<p id="p1">港は静かだった。鳥が飛んでいた。</p>\n',
+        "第一章",
+        lang="ja",
+        style=style,
+    )
+    two = xhtml(
+        '<h1 id="h2">第二章</h1>\n<p id="p2">彼女は手紙を読んだ。それから宿へ行った。</p>\n',
+        "第二章",
+        lang="ja",
+        style=style,
+    )
+    extra: dict[str, str | bytes] = {}
+    manifest: dict[str, str] = {}
+    attrs: dict[str, str] = {}
+    metadata = (
+        '<meta property="media:narrator" id="narrator">山田花子</meta>'
+        '<meta refines="#narrator" property="file-as">ヤマダハナコ</meta>'
+        '<meta property="media:active-class">-epub-media-overlay-active</meta>'
+        '<meta property="media:duration">0:00:02.000</meta>'
+    )
+    for number, name in ((1, "chapter1.xhtml"), (2, "chapter2.xhtml")):
+        smil_id = f"i-smil-chapter{number}-smil"
+        extra[f"{OPS}/smil/chapter{number}.smil"] = (
+            '<?xml version="1.0" encoding="utf-8"?>\n<smil xmlns="http://www.w3.org/ns/SMIL" '
+            'xmlns:epub="http://www.idpf.org/2007/ops" version="3.0"><body>'
+            f'<seq epub:textref="../{name}"><par id="par{number}-1"><text src="../{name}#h{number}"/>'
+            f'<audio src="../audio/chapter{number}.mp3" clipBegin="0:00:00.000" clipEnd="0:00:00.500"/></par>'
+            f'<par id="par{number}-2"><text src="../{name}#p{number}"/>'
+            f'<audio src="../audio/chapter{number}.mp3" clipBegin="0:00:00.500" clipEnd="0:00:01.000"/></par>'
+            "</seq></body></smil>\n"
+        )
+        extra[f"{OPS}/audio/chapter{number}.mp3"] = _silent_mp3()
+        manifest[f"smil/chapter{number}.smil"] = "application/smil+xml"
+        manifest[f"audio/chapter{number}.mp3"] = "audio/mpeg"
+        attrs[name] = f' media-overlay="{smil_id}"'
+        metadata += f'<meta property="media:duration" refines="#{smil_id}">0:00:01.000</meta>'
+    metadata += '<meta property="media:narrator" refines="#i-smil-chapter2-smil">鈴木一郎</meta>'
+    creators = (
+        '<dc:creator id="creator01">夏目漱石</dc:creator>'
+        '<meta refines="#creator01" property="role" scheme="marc:relators">aut</meta>'
+        '<meta refines="#creator01" property="file-as">ナツメ, ソウセキ</meta>'
+    )
+    return write_epub(
+        path,
+        [("chapter1.xhtml", one), ("chapter2.xhtml", two)],
+        [Nav("第一章", "chapter1.xhtml"), Nav("第二章", "chapter2.xhtml")],
+        title="港",
+        language="ja",
+        direction="rtl",
+        extra=extra,
+        extra_manifest=manifest,
+        modified=True,
+        item_attrs=attrs,
+        metadata=metadata,
+        creators=creators,
+    )
 
 
 def _png() -> bytes:

@@ -114,6 +114,15 @@ class Book:
     def document(self, member: str):
         return etree.fromstring(self.zip.read(member))
 
+    def missing_refines(self) -> list[str]:
+        """The package's ``refines`` that name no id in it (EPUBCheck's RSC-005 "@refines missing target id")."""
+        ids = {e.get("id") for e in self.opf.iter() if isinstance(e.tag, str) and e.get("id")}
+        return [
+            e.get("refines")
+            for e in self.opf.iter()
+            if isinstance(e.tag, str) and e.get("refines", "").startswith("#") and e.get("refines")[1:] not in ids
+        ]
+
 
 def seconds(clock: str) -> float:
     parts = [float(p) for p in clock.rstrip("s").split(":")]

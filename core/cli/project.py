@@ -143,7 +143,7 @@ def _export_arguments(p, formats) -> None:
     rate = p.add_mutually_exclusive_group()
     rate.add_argument("--vbr", action="store_true", help="MP3 at a variable bitrate (LAME V2)")
     rate.add_argument("--cbr", action="store_true", help="MP3 at a constant bitrate (the default)")
-    p.add_argument("--author", help="the book's author, in the files' tags")
+    p.add_argument("--author", help="the book's author, in the files' tags (default: the imported EPUB's author)")
     p.add_argument("--narrator", help="the narrator, in the files' tags")
     p.add_argument("--year", help="the year, in the files' tags")
     p.add_argument(

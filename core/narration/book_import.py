@@ -4,7 +4,8 @@
   ``[chapter: Title]`` on a line of its own starts a chapter.
 - Markdown: the highest heading level used (``#`` normally) starts chapters, lower ones are spoken headings; links,
   emphasis, code, images, lists and quotes are reduced to their words; fenced code is skipped.
-- EPUB: :mod:`core.narration.epub_import` (chapters from the navigation, limits, skipped cover and contents pages).
+- EPUB: :mod:`core.narration.epub_import` (chapters from the navigation, limits, skipped cover and contents pages;
+  the text of a ``<nav>`` inside a chapter becomes skipped segments).
 
 Square brackets that are not a known tag are text (:func:`core.narration.brackets.speakable_brackets`).
 
@@ -210,8 +211,8 @@ def build_script(doc: Document, voice: str | None, language: str | None = "en", 
         if empty and not skipped and not chapters[-1].skipped:
             chapters[-1] = Chapter(title or chapters[-1].title)  # the previous chapter has no text: rename it
         else:
-            if segments:
-                segments[-1].pause_after, segments[-1].pause_exact = PAUSE_CHAPTER_S, False
+            for last in _last_ones(segments):
+                last.pause_after, last.pause_exact = PAUSE_CHAPTER_S, False
             chapters.append(Chapter(title or f"Chapter {len(chapters) + 1}", skipped=skipped))
 
     for block in doc.blocks:
@@ -252,6 +253,7 @@ def build_script(doc: Document, voice: str | None, language: str | None = "en", 
                             pause_after=pause if number == len(quoted) else PAUSE_PART_S,
                             dialogue=is_speech,
                             own_voice=tagged,
+                            skipped=block.skipped and block.kind != "chapter",
                         )
                     )
             if match:
@@ -266,11 +268,18 @@ def build_script(doc: Document, voice: str | None, language: str | None = "en", 
             last = segments[-1]
             if last.pause_after < PAUSE_PARAGRAPH_S:  # a tag shorter than a paragraph's gap gives way to it
                 last.pause_after, last.pause_exact = PAUSE_PARAGRAPH_S, False
-    if segments:
-        segments[-1].pause_after, segments[-1].pause_exact = 0.0, False
+    for last in _last_ones(segments):
+        last.pause_after, last.pause_exact = 0.0, False
     if not segments:
         raise TextInputError("document.nothing_to_say")
     return Script(chapters, segments, voices)
+
+
+def _last_ones(segments: list[Segment]) -> list[Segment]:
+    """The last segment, and the last one narrated when skipped ones (a ``<nav>``'s) follow it: both end the
+    chapter (or the book) with its pause."""
+    narrated = next((s for s in reversed(segments) if not s.skipped), None)
+    return segments[-1:] + ([narrated] if narrated is not None and narrated is not segments[-1] else [])
 
 
 def _locate(text: str, source: dict, segments: list[Segment]) -> None:

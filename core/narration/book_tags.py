@@ -73,7 +73,7 @@ def file_tags(project: Project, file: OutputFile, book: BookInfo, cover: bytes |
     return FileTags(
         title=file.title,
         album=book.title or project.title,
-        artist=book.author or ", ".join(voices),
+        artist=book.author or project.author or ", ".join(voices),
         comment=f"Narrated by {APP} {voice_text}" + (f", read as {narrator}" if narrator else ""),
         track=file.track,
         narrator=narrator,

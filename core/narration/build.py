@@ -101,6 +101,8 @@ def import_document(
         project.next_id = len(script.segments) + 1
         if not project.title:
             project.title = doc.title
+    if doc.author or not old:
+        project.author = doc.author or None  # the book's (an EPUB's); a first import of text or Markdown: unknown
     for index, chapter in enumerate(script.chapters):  # a chapter's voice stays with the chapter of that title
         if index < len(project.chapters) and project.chapters[index].title == chapter.title:
             chapter.voice = project.chapters[index].voice

@@ -21,7 +21,8 @@ class Block:
     from the book's navigation while its own heading is read); empty: the text is the title."""
     skipped: bool = False
     """A ``chapter`` block kept in the project but not narrated (a cover, the table of contents, a page without
-    text); its text, if any, becomes segments of that skipped chapter."""
+    text); its text, if any, becomes segments of that skipped chapter. A ``heading`` or ``paragraph`` block: its
+    segments are skipped ones (the text of a ``<nav>`` inside a chapter), which the user may take back."""
     source: dict | None = None
     """Where the block stands in its EPUB: ``file`` (the archive member), ``block`` (its number among the blocks of
     that file, as :func:`core.narration.html_text.text_runs` counts them) and ``path`` (its element, an lxml path);
@@ -33,6 +34,8 @@ class Document:
     title: str
     blocks: list[Block] = field(default_factory=list)
     author: str = ""
+    """The book's authors (an EPUB's ``dc:creator`` of role ``aut``, several joined: :mod:`package_authors`);
+    empty when unknown (text and Markdown)."""
     language: str = ""
     """The book's declared language (``dc:language`` of an EPUB; empty when unknown)."""
     cover: bytes = b""

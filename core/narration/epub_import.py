@@ -5,11 +5,13 @@ spine → the navigation (EPUB 3 ``nav`` ``toc``, else the EPUB 2 NCX) → the s
 (:mod:`core.narration.html_text` turns each into blocks).
 
 Chapters follow the navigation: its top-level entries, and the entries below one whose children point into other
-files (a part holding chapters). A file holding several chapters is cut at the entries' anchors; files the
+files (a part holding chapters); a single top-level entry holding the rest (the book's title) gives way to its
+children. A file holding several chapters is cut at the entries' anchors; files the
 navigation does not name continue the chapter before them (a chapter over several files is one chapter), or, before
 the first entry, are chapters of their own (front matter). Each chapter keeps its own first heading as spoken text
 and is titled from the navigation. The cover, the table of contents and pages without text are kept as *skipped*
-chapters.
+chapters (a contents page: a ``<nav>`` and at most headings); a ``<nav>`` inside a chapter (its own contents,
+landmarks, a page list) as skipped blocks.
 
 Limits (each a one-line :class:`DocumentError`, raised within seconds, never after the memory is gone): the file
 ≤ :data:`MAX_EPUB_BYTES`; every member is inflated in pieces and refused as soon as it passes
@@ -43,6 +45,7 @@ from core.narration.html_text import (
     text_runs,
     visible_text,
 )
+from core.narration.package_authors import author_line
 
 MAX_EPUB_BYTES = 1 << 30
 """An EPUB file larger than 1 GiB is refused before it is opened."""
@@ -178,9 +181,7 @@ def _read(archive: _Archive, path: Path) -> Document:
         raise DocumentError("document.bad_epub", name=archive.name, reason=f"{opf_name}: {exc}") from exc
     base = posixpath.dirname(opf_name)
     items = _manifest(opf, base)
-    doc = Document(
-        _meta(opf, "title") or path.stem, author=_meta(opf, "creator"), language=_meta(opf, "language").lower()
-    )
+    doc = Document(_meta(opf, "title") or path.stem, author=author_line(opf), language=_meta(opf, "language").lower())
     listed = [items[i] for i in _spine_ids(opf) if i in items and items[i].media_type in _XHTML_TYPES]
     spine = list({item.name: item for item in listed}.values())  # a file listed twice is read once, where it is first
     if len(spine) > MAX_SPINE:
@@ -189,10 +190,13 @@ def _read(archive: _Archive, path: Path) -> Document:
     nav_item = next((i for i in items.values() if "nav" in i.properties), None)
     entries, skip_files = _navigation(archive, opf, base, items, nav_item, doc)
     chapters = _chapters(archive, spine, entries, skip_files, nav_item, doc)
-    if not any(b.kind == "paragraph" for c in chapters if not c.skip for b in c.blocks):
+    if not any(b.kind == "paragraph" and not b.skipped for c in chapters if not c.skip for b in c.blocks):
         raise DocumentError("document.no_text", name=archive.name)
     for number, chapter in enumerate(chapters, 1):
-        heading = next((b.text for b in chapter.blocks if b.kind == "heading"), "")
+        if chapter.skip:  # the chapter's skip covers its blocks: taking it back narrates them all
+            for block in chapter.blocks:
+                block.skipped = False
+        heading = next((b.text for b in chapter.blocks if b.kind == "heading" and not b.skipped), "")
         title = chapter.title or heading or _first_words(chapter) or f"Chapter {number}"
         doc.blocks.append(Block("chapter", "", title=title, skipped=chapter.skip))
         doc.blocks += chapter.blocks
@@ -222,7 +226,7 @@ def _first_words(chapter: _Chapter, count: int = 6) -> str:
     without text: its file's name)."""
     if not chapter.blocks:
         return posixpath.splitext(posixpath.basename(chapter.file))[0]
-    words = chapter.blocks[0].text.split()
+    words = next((b for b in chapter.blocks if not b.skipped), chapter.blocks[0]).text.split()
     return " ".join(words[:count]) + ("…" if len(words) > count else "")
 
 
@@ -361,7 +365,31 @@ def _navigation(archive, opf, base, items, nav_item, doc) -> tuple[list[_NavEntr
             nav_map = next((n for n in root.iter() if local_name(n) == "navmap"), None) if root is not None else None
             if nav_map is not None:
                 entries = _ncx_points(nav_map, posixpath.dirname(ncx.name))
-    return entries, skip
+    return _unwrapped(entries), skip
+
+
+def _unwrapped(entries: list[_NavEntry]) -> list[_NavEntry]:
+    """The navigation without a single top-level entry that holds the whole book (the book's title, with the
+    chapters below it): its children are the top level, after it if it starts elsewhere (a title page), in its
+    place if it starts where its first child does. An entry whose children all start where it does (one file,
+    no anchors) is kept: it is the one chapter there is."""
+    for _ in range(MAX_NAV_DEPTH):
+        if len(entries) != 1 or not _starts_elsewhere(entries[0], entries[0]):
+            break
+        whole = entries[0]
+        first = whole.children[0]
+        entries = list(whole.children)
+        if (first.file, first.fragment) != (whole.file, whole.fragment):
+            entries.insert(0, _NavEntry(whole.title, whole.file, whole.fragment))
+    return entries
+
+
+def _starts_elsewhere(entry: _NavEntry, parent: _NavEntry) -> bool:
+    """Whether any entry below ``entry`` starts at another place than ``parent``."""
+    return any(
+        (child.file, child.fragment) != (parent.file, parent.fragment) or _starts_elsewhere(child, parent)
+        for child in entry.children
+    )
 
 
 def _parse_nav(archive, name: str, doc: Document):
@@ -478,10 +506,10 @@ def _chapters(archive, spine, entries, skip_files, nav_item, doc) -> list[_Chapt
         if chars > MAX_DOCUMENT_CHARS:
             raise DocumentError("document.too_long", chars=chars, limit=MAX_DOCUMENT_CHARS)
     for chapter in chapters:
-        if not any(b.kind == "paragraph" for b in chapter.blocks) and not any(
-            b.kind == "heading" for b in chapter.blocks
-        ):
-            chapter.skip = True  # a page without text (a cover image, a blank page)
+        read = {b.kind for b in chapter.blocks if not b.skipped}
+        navs = any(b.skipped for b in chapter.blocks)
+        if "paragraph" not in read and ("heading" not in read or navs):
+            chapter.skip = True  # a page without text (a cover image, a blank page), or a contents page: a <nav>
     return chapters
 
 

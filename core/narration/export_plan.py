@@ -27,7 +27,8 @@ _SIZE_MARGIN = 1.1
 
 @dataclass(frozen=True)
 class BookInfo:
-    """Metadata for the exported files (``None``: left out; ``title`` overrides the project's title)."""
+    """Metadata for the exported files (``None``: left out; ``title`` overrides the project's title, ``author`` the
+    book's author the project keeps from its EPUB)."""
 
     title: str | None = None
     author: str | None = None

@@ -5,6 +5,8 @@ Every piece of visible text lands in exactly one block: text placed directly in 
 words; ``<address>``, ``<blockquote>``, tables and lists are read; ruby is read once, by its base text (never
 ``<rt>``/``<rp>``); scripts, styles and the head are not text. Element ids the caller names (the navigation's
 anchors) come out as :class:`Anchor` marks between the blocks, so a file holding several chapters can be cut there.
+The text of a ``<nav>`` (a table of contents, landmarks or a page list inside a content document) is kept in blocks
+marked :attr:`~core.narration.document.Block.skipped`: seen, not narrated unless the user says so.
 """
 
 from __future__ import annotations
@@ -84,11 +86,12 @@ def body_of(root) -> etree._Element:
 
 
 def page_types(root) -> set[str]:
-    """``epub:type`` words of the body and its direct children (``cover``, ``toc``, ``titlepage``…)."""
+    """``epub:type`` words of the body and its direct children (``cover``, ``toc``, ``titlepage``…), a ``<nav>``
+    aside: a chapter may open with contents of its own (:func:`text_runs` keeps a nav's text as skipped blocks)."""
     body = body_of(root)
     out = epub_types(body)
     for child in body:
-        if local_name(child) is not None:
+        if local_name(child) not in (None, "nav"):
             out |= epub_types(child)
     return out
 
@@ -118,11 +121,13 @@ def text_runs(root, anchors: Iterable[str] = ()) -> list[TextRun | Anchor]:
     wanted = frozenset(anchors)
     out: list[TextRun | Anchor] = []
     run: list[Piece] = []
+    navs = 0
+    """``<nav>`` elements open around the current node: their blocks are skipped."""
 
     def flush() -> None:
         words = _words("".join(p[0] for p in run))
         if words:
-            out.append(TextRun(Block("paragraph", words), list(run)))
+            out.append(TextRun(Block("paragraph", words, skipped=navs > 0), list(run)))
         run.clear()
 
     stack: list[tuple[etree._Element, bool]] = [(body_of(root), False)]
@@ -132,6 +137,8 @@ def text_runs(root, anchors: Iterable[str] = ()) -> list[TextRun | Anchor]:
         if closing:
             if tag in BLOCK_TAGS:
                 flush()
+            if tag == "nav":
+                navs -= 1
             if node.tail:
                 run.append((node.tail, node, "tail"))
             continue
@@ -150,7 +157,7 @@ def text_runs(root, anchors: Iterable[str] = ()) -> list[TextRun | Anchor]:
             pieces = visible_pieces(node)
             words = _words("".join(p[0] for p in pieces))
             if words:
-                out.append(TextRun(Block("heading", words), pieces))
+                out.append(TextRun(Block("heading", words, skipped=navs > 0), pieces))
             if node.tail:
                 run.append((node.tail, node, "tail"))
             continue
@@ -161,6 +168,8 @@ def text_runs(root, anchors: Iterable[str] = ()) -> list[TextRun | Anchor]:
             continue
         if tag in BLOCK_TAGS:
             flush()
+        if tag == "nav":
+            navs += 1
         if node.text:
             run.append((node.text, node, "text"))
         stack.append((node, True))

@@ -2,7 +2,8 @@
 
 ``export_project`` sends an ``out`` ending in ``.epub`` here. A project imported from an EPUB gives back that book with
 narration added (:mod:`core.narration.readalong_book`); any other project, a book made from scratch
-(:mod:`core.narration.readalong_scratch`). The audio is one file per chapter (:mod:`core.narration.readalong_audio`),
+(:mod:`core.narration.readalong_scratch`). Its author (``dc:creator``) is the one the export asks for, else the
+project's (the imported book's). The audio is one file per chapter (:mod:`core.narration.readalong_audio`),
 MP3 unless the chapter format asks for AAC (``.m4a``). Chapters that are not rendered are refused before any work,
 naming them; ``chapters`` exports a rendered range and leaves the rest of the book plain text. The package is written
 under a temporary name beside ``out`` and renamed when complete, so a cancel or an error never leaves a half book.
@@ -91,13 +92,15 @@ def export_readalong(
         if cancelled is not None and cancelled():
             raise ExportCancelled("export.cancelled")
 
-    author = request.book.author or ""
+    author = request.book.author or project.author or ""
     try:
         with atomic_path(out) as temporary:
             writer = PackageWriter(temporary)
             try:
-                if book is not None:
-                    report = write_from_book(book, writer, project, audios, suffix, ACTIVE_CLASS, STYLESHEET, check)
+                if book is not None:  # the book names its own author; one asked for replaces it
+                    report = write_from_book(
+                        book, writer, project, audios, suffix, ACTIVE_CLASS, STYLESHEET, check, request.book.author
+                    )
                 else:
                     cover = find_cover(project, request.cover)
                     report = write_from_scratch(

@@ -1,7 +1,8 @@
 """The reader's own EPUB 3 with narration added: every member copied byte for byte, except the package document
 (overlays, audio and the stylesheet listed; durations; the modification date) and the narrated content documents
 (sentences in spans, a link to the stylesheet). A book that already has Media Overlays loses its own (their SMIL and
-audio are left out of the package, and their properties out of the package document): ours replace them.
+audio are left out of the package, and their properties, with whatever refines what was removed, out of the package
+document: :mod:`core.narration.package_refines`): ours replace them.
 """
 
 from __future__ import annotations
@@ -19,6 +20,8 @@ from lxml import etree
 from core.engine import SAMPLE_RATE
 from core.narration.epub_import import chapter_anchors
 from core.narration.epub_writer import PackageWriter
+from core.narration.package_authors import author_line, replace_authors
+from core.narration.package_refines import drop_refinements
 from core.narration.project import Project, ProjectError, Segment
 from core.narration.readalong_audio import AUDIO_FORMATS, ChapterAudio
 from core.narration.smil import SMIL_TYPE, Par, clock, duration_ms, overlay
@@ -26,7 +29,7 @@ from core.narration.xhtml_spans import Wanted, mark
 
 OPF_NS = "http://www.idpf.org/2007/opf"
 _PARSER = etree.XMLParser(resolve_entities=False, no_network=True, load_dtd=False, remove_comments=False)
-_MEDIA_PROPERTIES = ("media:duration", "media:active-class", "media:playback-active-class")
+_MEDIA_PROPERTIES = ("media:duration", "media:active-class", "media:playback-active-class", "media:narrator")
 FOLDER = "readalong"
 """Our members go in this folder beside the package document."""
 
@@ -59,7 +62,10 @@ def write_from_book(
     active_class: str,
     css: bytes,
     check: Callable[[], None],
+    author: str | None = None,
 ) -> BookReport:
+    """The book with narration added; ``author``: named in the package instead of the book's own authors (``None``
+    or the same: the book's stay as they are)."""
     report = BookReport()
     with zipfile.ZipFile(book) as archive:
         opf_name = _rootfile(archive)
@@ -71,6 +77,8 @@ def write_from_book(
         metadata = _child(opf, "metadata")
         items = {i.get("id"): i for i in manifest if _local(i) == "item" and i.get("id")}
         dropped = _drop_old_overlays(archive, base, items, metadata, report)
+        if author and author != author_line(opf):
+            drop_refinements(opf, replace_authors(opf, metadata, author))
         folder = _free_folder(base, set(archive.namelist()))
         clips = {clip.segment: (audio, clip) for audio in audios for clip in audio.clips}
         wanted = _wanted_by_file(project, [s for s in project.segments if s.id in clips], report)
@@ -173,8 +181,10 @@ def _wanted_by_file(project: Project, segments: list[Segment], report: BookRepor
 
 
 def _drop_old_overlays(archive, base: str, items: dict, metadata, report: BookReport) -> set[str]:
-    """Leave the book's own overlays out: their SMIL, the audio only they use, their properties."""
+    """Leave the book's own overlays out: their SMIL, the audio only they use, their properties (durations, classes,
+    narrators) and whatever refines what was removed (a SMIL item's duration or narrator, a narrator's file-as)."""
     dropped: set[str] = set()
+    removed_ids: set[str] = set()
     for item in list(items.values()):
         if item.get("media-type") == SMIL_TYPE:
             name = _resolve(base, item.get("href", ""))
@@ -192,9 +202,13 @@ def _drop_old_overlays(archive, base: str, items: dict, metadata, report: BookRe
         if _resolve(base, item.get("href", "")) in dropped:
             item.getparent().remove(item)
             del items[ident]
+            removed_ids.add(ident)
     for node in list(metadata):
-        if _local(node) == "meta" and node.get("property") in _MEDIA_PROPERTIES:
+        if _local(node) == "meta" and (node.get("property") or "").strip() in _MEDIA_PROPERTIES:
             metadata.remove(node)
+            if node.get("id"):
+                removed_ids.add(node.get("id"))
+    drop_refinements(metadata.getparent(), removed_ids)
     report.replaced = sorted(dropped)
     return dropped
 

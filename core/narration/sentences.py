@@ -4,7 +4,8 @@ languages that knows abbreviations and initials: "Mr.", "Dr.", "St.", "SIR T. BR
 The engine's own splitter (:func:`core.engine.split_text`) stays for a Speak request; narration uses this one. A
 language ``pysbd`` does not know falls back to the engine's rules, which also end a sentence at the Japanese
 full-width "．" and the Arabic "؟" here. ``[pause]`` tags are taken out before segmenting and kept as pauses; every
-sentence is capped at :data:`~core.engine.text.MAX_CHARS` characters (split at commas, then between words).
+sentence is capped at :data:`~core.engine.text.MAX_CHARS` characters (split at commas, then between words). Web and
+e-mail addresses are kept whole (:func:`core.narration.spoken_links.address_spans`).
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from core.engine import (
     is_speakable,
     split_text,
 )
+from core.narration.spoken_links import address_spans
 
 PYSBD_LANGUAGES = frozenset(
     {"en", "hi", "mr", "zh", "es", "am", "ar", "el", "ru", "fa", "it", "pl", "bg", "ja", "ur", "da", "nl", "my"}
@@ -44,6 +46,9 @@ def _segmenter(language: str):
     return pysbd.Segmenter(language=language, clean=False)
 
 
+_OPENERS = "([“‘‚„«‹\"'—–¿¡-"
+"""What may stand before a word at the start of a sentence or a quote: an opening bracket or quote, a dash that opens
+speech ("—Mr. Smith?"), Spanish "¿" and "¡"."""
 _FAST_LANGUAGES = frozenset({"en", "de", "fr", "es", "it", "nl", "da", "pl", "ru", "bg", "el", "sk"})
 _CANDIDATE = re.compile(r"([.!?])([\"')\]»”’]*)\s+(?=(\S))")
 _TRICKY = re.compile(r"\.\.|…|\.\w|\w\.\w|\d\.")
@@ -74,7 +79,7 @@ def _unambiguous(text: str, language: str) -> list[str] | None:
             return None
         if match.group(1) == ".":
             before = text[cursor : match.start()].split()
-            word = before[-1].lstrip("“\"'‘(«[").lower() if before else ""
+            word = before[-1].lstrip(_OPENERS).lower() if before else ""
             if len(word) < 2 or word in known or not word.isalpha():
                 return None
         parts.append(text[cursor : match.end()])
@@ -101,7 +106,7 @@ def _chunks(text: str, language: str) -> list[str]:
             continue
         if match.group(1) == ".":
             before = text[max(0, match.start() - 40) : match.start()].rsplit(None, 1)
-            word = before[-1].lstrip("“\"'‘(«[").lower() if before else ""
+            word = before[-1].lstrip(_OPENERS).lower() if before else ""
             if len(word) < 2 or word in known or not word.isalpha():
                 continue
         ends.append(match.end())
@@ -117,10 +122,57 @@ def _chunks(text: str, language: str) -> list[str]:
 
 
 def sentences(text: str, language: str | None = "en") -> list[str]:
-    """The sentences of a run of text without pause tags (whitespace folded, nothing capped)."""
+    """The sentences of a run of text without pause tags (whitespace folded, nothing capped). Web and e-mail
+    addresses are sheltered while it is cut: their dots and question marks end no sentence, and pysbd adds no
+    space inside them ("errata.html? page=2")."""
     text = " ".join(text.split())
     if not text:
         return []
+    sheltered, addresses = _shelter(text)
+    if not addresses:
+        return _sentences(text, language)
+    return [_restore(part, addresses) for part in _sentences(sheltered, language)]
+
+
+def _shelter(text: str) -> tuple[str, dict[str, str]]:
+    """``text`` with every address replaced by a word of letters (capital when the address begins with one, as a
+    sentence's first word may), and the words → the addresses."""
+    spans = address_spans(text)
+    if not spans:
+        return text, {}
+    prefix = "zqlk"
+    while prefix in text.lower():
+        prefix += "q"
+    addresses: dict[str, str] = {}
+    pieces, cursor = [], 0
+    for number, (start, end) in enumerate(spans):
+        address = text[start:end]
+        word = prefix + _letters(number)
+        word = word.capitalize() if address[:1].isupper() else word
+        addresses[word] = address
+        pieces += [text[cursor:start], word]
+        cursor = end
+    pieces.append(text[cursor:])
+    return "".join(pieces), addresses
+
+
+def _letters(number: int) -> str:
+    out = ""
+    while True:
+        number, digit = divmod(number, 26)
+        out = chr(ord("a") + digit) + out
+        if not number:
+            return out
+
+
+def _restore(part: str, addresses: dict[str, str]) -> str:
+    if not any(word in part for word in addresses):
+        return part
+    pattern = "|".join(re.escape(w) for w in sorted(addresses, key=len, reverse=True))
+    return re.sub(pattern, lambda m: addresses[m.group(0)], part)
+
+
+def _sentences(text: str, language: str | None) -> list[str]:
     language = base_language(language)
     if language in PYSBD_LANGUAGES:
         parts = _unambiguous(text, language)
@@ -186,17 +238,27 @@ _ABBREVIATIONS = {
         ]
     )
 }
-_LAST_WORD = re.compile(r"(?:^|\s)[(\[“\"']*([^\s.]+)\.$")
-_INITIAL = re.compile(r"(?:^|[\s—–(])[A-Z]\.$")
+_LAST_WORD = re.compile(rf"(?:^|\s)[{re.escape(_OPENERS)}]*([^\s.{re.escape(_OPENERS)}]+)\.$")
+"""The word before a sentence end, without what opens it (‘Mr. → Mr, —St. → St, "Mrs. → Mrs)."""
+_INITIAL = re.compile(rf"(?:^|[\s{re.escape(_OPENERS)}])[A-Z]\.$")
+_STRAY_CLOSE = re.compile(r"[’”»›]+(?=\s|$)")
 _CLAUSE_ENDS = ("،", ",", ";", "؛", "、", "，")
 
 
 def _mend(parts: list[str], language: str) -> list[str]:
-    """Join back what pysbd cut after an abbreviation it does not know ("Vol. II", "approx. 4.5"), an initial
-    before a name ("N. E. Primer") or a comma (the Arabic "،")."""
+    """Join back what pysbd cut after an abbreviation it does not know ("Vol. II", "approx. 4.5") or one after an
+    opening quote or dash (‘Mr. Smith, “Dr. Who, —St. Paul), an initial before a name ("N. E. Primer") or a comma
+    (the Arabic "،"); a closing quote pysbd left at the start of the next sentence (‘…way?’ ‘You…) goes back to
+    the sentence it closes."""
     known = _ABBREVIATIONS.get(language, frozenset())
     out: list[str] = []
     for part in parts:
+        stray = _STRAY_CLOSE.match(part)
+        if out and stray:
+            out[-1] += stray.group(0)
+            part = part[stray.end() :].strip()
+            if not part:
+                continue
         if out:
             last = out[-1]
             word = _LAST_WORD.search(last)
@@ -206,7 +268,7 @@ def _mend(parts: list[str], language: str) -> list[str]:
                 or (
                     part[:1].isalnum()
                     and (
-                        (word is not None and word.group(1).lower() in known)
+                        (word is not None and _abbreviates(word.group(1).lower(), part, known))
                         or (_INITIAL.search(last) is not None and part[:1].isupper())
                     )
                 )
@@ -216,6 +278,14 @@ def _mend(parts: list[str], language: str) -> list[str]:
                 continue
         out.append(part)
     return out
+
+
+_BEFORE_NUMBERS = frozenset({"no", "nos"})
+"""Abbreviations only before a number ("No. 5"): “No. I won't,” is an answer and a sentence."""
+
+
+def _abbreviates(word: str, following: str, known: frozenset[str]) -> bool:
+    return word in known and (word not in _BEFORE_NUMBERS or following[:1].isdigit())
 
 
 def clean_paragraph(text: str) -> str:

@@ -8,7 +8,9 @@ The written text stays on the segment (subtitles show it); :func:`spoken_form` d
 - common abbreviations of the language ("Mr.", "Dr.", "St.", "e.g.", "etc."; German "z. B.", French "M.", ...);
 - in headings, Roman numerals after a chapter word or alone ("CHAPTER XLII" → "Chapter forty-two"), and a heading in
   capitals in ordinary case (so the model reads words, not letters);
-- footnote reference marks ("word[12]", "word¹", "word*", "†") and page numbers ("[Pg 12]", "{12}") left out.
+- footnote reference marks ("word[12]", "word¹", "word*", "†") and page numbers ("[Pg 12]", "{12}") left out;
+- web and e-mail addresses as they are said ("example dot com slash path", "jane dot doe at example dot org":
+  :mod:`core.narration.spoken_links`).
 
 A language ``num2words`` does not know keeps its digits. :func:`apply_lexicon` then replaces the project's own
 words (whole words; with or without matching case). Everything is cached: the project asks for the spoken form of
@@ -23,6 +25,7 @@ from decimal import Decimal, InvalidOperation
 from functools import lru_cache
 
 from core.narration.sentences import base_language
+from core.narration.spoken_links import spoken_links
 
 # --- numbers --------------------------------------------------------------------------------------------------------
 
@@ -189,7 +192,8 @@ def spoken_form(text: str, language: str | None = "en", kind: str = "sentence") 
     """What ``text`` (a segment's written words) should sound like, for the model; ``kind`` ``heading`` also reads
     Roman numerals and capitals."""
     lang = base_language(language)
-    out = _PAGE_MARKS.sub("", text)
+    out = spoken_links(text, lang)
+    out = _PAGE_MARKS.sub("", out)
     out = _FOOTNOTE_MARKS.sub("", out)
     if kind == "heading":
         out = _heading(out, lang)

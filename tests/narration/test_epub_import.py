@@ -18,6 +18,7 @@ from core.narration import epub_import as epub_module
 from core.narration.book_import import build_script
 from core.narration.brackets import speakable_brackets
 from core.narration.document import DocumentError
+from core.narration.editing import set_skipped
 from core.wording import describe, describe_error
 from tests.epub_fixtures import Nav, novel, visible_text, write_epub, write_zip, xhtml
 from tests.narration_support import project_data, write_legacy
@@ -511,3 +512,157 @@ def test_a_file_listed_twice_in_the_reading_order_is_read_once(tmp_path):
     path = write_epub(tmp_path / "twice.epub", documents, spine=["c1.xhtml", "c2.xhtml", "c1.xhtml"])
     text = imported_text(read_document(path), skipped=False)
     assert text.count("Text of chapter 1.") == 1 and text.index("chapter 1") < text.index("chapter 2")
+
+
+def _one_file_book() -> str:
+    """A whole book in one file, as many published (and converted) books are: a title page, then chapters that
+    start at anchors."""
+    chapters = "".join(
+        f'<h2 id="ch{n}">CHAPTER {n}</h2><p>Text of chapter {n}. It goes on.</p><p>More of {n}.</p>' for n in (1, 2, 3)
+    )
+    return xhtml(f"<h1>The Whole Book</h1><p>by Fixture Author</p>{chapters}")
+
+
+def test_a_single_top_level_entry_holding_the_book_gives_way_to_its_children(tmp_path):
+    toc = [Nav("The Whole Book", "book.xhtml", [Nav(f"Chapter {n}", f"book.xhtml#ch{n}") for n in (1, 2, 3)])]
+    for version in (2, 3):
+        path = write_epub(tmp_path / f"whole{version}.epub", [("book.xhtml", _one_file_book())], toc, version=version)
+        doc = read_document(path)
+        assert [(t, texts) for t, s, texts in chapters_of(doc) if not s] == [
+            ("The Whole Book", ["The Whole Book", "by Fixture Author"]),
+            ("Chapter 1", ["CHAPTER 1", "Text of chapter 1. It goes on.", "More of 1."]),
+            ("Chapter 2", ["CHAPTER 2", "Text of chapter 2. It goes on.", "More of 2."]),
+            ("Chapter 3", ["CHAPTER 3", "Text of chapter 3. It goes on.", "More of 3."]),
+        ], version
+        same_text(imported_text(doc, skipped=False), visible_text(path, skip=("nav.xhtml",)))
+        assert epub_module.chapter_anchors(path) == {"OEBPS/book.xhtml": {"ch1", "ch2", "ch3"}}
+
+
+def test_a_title_entry_at_its_first_chapter_and_a_lone_part_are_unwrapped_too(tmp_path):
+    chapters = [Nav(f"Chapter {n}", f"book.xhtml#ch{n}") for n in (1, 2, 3)]
+    toc = [Nav("The Whole Book", "book.xhtml#ch1", [Nav("Part One", "book.xhtml#ch1", chapters)])]
+    doc = read_document(write_epub(tmp_path / "lone.epub", [("book.xhtml", _one_file_book())], toc, version=2))
+    assert [t for t, s, _ in chapters_of(doc) if not s] == ["The Whole Book", "Chapter 1", "Chapter 2", "Chapter 3"]
+    assert chapters_of(doc)[0][2] == ["The Whole Book", "by Fixture Author"]  # before the first entry: its own
+
+
+def _navs_book(tmp_path: Path) -> Path:
+    """Navigation inside the content documents, as published books have it: a chapter that opens with its own
+    contents (EPUB 3 ``toc``), prev/next links in a plain ``<nav>``, landmarks and a page list (hidden, at the end
+    of the last chapter), and a contents page whose only text is a ``<nav>`` in a section."""
+    one = xhtml(
+        '<nav epub:type="toc" id="in-chapter"><h2>In this chapter</h2><ol><li><a href="#s1">The harbour</a></li>'
+        '<li><a href="#s2">The inn</a></li></ol></nav>'
+        '<h1>Chapter One</h1><h2 id="s1">The harbour</h2><p>The harbour was quiet. Gulls circled.</p>'
+        '<h2 id="s2">The inn</h2><p>The inn was warm.</p>'
+        '<nav class="pager"><a href="contents.xhtml">Previous</a> <a href="c2.xhtml">Next chapter</a></nav>'
+    )
+    two = xhtml(
+        "<h1>Chapter Two</h1><p>They left at dawn. The sea was calm.</p>"
+        '<nav epub:type="landmarks" hidden=""><h2>Guide</h2><ol><li><a epub:type="bodymatter" href="c1.xhtml">'
+        "Begin Reading</a></li></ol></nav>"
+        '<nav epub:type="page-list" hidden=""><h2>Pages</h2><ol><li><a href="c1.xhtml#p1">1</a></li>'
+        '<li><a href="c2.xhtml#p2">2</a></li></ol></nav>'
+    )
+    contents = xhtml(
+        '<section><nav><h1>Contents</h1><ol><li><a href="c1.xhtml">Chapter One</a></li>'
+        '<li><a href="c2.xhtml">Chapter Two</a></li></ol></nav></section>'
+    )
+    documents = [("contents.xhtml", contents), ("c1.xhtml", one), ("c2.xhtml", two)]
+    toc = [Nav("Contents", "contents.xhtml"), Nav("One", "c1.xhtml"), Nav("Two", "c2.xhtml")]
+    return write_epub(tmp_path / "navs.epub", documents, toc, nav_in_spine=False)
+
+
+def test_navigation_inside_chapters_is_kept_as_skipped_text(tmp_path):
+    path = _navs_book(tmp_path)
+    doc = read_document(path)
+    assert [(t, s) for t, s, _ in chapters_of(doc)] == [("Contents", True), ("One", False), ("Two", False)]
+    skipped = {b.text for b in doc.blocks if b.kind != "chapter" and b.skipped}
+    assert skipped == {
+        "In this chapter",
+        "The harbour",  # the contents' entry; the chapter's own heading of that name is read
+        "The inn",
+        "Previous Next chapter",
+        "Guide",
+        "Begin Reading",
+        "Pages",
+        "1",
+        "2",
+    }
+    one = [b.text for b in doc.blocks if b.source and b.source["file"] == "OEBPS/c1.xhtml" and not b.skipped]
+    assert one == [
+        "Chapter One",
+        "The harbour",
+        "The harbour was quiet. Gulls circled.",
+        "The inn",
+        "The inn was warm.",
+    ]
+    same_text(imported_text(doc), visible_text(path))  # nothing lost: the skipped text is all there
+
+    project = create_project(tmp_path / "p", "Navs")
+    script = build_script(doc, None)
+    project.chapters, project.segments, project.next_id = script.chapters, script.segments, len(script.segments) + 1
+    project.save()
+    project = open_project(project.folder)
+    spoken = [s.text for s in project.audible()]
+    assert spoken == [
+        "Chapter One",
+        "The harbour",
+        "The harbour was quiet.",
+        "Gulls circled.",
+        "The inn",
+        "The inn was warm.",
+        "Chapter Two",
+        "They left at dawn.",
+        "The sea was calm.",
+    ]
+    contents = [s for s in project.segments if s.chapter == 0]
+    assert contents and not any(s.skipped for s in contents)  # the skipped chapter covers them: one unskip
+    pager = next(s for s in project.segments if s.text == "Previous Next chapter")
+    assert pager.skipped and project.status(pager) == "skipped"
+    assert [s.text for s in project.segments if s.skipped] == [
+        "In this chapter",
+        "The harbour",
+        "The inn",
+        "Previous Next chapter",
+        "Guide",
+        "Begin Reading",
+        "Pages",
+    ]  # the page list's bare numbers are left out, as page numbers everywhere
+    warm = next(s for s in project.segments if s.text == "The inn was warm.")
+    assert warm.pause_after == 2.0 and project.audible()[-1].pause_after == 0.0  # the chapter's and book's ends
+    set_skipped(project, project.number(pager), False)
+    assert project.status(pager) == "pending" and pager in project.audible()
+
+
+def test_a_nav_keeps_every_block_numbered_as_the_read_along_export_finds_it(tmp_path):
+    from core.narration.html_text import parse_xhtml, text_runs
+    from core.narration.xhtml_spans import Wanted, mark
+
+    path = _navs_book(tmp_path)
+    doc = read_document(path)
+    blocks = [b for b in doc.blocks if b.source is not None and b.source["file"] == "OEBPS/c1.xhtml"]
+    assert [b.source["block"] for b in blocks] == list(range(len(blocks)))
+    with zipfile.ZipFile(path) as archive:
+        data = archive.read("OEBPS/c1.xhtml")
+    runs = text_runs(parse_xhtml(data))
+    assert [r.block.text for r in runs] == [b.text for b in blocks]
+    number = next(b.source["block"] for b in blocks if b.text.startswith("The harbour was"))
+    marked = mark(data, set(), [Wanted(1, number, 0, len("The harbour was quiet."))], "readalong.css")
+    assert marked.ids and not marked.lost
+
+
+def test_a_contents_page_of_a_heading_and_a_toc_nav_is_still_a_skipped_page(tmp_path):
+    contents = xhtml(
+        '<h1>Contents</h1><nav epub:type="toc"><ol><li><a href="c1.xhtml">One</a></li>'
+        '<li><a href="c2.xhtml">Two</a></li></ol></nav>'
+    )
+    documents = [("toc.xhtml", contents), ("c1.xhtml", _chapter(1)), ("c2.xhtml", _chapter(2))]
+    toc = [Nav("One", "c1.xhtml"), Nav("Two", "c2.xhtml")]
+    doc = read_document(write_epub(tmp_path / "toc.epub", documents, toc, nav_in_spine=False))
+    assert chapters_of(doc) == [
+        ("Contents", True, ["Contents", "One", "Two"]),
+        ("One", False, ["Chapter 1", "Text of chapter 1. It goes on.", "More of 1."]),
+        ("Two", False, ["Chapter 2", "Text of chapter 2. It goes on.", "More of 2."]),
+    ]
+    assert not any(b.skipped for b in doc.blocks if b.kind != "chapter")  # the page's skip covers its text

@@ -16,6 +16,7 @@ from tests.epub_fixtures import (
     FONT_BYTES,
     READALONG_CSS,
     readalong_novel,
+    readalong_published_overlays,
     readalong_rtl,
     readalong_vertical,
 )
@@ -176,6 +177,36 @@ def test_a_book_with_overlays_gets_ours_and_keeps_nothing_of_its_own(tmp_path):
     assert "old-active" not in exported.zip.read(exported.opf_name).decode()
     hrefs = {exported.member(i.get("href")) for i in exported.items.values()}
     assert hrefs <= set(names)
+
+
+@pytest.fixture
+def published(tmp_path):
+    """A Japanese book with its own narration and the metadata that refines it, exported read-along."""
+    book = readalong_published_overlays(tmp_path / "published.epub")
+    project = import_book(tmp_path, book)
+    render_tones(project)
+    out = tmp_path / "narrated.epub"
+    result = export_project(project, ExportRequest(out=out))
+    return book, project, out, result
+
+
+def test_the_books_own_narration_leaves_with_what_refined_it(published):
+    book, project, out, result = published
+    assert Book(book).missing_refines() == []
+    exported = check_readalong(out, book, project, result)
+    assert exported.missing_refines() == []
+    opf = exported.zip.read(exported.opf_name).decode()
+    assert "鈴木一郎" not in opf and "山田花子" not in opf and "ヤマダハナコ" not in opf  # the old narrators
+    assert "夏目漱石" in opf and "ナツメ, ソウセキ" in opf  # the author and what refines the author stay
+    assert "OEBPS/smil/chapter2.smil" not in exported.zip.namelist()
+    assert "i-smil-chapter1-smil" not in exported.items and "i-smil-chapter2-smil" not in exported.items
+
+
+@_JAVA
+def test_a_published_book_with_narration_of_its_own_gains_no_epubcheck_error(published):
+    book, _project, out, _result = published
+    assert errors(book) == set()
+    assert errors(out) == set()
 
 
 @_JAVA

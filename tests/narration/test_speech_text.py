@@ -42,6 +42,25 @@ def test_the_engine_rules_split_after_abbreviations_and_initials():
 
 
 @pytest.mark.parametrize(
+    "paragraph",
+    [
+        ["‘Mr. Bennet, how can you abuse your own children in such a way?’", "‘You take delight in vexing me.’"],
+        ["‘Prof. Moriarty,’ said Holmes.", "Watson looked up."],
+        ["“Dr. Jekyll is quite at home,” said Poole.", "He opened the door."],
+        ["He looked back.", "—St. Paul’s was dark.", "Nobody came."],
+        ["—St. Paul’s was dark, he said.", "Nobody came."],
+        ['"Mrs. Hussey, the chowder," he said.', "She brought it."],
+        ["—Mr. Smith?", "—Yes, Dr. Watson."],
+        ["She said no.", "Then she left."],  # "No." abbreviates only before a number
+        ["See No. 5 on the list.", "It is short."],
+    ],
+)
+def test_an_abbreviation_after_an_opening_quote_or_dash_ends_no_sentence(paragraph):
+    assert sentences(" ".join(paragraph), "en") == paragraph
+    assert [s.text for s in build_script(parse_text(" ".join(paragraph), "T"), None).segments] == paragraph
+
+
+@pytest.mark.parametrize(
     "text",
     [
         "Mr. Smith met Dr. Jones at St. Paul's. They talked.",
@@ -257,3 +276,72 @@ def test_spoken_forms_and_language_on_the_command_line(tmp_path):
     assert code == 0 and out["language"] == "de" and out["segments"][1]["spoken"] == "He had zweiundvierzig whales."
     code, out = run_cli("project", folder, "--set-language", "no such thing")
     assert code == 2 and "not a language code" in out
+
+
+# --- web and e-mail addresses ---------------------------------------------------------------------------------------
+GUTENBERG = [
+    "This eBook is for the use of anyone anywhere at no cost and with almost no restrictions whatsoever.",
+    "You may copy it, give it away or re-use it under the terms of the Project Gutenberg License included with this "
+    "eBook or online at www.gutenberg.org.",
+    "If you are not located in the United States, you will have to check the laws of the country where you are "
+    "located before using this eBook.",
+]
+"""The licence paragraph at the head of every Project Gutenberg book (addresses as published books print them)."""
+ERRATA = [
+    "Send corrections to errata@example.org.",
+    "Questions go to Jane.Doe@Example.co.uk, who answers them.",
+    "The list lives at https://lists.example.com/books/errata.html?page=2.",
+    "Example.com keeps a copy.",
+    "Thank you.",
+]
+
+
+@pytest.mark.parametrize(
+    ("written", "spoken"),
+    [
+        ("Visit https://www.example.com/path today.", "Visit example dot com slash path today."),
+        ("Write to jane.doe@example.org.", "Write to jane dot doe at example dot org."),
+        ("Online at www.gutenberg.org.", "Online at gutenberg dot org."),
+        ("See http://example.com/search?q=whales#top.", "See example dot com slash search."),
+        ("“Visit http://Example.com/Moby_Dick.”", "“Visit Example dot com slash Moby underscore Dick.”"),
+        ("(see en.wikipedia.org/wiki/Moby-Dick_(novel))", "(see en dot wikipedia dot org slash wiki slash Moby dash "
+         "Dick underscore (novel))"),
+        ("Mail mailto:INFO@EXAMPLE.COM now.", "Mail INFO at example dot com now."),
+        ("Buy it at Amazon.com, or not.", "Buy it at Amazon dot com, or not."),
+        ("e.g. index.html or file.txt.", "for example, index.html or file.txt."),  # no address: left alone
+    ],
+)  # fmt: skip
+def test_web_and_e_mail_addresses_are_said_as_a_reader_says_them(written, spoken):
+    assert spoken_form(written, "en") == spoken
+
+
+def test_addresses_in_the_book_language_and_as_written_without_words_for_them():
+    assert spoken_form("Schreiben Sie an max.muster@example.de.", "de") == (
+        "Schreiben Sie an max Punkt muster at example Punkt de."
+    )
+    assert spoken_form("Voir www.example.fr/livres.", "fr") == "Voir example point fr slash livres."
+    assert spoken_form("港は静かだった。https://example.jp/a", "ja") == "港は静かだった。https://example.jp/a"
+
+
+@pytest.mark.parametrize("language", ["en", "de", "sv"])  # pysbd, and the engine's rules for a language it lacks
+@pytest.mark.parametrize("paragraph", [GUTENBERG, ERRATA])
+def test_the_dots_and_question_marks_of_an_address_end_no_sentence(paragraph, language):
+    assert sentences(" ".join(paragraph), language) == paragraph  # and nothing added inside an address
+
+
+def test_an_epub_with_addresses_reads_them_and_finds_every_sentence_again(tmp_path):
+    from core.narration import read_document
+    from tests.epub_fixtures import Nav, write_epub, xhtml
+
+    body = "".join(f"<p>{' '.join(p)}</p>" for p in (GUTENBERG, ERRATA))
+    book = write_epub(
+        tmp_path / "pg.epub", [("pg.xhtml", xhtml(f"<h1>The Licence</h1>{body}"))], [Nav("Licence", "pg.xhtml")]
+    )
+    project = create_project(tmp_path / "P", "PG")
+    import_document(project, read_document(book), None, None, tmp_path, source_identity("pg.epub", b"", None))
+    said = [s for s in project.audible() if s.kind == "sentence"]
+    assert [s.text for s in said] == GUTENBERG + ERRATA
+    assert all(s.source is not None and s.source["end"] > s.source["start"] for s in said)
+    spoken = {s.text: project.spoken_text(s) for s in said}
+    assert spoken[ERRATA[2]] == "The list lives at lists dot example dot com slash books slash errata dot html."
+    assert spoken[GUTENBERG[1]].endswith("or online at gutenberg dot org.")
