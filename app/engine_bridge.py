@@ -66,7 +66,7 @@ class EngineBridge(QObject):
     request_finished = Signal(int, object)  # id, RequestReport
     request_failed = Signal(int, str)
     request_cancelled = Signal(int)
-    render_step = Signal(object)  # core.narration.render.RenderProgress
+    render_step = Signal(object)  # core.narration.rendering.render.RenderProgress
     render_done = Signal(int, object)  # id, RenderSummary
     work_changed = Signal(str)  # describe_work(status): what the worker runs and what waits
     speak_submitted = Signal(int)  # a Speak request was queued (a render being listened to hands over the player)

@@ -25,10 +25,10 @@ In the morning she left. The road was empty and bright.
 
 def rendered_project(folder: Path, bundle: Path, text: str = BOOK3):
     from core.engine.pipeline import Pipeline
-    from core.narration.book_import import parse_text
-    from core.narration.build import import_document, source_identity
-    from core.narration.project import create_project
-    from core.narration.render import render_pending
+    from core.narration.importing.book_import import parse_text
+    from core.narration.importing.build import import_document, source_identity
+    from core.narration.projects.project import create_project
+    from core.narration.rendering.render import render_pending
 
     project = create_project(folder, "The Book")
     import_document(project, parse_text(text, "The Book"), None, None, folder.parent, source_identity("b", text, None))
@@ -38,7 +38,7 @@ def rendered_project(folder: Path, bundle: Path, text: str = BOOK3):
 
 
 def copy_project(source: Path, target: Path):
-    from core.narration.project import open_project
+    from core.narration.projects.project import open_project
 
     shutil.copytree(source, target)
     return open_project(target)

@@ -14,7 +14,7 @@ import soundfile as sf
 from lxml import etree
 
 from core.narration import create_project, import_document, read_document, source_identity
-from core.narration.project import Take
+from core.narration.projects.project import Take
 
 RATE = 24_000
 

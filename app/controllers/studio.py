@@ -120,7 +120,7 @@ class StudioController:
 
     # --- structural edits, each returning its undo record (the panel keeps them on Qt's undo stack) --------------
     def apply(self, operation: Callable[[Project], Edit]) -> Edit:
-        """Run one of :mod:`core.narration.editing`'s operations on the open project, and record it."""
+        """Run one of :mod:`core.narration.projects.editing`'s operations on the open project, and record it."""
         edit = operation(self._open())
         self.history.record(edit)
         self.dirty = True

@@ -51,7 +51,7 @@ from PySide6.QtWidgets import (
 
 from core.engine import ChatterboxError, RuntimeOptions
 from core.narration import SPEED_RANGE, Placement, Project, export_project
-from core.narration.editing import HISTORY_LIMIT
+from core.narration.projects.editing import HISTORY_LIMIT
 from core.wording import describe_error
 
 from ..audio.playback import Player

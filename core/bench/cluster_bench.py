@@ -65,7 +65,7 @@ def run(args: argparse.Namespace) -> int:
         run_steps,
         source_identity,
     )
-    from core.narration.cluster_connect import disconnect
+    from core.narration.cluster.connect import disconnect
     from core.standin import make_standin, synthetic_voice
 
     folder = args.folder or Path(tempfile.mkdtemp(prefix="bench-cluster-"))

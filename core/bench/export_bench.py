@@ -23,7 +23,7 @@ import soundfile as sf
 
 from core.engine import SAMPLE_RATE
 from core.narration import ExportRequest, Project, create_project, export_project, open_project
-from core.narration.project import Chapter, Segment, Take
+from core.narration.projects.project import Chapter, Segment, Take
 from core.standin import synthetic_voice
 
 TAKES = 24

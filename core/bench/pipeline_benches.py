@@ -247,9 +247,9 @@ def _log_policies(bench, fast: list[dict], smooth: list[dict]) -> None:
 
 def book(bench, tokens_per_sentence: int = 75) -> None:
     """Twelve sentences (eight with ``--quick``) rendered as a narration project with nobody listening: the render's
-    look-ahead (:mod:`core.narration.lookahead`: ``lm_batch`` sentences in one language-model batch where the model can,
-    ahead one at a time where it cannot, neighbours joined in the decoder) vs one segment at a time (one decoder call
-    per sentence). Throughput = audio seconds per second of rendering."""
+    look-ahead (:mod:`core.narration.rendering.lookahead`: ``lm_batch`` sentences in one language-model batch where the
+    model can, ahead one at a time where it cannot, neighbours joined in the decoder) vs one segment at a time (one
+    decoder call per sentence). Throughput = audio seconds per second of rendering."""
     import tempfile
 
     from core.narration import create_project, import_document, parse_text, render_pending, source_identity

@@ -28,8 +28,8 @@ import numpy as np
 
 from core.engine import SAMPLE_RATE, write_json_atomic
 from core.narration import Project, create_project, render_pending
-from core.narration.project import Chapter, Segment
-from core.narration.render import add_take
+from core.narration.projects.project import Chapter, Segment
+from core.narration.rendering.render import add_take
 
 OPENING = (
     "Call me Ishmael. Some years ago, never mind how long precisely, having little or no money in my purse, "

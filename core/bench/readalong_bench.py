@@ -72,7 +72,7 @@ def prepare(folder: Path, hours: float) -> None:
     import soundfile as sf
 
     from core.narration import create_project, import_document, read_document, source_identity
-    from core.narration.project import Take
+    from core.narration.projects.project import Take
 
     folder.mkdir(parents=True, exist_ok=True)
     sentences = max(1, round(hours * 3600 / SECONDS_PER_SENTENCE))

@@ -1,5 +1,5 @@
 """``--ray [ADDRESS]`` and ``--actors N`` of ``narrate`` and ``project --render``: the pending segments rendered by Ray
-actors (:mod:`core.narration.cluster_render`), with the same progress bar and exit codes as a local render.
+actors (:mod:`core.narration.cluster.render`), with the same progress bar and exit codes as a local render.
 
 Ray ends a driver process itself when the raylet of its own node goes away (the local instance's raylet or
 dashboard agent killed, or this machine's node of a cluster: its core worker exits with status 1 the moment its
@@ -75,8 +75,8 @@ def render_on_cluster(project, args, pipe, bar, numbers):
     """The pending segments (or ``numbers``) on Ray; the summary carries the ``cluster`` report. Ray is shut down
     before this returns, so that nothing of it writes after the command's own output."""
     from core.narration import ClusterStats, cluster_steps, run_steps
-    from core.narration.cluster_connect import disconnect, label
-    from core.narration.cluster_render import cluster_todo
+    from core.narration.cluster.connect import disconnect, label
+    from core.narration.cluster.render import cluster_todo
 
     address = None if args.ray == LOCAL else args.ray
     stats = ClusterStats()

@@ -171,7 +171,8 @@ class RuntimeOptions:
     joined_decoding: bool = True
     """When a project renders and nobody listens: generate a few sentences ahead and decode up to 12 s of neighbouring
     sentences in one decoder call, so that the voice prompt's fixed cost is paid once for all of them
-    (:mod:`core.narration.lookahead`, :meth:`core.engine.audio.speech_decoder.SpeechDecoder.decode_joined`)."""
+    (:mod:`core.narration.rendering.lookahead`,
+    :meth:`core.engine.audio.speech_decoder.SpeechDecoder.decode_joined`)."""
     cache_dir: Path | None = None
     """Where the conditioning cache lives on disk; ``None``: the user cache directory."""
     costs_dir: Path | None = None

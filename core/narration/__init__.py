@@ -1,13 +1,9 @@
 """Narration: books imported into projects of chapters and segments, rendered through the engine, exported."""
 
-from core.narration import editing
-from core.narration.book_import import Block, Document, DocumentError, parse_text, read_document
-from core.narration.build import import_document, needs_import, source_identity
-from core.narration.cluster_connect import ClusterError, ClusterInfo, connect, probe_cluster
-from core.narration.cluster_job import ClusterRenderJob
-from core.narration.cluster_render import ClusterStats, cluster_steps
-from core.narration.editing import Edit, History, revert
-from core.narration.export import (
+from core.narration.cluster.connect import ClusterError, ClusterInfo, connect, probe_cluster
+from core.narration.cluster.job import ClusterRenderJob
+from core.narration.cluster.render import ClusterStats, cluster_steps
+from core.narration.exporting.export import (
     ExportCancelled,
     ExportEstimate,
     ExportProgress,
@@ -20,30 +16,8 @@ from core.narration.export import (
     export_project,
     preview,
 )
-from core.narration.export_plan import EXPORT_SUFFIXES, BookInfo, parse_numbers
-from core.narration.project import (
-    SPEED_RANGE,
-    Project,
-    ProjectError,
-    Refresh,
-    create_project,
-    is_project,
-    open_project,
-    pause_seconds,
-)
-from core.narration.project_lock import LockHolder, ProjectLock, ProjectLocked
-from core.narration.render import (
-    RenderProgress,
-    RenderSummary,
-    clock,
-    pending_steps,
-    regenerate,
-    regenerate_steps,
-    render_pending,
-    run_steps,
-)
-from core.narration.render_job import RenderDone, RenderJob, RenderStep
-from core.narration.store_check import (
+from core.narration.exporting.plan import EXPORT_SUFFIXES, BookInfo, parse_numbers
+from core.narration.exporting.store_check import (
     MASTERING,
     STORE_RULES,
     FileCheck,
@@ -54,7 +28,33 @@ from core.narration.store_check import (
     check_files,
     room_tone,
 )
-from core.narration.voices import resolve_voices
+from core.narration.importing.book_import import Block, Document, DocumentError, parse_text, read_document
+from core.narration.importing.build import import_document, needs_import, source_identity
+from core.narration.projects import editing
+from core.narration.projects.editing import Edit, History, revert
+from core.narration.projects.lock import LockHolder, ProjectLock, ProjectLocked
+from core.narration.projects.project import (
+    SPEED_RANGE,
+    Project,
+    ProjectError,
+    Refresh,
+    create_project,
+    is_project,
+    open_project,
+    pause_seconds,
+)
+from core.narration.projects.voices import resolve_voices
+from core.narration.rendering.job import RenderDone, RenderJob, RenderStep
+from core.narration.rendering.render import (
+    RenderProgress,
+    RenderSummary,
+    clock,
+    pending_steps,
+    regenerate,
+    regenerate_steps,
+    render_pending,
+    run_steps,
+)
 
 __all__ = [
     "Block",

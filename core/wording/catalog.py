@@ -466,7 +466,8 @@ PROJECT = {
 }
 
 
-# --- the store check: one sentence per failed rule (core.narration.store_check) ------------------------------------
+# --- the store check: one sentence per failed rule (core.narration.exporting.store_check)
+# ------------------------------------
 STORE = {
     "store.unknown_rules": Words(
         lambda d: f"There are no store rules named {d['rules']!r}; use {_join(d['choices'])}."
@@ -542,7 +543,7 @@ def _unknown_api_voice(d: Mapping[str, Any]) -> str:
     return f"There is no voice named {d['name']!r}. Known voices: {listed}."
 
 
-# --- rendering on a Ray cluster (core.narration.cluster_connect, cluster_render) -----------------------------------
+# --- rendering on a Ray cluster (core.narration.cluster.connect, cluster_render) -----------------------------------
 def _cluster_gone(d: Mapping[str, Any], again: str) -> str:
     where = "The Ray instance on this computer" if d["address"] == "local" else f"The Ray cluster at {d['address']}"
     return (

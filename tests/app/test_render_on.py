@@ -217,7 +217,7 @@ def test_the_status_line_words():
 
 def test_a_real_probe_of_a_ray_instance_on_this_computer(qtbot, tmp_path):
     pytest.importorskip("ray")
-    from core.narration.cluster_connect import disconnect
+    from core.narration.cluster.connect import disconnect
 
     panel = _panel(qtbot, tmp_path)  # the real probe: core.narration.probe_cluster
     panel.cluster_choice.setChecked(True)

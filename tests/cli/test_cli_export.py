@@ -6,8 +6,8 @@ from __future__ import annotations
 import mutagen
 import pytest
 
-from core.narration.chapter_marks import read_chapter_marks
-from core.narration.project import open_project
+from core.narration.exporting.chapter_marks import read_chapter_marks
+from core.narration.projects.project import open_project
 from tests.export_support import BOOK3, run_cli, tiny_png
 
 

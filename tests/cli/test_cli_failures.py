@@ -5,7 +5,7 @@ from __future__ import annotations
 import io
 import json
 
-import core.narration.render as render_module
+import core.narration.rendering.render as render_module
 from core.cli.main import main
 from core.cli.project import _ProgressBar
 from core.engine import VoiceReferenceError

@@ -12,10 +12,10 @@ import soundfile as sf
 from core.cli.main import main
 from core.engine.options import RuntimeOptions, SynthesisOptions
 from core.engine.pipeline import Pipeline
-from core.narration.book_import import parse_text
-from core.narration.build import import_document, source_identity
-from core.narration.project import create_project
-from core.narration.render import render_pending
+from core.narration.importing.book_import import parse_text
+from core.narration.importing.build import import_document, source_identity
+from core.narration.projects.project import create_project
+from core.narration.rendering.render import render_pending
 from core.standin import make_standin
 
 # Seven segments: sentences of very different lengths (so rows are padded and stop at different steps) and a pause.

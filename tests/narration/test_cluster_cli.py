@@ -69,7 +69,7 @@ def test_nothing_imports_ray_until_a_render_asks_for_it():
     """The frozen desktop build leaves Ray out: importing the core and the command line must not need it."""
     code = (
         "import sys; sys.modules['ray'] = None\n"
-        "import core.narration, core.cli.main, core.bench, core.narration.cluster_render, core.narration.cluster_job\n"
+        "import core.narration, core.cli.main, core.bench, core.narration.cluster.render, core.narration.cluster.job\n"
         "from core.cli.main import main\n"
         "assert main(['project', '--help']) == 0\n"
     )

@@ -7,8 +7,8 @@ import threading
 
 import pytest
 
-from core.narration import cluster_render
-from core.narration.cluster_connect import ClusterError
+from core.narration.cluster import render as cluster_render
+from core.narration.cluster.connect import ClusterError
 
 
 def test_the_steps_yield_while_ray_connects_and_go_on_once_connected(monkeypatch):

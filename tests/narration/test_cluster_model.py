@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 
 from core.engine import locate_bundle, user_data
-from core.narration.cluster_connect import ClusterError
-from core.narration.cluster_model import MODELS_ENV, fingerprint, resolve_model
+from core.narration.cluster.connect import ClusterError
+from core.narration.cluster.model import MODELS_ENV, fingerprint, resolve_model
 from tests.security.test_security_downloads import FakeHub
 
 

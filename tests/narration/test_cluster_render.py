@@ -226,7 +226,7 @@ def test_ray_going_away_stops_the_render_keeping_what_is_stored(
 def test_every_actor_lost_with_no_node_left_is_the_cluster_gone(local_ray, pipes, tmp_path, voice_wav, monkeypatch):
     """Every actor killed (``RayActorError`` for each) while the cluster reports no alive node to start another: the
     render stops with ``cluster.gone`` instead of waiting for replacements that cannot start."""
-    from core.narration import cluster_render as module
+    from core.narration.cluster import render as module
 
     monkeypatch.setattr(module, "NODES_CHECK_S", 0.0)
     project = new_project(tmp_path / "Cluster", voice_wav)

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import pytest
 
-from core.narration.book_import import build_script, parse_text
-from core.narration.build import import_document, source_identity
-from core.narration.dialogue import quote_spans, sentence_parts
-from core.narration.project import ProjectError, create_project, open_project
-from core.narration.voices import add_voice
+from core.narration.importing.book_import import build_script, parse_text
+from core.narration.importing.build import import_document, source_identity
+from core.narration.projects.project import ProjectError, create_project, open_project
+from core.narration.projects.voices import add_voice
+from core.narration.text.dialogue import quote_spans, sentence_parts
 from tests.narration.test_narration import run_cli
 
 TEXT = """[chapter: One]
@@ -164,7 +164,7 @@ def test_editing_the_text_drops_an_own_spoken_form(tmp_path, voice_wav, other_vo
 
 
 def test_a_split_keeps_the_speech_and_own_voice_and_a_new_chapter_the_voice(tmp_path, voice_wav, other_voice_wav):
-    from core.narration.editing import chapter_starts, split
+    from core.narration.projects.editing import chapter_starts, split
 
     project = _project(tmp_path, voice_wav, other_voice_wav)
     number = next(i for i, s in enumerate(project.segments, 1) if s.text == "“and sit down.”")

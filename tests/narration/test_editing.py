@@ -6,9 +6,10 @@ import json
 
 import pytest
 
-from core.narration.book_import import parse_text
-from core.narration.build import import_document, source_identity
-from core.narration.editing import (
+from core.narration.exporting.export import ExportRequest, export_project
+from core.narration.importing.book_import import parse_text
+from core.narration.importing.build import import_document, source_identity
+from core.narration.projects.editing import (
     History,
     chapter_joins,
     chapter_starts,
@@ -21,8 +22,7 @@ from core.narration.editing import (
     set_skipped,
     split,
 )
-from core.narration.export import ExportRequest, export_project
-from core.narration.project import ProjectError, Take, create_project, open_project
+from core.narration.projects.project import ProjectError, Take, create_project, open_project
 from core.wording import describe_error
 from tests.narration_support import BOOK, project_data, write_legacy
 
@@ -131,7 +131,7 @@ def test_skipped_segments_are_not_rendered_or_exported_and_show_as_skipped(tmp_p
 
 def test_an_export_leaves_skipped_segments_out(tmp_path, bundles):
     from core.engine.pipeline import Pipeline
-    from core.narration.render import render_pending
+    from core.narration.rendering.render import render_pending
 
     project = new_project(tmp_path, "One sentence here. Two sentences here. Three sentences here.")
     set_skipped(project, 2, True)

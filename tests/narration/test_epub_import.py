@@ -14,11 +14,11 @@ from pathlib import Path
 import pytest
 
 from core.narration import Block, create_project, open_project, read_document
-from core.narration import epub_import as epub_module
-from core.narration.book_import import build_script
-from core.narration.brackets import speakable_brackets
-from core.narration.document import DocumentError
-from core.narration.editing import set_skipped
+from core.narration.importing import epub as epub_module
+from core.narration.importing.book_import import build_script
+from core.narration.importing.document import DocumentError
+from core.narration.projects.editing import set_skipped
+from core.narration.text.brackets import speakable_brackets
 from core.wording import describe, describe_error
 from tests.epub_fixtures import Nav, novel, visible_text, write_epub, write_zip, xhtml
 from tests.narration_support import project_data, write_legacy
@@ -436,7 +436,7 @@ def measure_import(path: Path) -> dict:
         "        if line.startswith('VmHWM:'):\n"
         "            return int(line.split()[1]) / 1024\n"
         "from core.narration import read_document\n"
-        "from core.narration.book_import import build_script\n"
+        "from core.narration.importing.book_import import build_script\n"
         "before = hwm(); t0 = time.perf_counter()\n"
         "doc = read_document(sys.argv[1]); t1 = time.perf_counter()\n"
         "script = build_script(doc, None); t2 = time.perf_counter()\n"
@@ -636,8 +636,8 @@ def test_navigation_inside_chapters_is_kept_as_skipped_text(tmp_path):
 
 
 def test_a_nav_keeps_every_block_numbered_as_the_read_along_export_finds_it(tmp_path):
-    from core.narration.html_text import parse_xhtml, text_runs
-    from core.narration.xhtml_spans import Wanted, mark
+    from core.narration.exporting.readalong.xhtml_spans import Wanted, mark
+    from core.narration.importing.html_text import parse_xhtml, text_runs
 
     path = _navs_book(tmp_path)
     doc = read_document(path)

@@ -14,7 +14,7 @@ import soundfile as sf
 from core.engine import EncodeSettings
 from core.engine.constants import SAMPLE_RATE
 from core.narration import BookInfo, ExportRequest, ProjectError, check_file, estimate_export, export_project
-from core.narration.chapter_marks import read_chapter_marks
+from core.narration.exporting.chapter_marks import read_chapter_marks
 from tests.export_support import decoded_seconds, tiny_png
 
 

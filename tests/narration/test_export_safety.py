@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from core.narration import ExportCancelled, ExportRequest, ProjectError, export_project
-from core.narration import export_stream as stream
+from core.narration.exporting import stream as stream
 from core.wording import describe_error
 from tests.narration_support import stored_state
 

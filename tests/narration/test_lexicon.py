@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import pytest
 
-from core.narration.book_import import parse_text
-from core.narration.build import import_document, source_identity
-from core.narration.project import ProjectError, create_project, open_project
-from core.narration.speech_text import LexiconEntry, apply_lexicon
+from core.narration.importing.book_import import parse_text
+from core.narration.importing.build import import_document, source_identity
+from core.narration.projects.project import ProjectError, create_project, open_project
+from core.narration.text.speech_text import LexiconEntry, apply_lexicon
 from tests.narration.test_narration import run_cli
 from tests.narration_support import project_data, write_legacy
 

@@ -20,12 +20,12 @@ from core.engine.audio import encoder
 from core.engine.audio.finishing import integrated_loudness, stretch, true_peak_db
 from core.engine.constants import SAMPLE_RATE
 from core.engine.pipeline import Pipeline
-from core.narration.book_import import parse_text
-from core.narration.build import import_document, source_identity
-from core.narration.chapter_marks import read_chapter_marks
-from core.narration.export import ExportRequest, export_project
-from core.narration.project import LEGACY_FILE, PROJECT_FILE, ProjectError, create_project, open_project
-from core.narration.render import regenerate, render_pending
+from core.narration.exporting.chapter_marks import read_chapter_marks
+from core.narration.exporting.export import ExportRequest, export_project
+from core.narration.importing.book_import import parse_text
+from core.narration.importing.build import import_document, source_identity
+from core.narration.projects.project import LEGACY_FILE, PROJECT_FILE, ProjectError, create_project, open_project
+from core.narration.rendering.render import regenerate, render_pending
 from core.voices.library import VoiceLibrary
 from core.wording import describe_error
 from tests.narration_support import BOOK, make_epub, project_data, stored_state, write_legacy
@@ -160,7 +160,7 @@ def test_cancel_keeps_what_is_done_and_rendering_again_continues(tmp_path, pipe)
 
 def test_a_full_disk_during_render_stops_with_the_project_consistent(tmp_path, pipe, monkeypatch):
     project = new_project(tmp_path)
-    import core.narration.render as render_module
+    import core.narration.rendering.render as render_module
 
     real, calls = render_module.write_audio, []
 

@@ -8,7 +8,7 @@ import zipfile
 import pytest
 
 from core.engine.errors import TextInputError
-from core.narration.book_import import (
+from core.narration.importing.book_import import (
     PAUSE_CHAPTER_S,
     PAUSE_HEADING_S,
     PAUSE_PARAGRAPH_S,

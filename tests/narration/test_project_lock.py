@@ -14,9 +14,9 @@ from pathlib import Path
 import pytest
 
 from core.narration import ProjectLock, ProjectLocked
-from core.narration.book_import import parse_text
-from core.narration.build import import_document, source_identity
-from core.narration.project import HOLDER_FILE, PROJECT_FILE, create_project
+from core.narration.importing.book_import import parse_text
+from core.narration.importing.build import import_document, source_identity
+from core.narration.projects.project import HOLDER_FILE, PROJECT_FILE, create_project
 from core.wording import describe_error
 from tests.narration_support import stored_state
 

@@ -12,10 +12,10 @@ import numpy as np
 import pytest
 
 from core.engine.pipeline import Pipeline
-from core.narration.book_import import parse_text
-from core.narration.build import import_document, source_identity
-from core.narration.editing import History, delete, merge
-from core.narration.project import (
+from core.narration.importing.book_import import parse_text
+from core.narration.importing.build import import_document, source_identity
+from core.narration.projects.editing import History, delete, merge
+from core.narration.projects.project import (
     LEGACY_FILE,
     PROJECT_FILE,
     Chapter,
@@ -25,8 +25,8 @@ from core.narration.project import (
     create_project,
     open_project,
 )
-from core.narration.project_store import STORE_SCHEMA
-from core.narration.render import render_pending, store_take
+from core.narration.projects.store import STORE_SCHEMA
+from core.narration.rendering.render import render_pending, store_take
 from core.wording import describe_error
 from tests.narration_support import BOOK
 

@@ -11,7 +11,7 @@ import pytest
 
 from core.cli.main import main
 from core.narration import ExportRequest, ProjectError, export_project, open_project, parse_text, read_document
-from core.narration.build import BOOK_FILE, needs_import
+from core.narration.importing.build import BOOK_FILE, needs_import
 from tests.epub_fixtures import (
     FONT_BYTES,
     READALONG_CSS,
@@ -299,7 +299,7 @@ def test_a_project_imported_before_places_were_recorded_is_told_to_import_again(
 
 
 def test_places_survive_cleaning_splits_and_merges():
-    from core.narration.text_locator import locate, merged_place, split_place
+    from core.narration.text.locator import locate, merged_place, split_place
 
     text = "“Wait,” she said — [sic] 3 ✨ times. Then she left."
     parts = ["“Wait,” she said — (sic) 3 times.", "Then she left."]  # brackets and emoji changed for speech
@@ -313,7 +313,7 @@ def test_places_survive_cleaning_splits_and_merges():
 
 
 def test_a_split_sentence_is_highlighted_in_two_parts(novel, tmp_path):
-    from core.narration import editing
+    from core.narration.projects import editing
 
     _book, project = novel
     number = next(n for n, s in enumerate(project.segments, 1) if s.text == "The inn was warm.")

@@ -7,11 +7,11 @@ from __future__ import annotations
 import pytest
 
 from core.engine import Sentence, split_text
-from core.narration.book_import import build_script, parse_text
-from core.narration.build import import_document, source_identity
-from core.narration.project import ProjectError, create_project, open_project
-from core.narration.sentences import _segmenter, _unambiguous, sentences, split_sentences
-from core.narration.speech_text import roman_value, spoken_form
+from core.narration.importing.book_import import build_script, parse_text
+from core.narration.importing.build import import_document, source_identity
+from core.narration.projects.project import ProjectError, create_project, open_project
+from core.narration.text.sentences import _segmenter, _unambiguous, sentences, split_sentences
+from core.narration.text.speech_text import roman_value, spoken_form
 from tests.narration.sentence_corpus import ARABIC, ENGLISH, JAPANESE, text_of, wrong_splits
 from tests.narration_support import project_data, write_legacy
 
@@ -77,7 +77,7 @@ def test_the_fast_path_agrees_with_pysbd_or_steps_aside(text):
 
 
 def test_a_long_paragraph_goes_to_pysbd_in_pieces_with_the_same_sentences():
-    from core.narration.sentences import PYSBD_CHUNK, _chunks
+    from core.narration.text.sentences import PYSBD_CHUNK, _chunks
 
     text = " ".join(text_of(p) for p in ENGLISH * 4)
     pieces = _chunks(text, "en")
@@ -224,7 +224,7 @@ def test_a_project_saved_before_these_fields_opens_with_defaults(tmp_path):
 
 def test_the_render_speaks_the_spoken_form(tmp_path, bundles, voice_wav, monkeypatch):
     from core.engine import Pipeline
-    from core.narration.render import render_pending
+    from core.narration.rendering.render import render_pending
 
     project = _project(tmp_path)
     said = []
@@ -235,7 +235,7 @@ def test_the_render_speaks_the_spoken_form(tmp_path, bundles, voice_wav, monkeyp
         return original(self, request, *args, **kwargs)
 
     monkeypatch.setattr(Pipeline, "stream", stream)
-    from core.narration.voices import resolve_voices
+    from core.narration.projects.voices import resolve_voices
 
     name = resolve_voices(project, [str(voice_wav)], None, tmp_path)[str(voice_wav)]
     for segment in project.segments:

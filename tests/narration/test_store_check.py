@@ -11,7 +11,7 @@ import pytest
 
 from core.engine import ChatterboxError
 from core.narration import MASTERING, STORE_RULES, FileCheck, check_file, check_files, room_tone
-from core.narration.store_check import _judge
+from core.narration.exporting.store_check import _judge
 from core.wording import describe_notice
 
 av = pytest.importorskip("av")

@@ -12,7 +12,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QMessageBox
 
 from core.engine.constants import SAMPLE_RATE
-from core.narration.project import open_project
+from core.narration.projects.project import open_project
 from tests.app.studio.support import export, new_project, render, segment_rows
 from tests.app_support import drop, make_window
 
@@ -75,7 +75,7 @@ def test_regenerating_one_segment_changes_only_that_segment_in_the_export(qtbot,
     new_project(window, tmp_path)
     render(qtbot, window)
     studio = window.studio_panel
-    from core.narration.export import ExportRequest
+    from core.narration.exporting.export import ExportRequest
 
     before = export(qtbot, studio, ExportRequest(out=tmp_path / "before.wav"))
     menu = studio.segments.menu_for(2)
@@ -265,7 +265,7 @@ def test_a_long_project_plays_a_window_at_a_time_and_goes_on_without_a_stop(qtbo
     """Playing from a segment prepares about a minute of finished audio, not the rest of the book (which froze the
     window and held the whole book in memory); the next window is prepared meanwhile and playback goes on."""
     from app.audio.virtual_device import VirtualSoundDevice
-    from core.narration.export import preview
+    from core.narration.exporting.export import preview
 
     window = make_window(qtbot, tmp_path, bundles["original"], sd=VirtualSoundDevice(speed=4))
     project = new_project(window, tmp_path)

@@ -11,8 +11,8 @@ import pytest
 from PySide6.QtCore import QItemSelectionModel
 
 from app.studio.segment_model import STATUS
-from core.narration.project import Chapter, Segment, Take, create_project
-from core.narration.render import RenderProgress
+from core.narration.projects.project import Chapter, Segment, Take, create_project
+from core.narration.rendering.render import RenderProgress
 from tests.app.studio.support import cell, chapter_rows, segment_rows
 from tests.app_support import make_window
 

@@ -13,7 +13,7 @@ from app.controllers import render_on
 from app.settings import Key
 from core.engine import Failed
 from core.narration import ClusterRenderJob, RenderJob
-from core.narration.project import open_project
+from core.narration.projects.project import open_project
 from tests.app.studio.support import new_project
 
 
@@ -150,7 +150,7 @@ def test_a_real_render_on_a_ray_instance_on_this_computer(qtbot, studio_window, 
     """The studio's Render on a local Ray instance (two CPUs): every segment rendered by the actor, one take each,
     and the status line says where and on how many actors."""
     ray = pytest.importorskip("ray")
-    from core.narration.cluster_connect import disconnect
+    from core.narration.cluster.connect import disconnect
 
     window, studio = studio_window, studio_window.studio_panel
     project = new_project(window, tmp_path)

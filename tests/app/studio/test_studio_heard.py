@@ -54,7 +54,7 @@ def test_takes_say_when_and_how_they_were_made_and_an_old_text_is_marked():
 
 def test_the_takes_column_reads_the_chosen_take_as_the_project_counts_it(tmp_path):
     """``Segment.chosen`` counts from 0 (``Project.choose(segment, 1)`` chooses the first take)."""
-    from core.narration.project import Chapter, Segment, Take, create_project
+    from core.narration.projects.project import Chapter, Segment, Take, create_project
 
     project = create_project(tmp_path / "P", "P")
     project.chapters = [Chapter("One")]

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from core.narration import open_project
-from core.narration.render import store_take
+from core.narration.rendering.render import store_take
 from tests.app.studio.support import segment_rows
 from tests.app.studio.test_studio_book_scale import book, scroll_to_middle
 from tests.app_support import make_window

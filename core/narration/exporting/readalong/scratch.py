@@ -1,0 +1,179 @@
+"""A read-along EPUB 3 made from a project that has no book of its own (text or Markdown): a content document per
+chapter (its headings and paragraphs, each sentence a span), a navigation document, the cover if one was chosen,
+title, author and language from the project; narrated chapters get their overlay, the others are plain text."""
+
+from __future__ import annotations
+
+import hashlib
+import uuid
+from collections.abc import Callable
+from datetime import datetime, timezone
+from html import escape as _escape
+
+from core.engine import SAMPLE_RATE
+from core.narration.exporting.readalong.audio import AUDIO_FORMATS, ChapterAudio
+from core.narration.exporting.readalong.book import BookReport, Placed
+from core.narration.exporting.readalong.epub_writer import PackageWriter
+from core.narration.exporting.readalong.smil import SMIL_TYPE, Par, clock, duration_ms, overlay, quoteattr
+from core.narration.exporting.readalong.xhtml_spans import ID_PREFIX
+from core.narration.projects.project import Project, Segment
+
+
+def escape_text(text: str) -> str:
+    return _escape(text, quote=False)
+
+
+_COVERS = {"image/jpeg": ".jpg", "image/png": ".png"}
+_CONTAINER = (
+    '<?xml version="1.0" encoding="utf-8"?>\n'
+    '<container version="1.0" xmlns="urn:oasis:names:tc:opendocument:xmlns:container">'
+    '<rootfiles><rootfile full-path="OEBPS/content.opf" media-type="application/oebps-package+xml"/></rootfiles>'
+    "</container>\n"
+)
+
+
+def write_from_scratch(
+    writer: PackageWriter,
+    project: Project,
+    audios: list[ChapterAudio],
+    suffix: str,
+    active_class: str,
+    css: bytes,
+    check: Callable[[], None],
+    author: str = "",
+    cover: bytes | None = None,
+) -> BookReport:
+    report = BookReport()
+    language = project.language or "en"
+    clips = {clip.segment: (audio, clip) for audio in audios for clip in audio.clips}
+    by_chapter: dict[int, list[Segment]] = {}
+    for segment in project.segments:
+        if not project.is_skipped(segment):
+            by_chapter.setdefault(segment.chapter, []).append(segment)
+    manifest, spine, nav, metas = [], [], [], []
+    members: dict[str, bytes] = {}
+    total = 0
+    for index, segments in sorted(by_chapter.items()):
+        check()
+        name = f"text/chapter-{index + 1:03d}.xhtml"
+        title = project.chapters[index].title
+        members[name] = _document(project, title, segments, language)
+        ident = f"ch{index + 1}"
+        pars = [
+            Par(
+                f"../{name}#{ID_PREFIX}{project.number(s)}",
+                f"../audio/chapter-{clips[s.id][0].chapter + 1:03d}{suffix}",
+                clips[s.id][1].start * 1000 // SAMPLE_RATE,
+                clips[s.id][1].end * 1000 // SAMPLE_RATE,
+            )
+            for s in segments
+            if s.id in clips
+        ]
+        attrs = ""
+        if pars:
+            smil = f"smil/chapter-{index + 1:03d}.smil"
+            members[smil] = overlay(pars, f"../{name}")
+            manifest.append(f'<item id="mo-{ident}" href="{smil}" media-type="{SMIL_TYPE}"/>')
+            duration = duration_ms(pars)
+            total += duration
+            metas.append(f'<meta property="media:duration" refines="#mo-{ident}">{clock(duration)}</meta>')
+            attrs = f' media-overlay="mo-{ident}"'
+            report.overlays.append(Placed(name, smil, duration, len(pars)))
+        manifest.append(f'<item id="{ident}" href="{name}" media-type="application/xhtml+xml"{attrs}/>')
+        spine.append(f'<itemref idref="{ident}"/>')
+        nav.append(f"<li><a href={quoteattr(name)}>{escape_text(title)}</a></li>")
+    for audio in audios:
+        manifest.append(
+            f'<item id="audio-{audio.chapter + 1}" href="audio/chapter-{audio.chapter + 1:03d}{suffix}" '
+            f'media-type="{AUDIO_FORMATS[suffix]}"/>'
+        )
+    cover_name = None
+    kind = _image_type(cover)
+    if kind is not None:
+        cover_name = f"images/cover{_COVERS[kind]}"
+        manifest.append(f'<item id="cover" href="{cover_name}" media-type="{kind}" properties="cover-image"/>')
+    manifest.append('<item id="nav" href="nav.xhtml" media-type="application/xhtml+xml" properties="nav"/>')
+    manifest.append('<item id="css" href="readalong.css" media-type="text/css"/>')
+    metas.append(f'<meta property="media:duration">{clock(total)}</meta>')
+    metas.append(f'<meta property="media:active-class">{escape_text(active_class)}</meta>')
+    members["nav.xhtml"] = _nav(project.title, nav, language)
+    members["content.opf"] = _package(project, author, language, manifest, spine, metas)
+    writer.add_bytes("META-INF/container.xml", _CONTAINER.encode())
+    for name, data in members.items():
+        writer.add_bytes(f"OEBPS/{name}", data)
+    writer.add_bytes("OEBPS/readalong.css", css)
+    if cover_name is not None and cover is not None:
+        writer.add_bytes(f"OEBPS/{cover_name}", cover, compress=False)
+    for audio in audios:
+        check()
+        writer.add_file(f"OEBPS/audio/chapter-{audio.chapter + 1:03d}{suffix}", audio.path)
+    return report
+
+
+def _image_type(data: bytes | None) -> str | None:
+    if data is None:
+        return None
+    if data.startswith(b"\x89PNG"):
+        return "image/png"
+    if data.startswith(b"\xff\xd8"):
+        return "image/jpeg"
+    return None
+
+
+def _document(project: Project, title: str, segments: list[Segment], language: str) -> bytes:
+    body: list[str] = []
+    paragraph: list[str] = []
+    current = None
+
+    def flush() -> None:
+        if paragraph:
+            body.append("<p>" + " ".join(paragraph) + "</p>")
+            paragraph.clear()
+
+    for segment in segments:
+        span = f'<span id="{ID_PREFIX}{project.number(segment)}">{escape_text(segment.text)}</span>'
+        if segment.kind == "heading":
+            flush()
+            body.append(f"<h{1 if not body else 2}>{span}</h{1 if not body else 2}>")
+            continue
+        if segment.paragraph != current:
+            flush()
+            current = segment.paragraph
+        paragraph.append(span)
+    flush()
+    return _xhtml(title, "\n".join(body), language)
+
+
+def _xhtml(title: str, body: str, language: str, css: bool = True) -> bytes:
+    link = '<link rel="stylesheet" type="text/css" href="../readalong.css"/>' if css else ""
+    lang = quoteattr(language)
+    return (
+        '<?xml version="1.0" encoding="utf-8"?>\n<!DOCTYPE html>\n'
+        f'<html xmlns="http://www.w3.org/1999/xhtml" xmlns:epub="http://www.idpf.org/2007/ops" lang={lang} '
+        f'xml:lang={lang}>\n<head><meta charset="utf-8"/><title>{escape_text(title)}</title>{link}</head>\n'
+        f"<body>\n{body}\n</body>\n</html>\n"
+    ).encode()
+
+
+def _nav(title: str, entries: list[str], language: str) -> bytes:
+    body = f'<nav epub:type="toc" id="toc"><h1>{escape_text(title)}</h1><ol>{"".join(entries)}</ol></nav>'
+    return _xhtml(title, body, language, css=False)
+
+
+def _package(project: Project, author: str, language: str, manifest, spine, metas) -> bytes:
+    seed = hashlib.sha256(f"{project.title}\n{project.source.get('sha256', '')}".encode()).hexdigest()
+    identifier = uuid.UUID(seed[:32])
+    modified = datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    creator = f"<dc:creator>{escape_text(author)}</dc:creator>" if author else ""
+    return (
+        '<?xml version="1.0" encoding="utf-8"?>\n'
+        '<package xmlns="http://www.idpf.org/2007/opf" version="3.0" unique-identifier="uid" xml:lang='
+        f"{quoteattr(language)}>\n"
+        '<metadata xmlns:dc="http://purl.org/dc/elements/1.1/">'
+        f'<dc:identifier id="uid">urn:uuid:{identifier}</dc:identifier>'
+        f"<dc:title>{escape_text(project.title or 'Untitled')}</dc:title>{creator}"
+        f"<dc:language>{escape_text(language)}</dc:language>"
+        f'<meta property="dcterms:modified">{modified}</meta>' + "".join(metas) + "</metadata>\n"
+        f"<manifest>{''.join(manifest)}</manifest>\n"
+        f"<spine>{''.join(spine)}</spine>\n</package>\n"
+    ).encode("utf-8")

@@ -1,0 +1,31 @@
+"""Rendering a project on this computer: pending segments through the pipeline into takes, as steps
+(``render.py``), the next segments' tokens batched ahead (``lookahead.py``), and the render as a job of the
+inference worker (``job.py``)."""
+
+from core.narration.rendering.job import RenderDone, RenderJob, RenderStep
+from core.narration.rendering.render import (
+    RenderProgress,
+    RenderSummary,
+    clock,
+    pending_steps,
+    regenerate,
+    regenerate_steps,
+    render_pending,
+    run_steps,
+    store_take,
+)
+
+__all__ = [
+    "RenderDone",
+    "RenderJob",
+    "RenderProgress",
+    "RenderStep",
+    "RenderSummary",
+    "clock",
+    "pending_steps",
+    "regenerate",
+    "regenerate_steps",
+    "render_pending",
+    "run_steps",
+    "store_take",
+]
