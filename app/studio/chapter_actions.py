@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 from PySide6.QtWidgets import QInputDialog
 
-from core.narration.projects import editing
+from core.narration import editing
 
 if TYPE_CHECKING:  # typed as the panel it is a part of; at run time a plain class (the panel is the QWidget)
     from .studio_base import StudioBase

@@ -50,8 +50,7 @@ from PySide6.QtWidgets import (
 )
 
 from core.engine import ChatterboxError, RuntimeOptions
-from core.narration import SPEED_RANGE, Placement, Project, export_project
-from core.narration.projects.editing import HISTORY_LIMIT
+from core.narration import SPEED_RANGE, Placement, Project, editing, export_project
 from core.wording import describe_error
 
 from ..audio.playback import Player
@@ -182,7 +181,7 @@ class StudioPanel(
         self.find_action.setShortcutContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
         self.addAction(self.find_action)
         self.undo_stack = QUndoStack(self)
-        self.undo_stack.setUndoLimit(HISTORY_LIMIT)  # as many as the project's store keeps
+        self.undo_stack.setUndoLimit(editing.HISTORY_LIMIT)  # as many as the project's store keeps
         self.follow_timer = QTimer(self)
         self.follow_timer.setInterval(FOLLOW_MS)
         self.follow_timer.timeout.connect(self._follow)

@@ -8,7 +8,7 @@
   so that the synthesis costs little and the bookkeeping would show: the time of each tenth of the book, and the last
   tenth against the first.
 - **Open**: in a fresh process, the project opened and counted (as ``project DIR --list`` does) — its time and the
-  process's peak memory; and the same project opened in the window's studio (``python -m app.studio.open_bench``,
+  process's peak memory; and the same project opened in the window's studio (``python -m app.open_bench``,
   when the GUI is installed).
 """
 
@@ -155,13 +155,13 @@ def open_in_cli(folder: Path) -> dict:
 
 
 def open_in_window(folder: Path) -> dict | None:
-    """The studio opens the project (``app.studio.open_bench`` in a fresh, offscreen process); ``None`` without the
+    """The studio opens the project (``app.open_bench`` in a fresh, offscreen process); ``None`` without the
     GUI."""
     if importlib.util.find_spec("app") is None:
         return None
     env = {**os.environ, "QT_QPA_PLATFORM": "offscreen"}
     child = subprocess.run(
-        [sys.executable, "-m", "app.studio.open_bench", str(folder)], capture_output=True, text=True, env=env
+        [sys.executable, "-m", "app.open_bench", str(folder)], capture_output=True, text=True, env=env
     )
     if child.returncode != 0:
         return {"error": (child.stderr.strip().splitlines() or ["failed"])[-1]}

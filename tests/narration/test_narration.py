@@ -192,8 +192,10 @@ def test_a_failed_save_removes_the_new_take(tmp_path, pipe):
         render_pending(project, pipe)
     assert caught.value.code == "project.save_failed" and caught.value.data["reason"] == "No space left on device"
     assert "No space left" in describe_error(caught.value)
-    assert not list((project.folder / "takes").iterdir())
-    assert project.counts()["rendered"] == 0
+    stored = {t.file for s in project.segments for t in s.takes}  # the takes that fitted, and not the one that did not
+    assert {f"takes/{p.name}" for p in (project.folder / "takes").iterdir()} == stored
+    assert project.counts()["rendered"] == len(stored) < len(project.segments)
+    assert open_project(project.folder).to_dict() == project.to_dict()
 
 
 def test_pace_shortens_the_export_at_the_same_pitch(tmp_path, pipe):

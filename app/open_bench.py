@@ -1,4 +1,4 @@
-"""``python -m app.studio.open_bench PROJECT``: how long the window's studio takes to open a long project, to scroll
+"""``python -m app.open_bench PROJECT``: how long the window's studio takes to open a long project, to scroll
 to its end and to select its last segment, and the process's peak memory (one line of JSON; what
 ``python -m core bench-project`` reports for the window). Runs offscreen, in a home of its own."""
 
