@@ -174,7 +174,7 @@ class StudioPanel(
         )
         self.search.setAccessibleName("Find in the text")
         self.search.setClearButtonEnabled(True)
-        self.search.setMinimumWidth(160)
+        self.search.setMinimumWidth(120)
         self.found = QLabel("", self)
         self.find_action = QAction("&Find in the text", self)
         self.find_action.setShortcut(QKeySequence.StandardKey.Find)
@@ -201,6 +201,8 @@ class StudioPanel(
 
         title = QHBoxLayout()  # Undo / Redo beside the title: the button row stays narrow for small screens
         title.addWidget(self.title, 1)
+        title.addWidget(self.found)  # the search here, where the title elides: the button row fits small screens
+        title.addWidget(self.search)
         title.addWidget(self.undo_button)
         title.addWidget(self.redo_button)
         buttons = QHBoxLayout()
@@ -215,8 +217,6 @@ class StudioPanel(
         ):
             buttons.addWidget(widget)
         buttons.addStretch(1)
-        buttons.addWidget(self.found)
-        buttons.addWidget(self.search, 1)
         pace = QHBoxLayout()
         pace.addWidget(self.pace_label)
         pace.addWidget(self.pace, 1)
