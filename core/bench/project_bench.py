@@ -14,7 +14,6 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import statistics
@@ -157,12 +156,12 @@ def open_in_cli(folder: Path) -> dict:
 def open_in_window(folder: Path) -> dict | None:
     """The studio opens the project (``app.open_bench`` in a fresh, offscreen process); ``None`` without the
     GUI."""
-    if importlib.util.find_spec("app") is None:
-        return None
     env = {**os.environ, "QT_QPA_PLATFORM": "offscreen"}
     child = subprocess.run(
         [sys.executable, "-m", "app.open_bench", str(folder)], capture_output=True, text=True, env=env
     )
+    if "No module named 'app'" in child.stderr:
+        return None
     if child.returncode != 0:
         return {"error": (child.stderr.strip().splitlines() or ["failed"])[-1]}
     return json.loads(child.stdout.strip().splitlines()[-1])
