@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import importlib.util
 import json
 import os
 import signal
@@ -151,9 +150,10 @@ def watched(args) -> bool:
     if getattr(sys, "frozen", False) or not sys.executable:
         return False
     try:
-        return importlib.util.find_spec("ray") is not None
-    except (ImportError, ValueError):  # ``ray`` set to None in sys.modules: as if not installed
+        import ray  # noqa: F401 - only whether it is installed (the child imports it anyway)
+    except ImportError:  # not installed, or ``ray`` set to None in sys.modules: as if not installed
         return False
+    return True
 
 
 def run_watched(argv: list[str]) -> int:
