@@ -16,7 +16,6 @@ from pathlib import Path
 from core.narration.projects.project import (
     LEGACY_FILE,
     MIGRATED_SUFFIX,
-    SCHEMA_VERSION,
     Project,
     ProjectError,
     parse_project,
@@ -36,8 +35,6 @@ def read_legacy(folder: Path) -> Project:
         raise ProjectError("project.unreadable", path=str(file), reason=str(exc)) from exc
     except ValueError as exc:
         raise ProjectError("project.damaged", path=str(file), reason=str(exc)) from exc
-    if isinstance(data, dict) and isinstance(data.get("schema"), int) and data["schema"] > SCHEMA_VERSION:
-        raise ProjectError("project.newer_format", path=str(file), schema=data["schema"], supported=SCHEMA_VERSION)
     return parse_project(folder, data, file)
 
 

@@ -31,7 +31,6 @@ from core.narration.projects.store import (
     ProjectStore,
     StoreRefused,
     StoreWriteFailed,
-    prepare_for_writing,
 )
 from core.narration.text.speech_text import LexiconEntry, apply_lexicon, spoken_form
 
@@ -381,28 +380,24 @@ class Project:
 
     # --- files -------------------------------------------------------------------------------------------------
     def save(self, changed: Iterable[Segment] | None = None, history: dict | None = None) -> None:
-        """Store what changed since the last save, in one transaction: with ``changed``, only those segments (a
-        take, a failed render) and the book's own fields are compared; without it, every segment, their order and
-        the chapters. ``history``: the undo records to keep with it
+        """Store what changed since the last save, in one transaction: the book's own fields and chapters, and with
+        ``changed`` only those segments (a take, a failed render), without it every segment and their order.
+        ``history``: the undo records to keep with it
         (:class:`core.narration.projects.editing.History`)."""
         try:
             for sub in (TAKES_DIR, VOICES_DIR):
                 (self.folder / sub).mkdir(parents=True, exist_ok=True)
             book = self._book_data()
-            if self.store is None:  # the first save: the whole project, in place only once it is complete
-                made = ProjectStore.create(self.folder / STORE_FILE)
-                made.write(book, [(i, s) for i, s in enumerate(self.segments)], [], history)
-                self.store = made.publish()
-                prepare_for_writing(self.store)
-                if history is not None:
-                    self.history_records = history
-                return
-            if changed is not None and len(self.store.rows.order) == len(self.segments):
-                rows = [(self.number(s) - 1, s) for s in changed]
-                self.store.write(book, rows, None, history)
+            if changed is not None and self.store is not None and len(self.store.rows.order) == len(self.segments):
+                self.store.write(book, [(self.number(s) - 1, s) for s in changed], None, history)
             else:
-                rows = [(i, s) for i, s in enumerate(self.segments)]
-                self.store.write(book, rows, [s.id for s in self.segments], history)
+                whole, order = list(enumerate(self.segments)), [s.id for s in self.segments]
+                if self.store is None:  # the first save: the whole project, in place only once it is complete
+                    made = ProjectStore.create(self.folder / STORE_FILE)
+                    made.write(book, whole, order, history)
+                    self.store = made.publish()
+                else:
+                    self.store.write(book, whole, order, history)
             if history is not None:
                 self.history_records = history
         except StoreWriteFailed as exc:
@@ -448,7 +443,7 @@ class Project:
                 setattr(self, name, getattr(fresh, name))
             old.close()
             return Refresh(True, list(range(1, len(self.segments) + 1)))
-        book = parse_project(self.folder, {**changes.book, "schema": SCHEMA_VERSION, "segments": []}, file)
+        book = parse_project(self.folder, {**changes.book, "segments": []}, file)
         for name in (f.name for f in fields(Project)):
             if name not in ("folder", "segments", "store", "history_records"):
                 setattr(self, name, getattr(book, name))
@@ -539,16 +534,15 @@ def open_project(folder: Path) -> Project:
     try:
         data = store.read()
         project = _parse(folder, data, file)
-        prepare_for_writing(store)
+        store.prepare_for_writing()
     except StoreRefused as exc:
         store.close()
         raise _refused(file, exc) from exc
     except BaseException:
         store.close()
         raise
-    stored_history = data.get("history") or {}
     project.store = store
-    project.history_records = {"undo": stored_history.get("undo", []), "redo": stored_history.get("redo", [])}
+    project.history_records = data["history"]
     remove_orphans(project)
     return project
 

@@ -228,13 +228,15 @@ class ProjectStore:
         self._db = connection
         self.rows = rows
         self._lock = threading.RLock()
-        self.final_path = path
         """The window's studio and the render it starts share one project (and this connection) across threads."""
+        self.final_path = path
+        """Where :meth:`publish` puts a database made by :meth:`create`."""
 
     # --- opening ------------------------------------------------------------------------------------------------
     @classmethod
     def open(cls, path: Path) -> ProjectStore:
-        """The database at ``path``, checked before anything is written to it (:class:`StoreRefused`)."""
+        """The database at ``path``, checked before anything is written to it (:class:`StoreRefused`); its rows
+        are known once :meth:`read`."""
         try:
             with open(path, "rb") as file:
                 header = file.read(len(SQLITE_HEADER))
@@ -257,15 +259,13 @@ class ProjectStore:
             if problems != ["ok"]:
                 raise StoreRefused("damaged", "; ".join(problems))
             db.execute("PRAGMA foreign_keys = ON")
-            store = cls(path, db, StoredRows())
-            store._load_rows()
         except sqlite3.Error as exc:
             db.close()
             raise StoreRefused("damaged", str(exc)) from exc
         except StoreRefused:
             db.close()
             raise
-        return store
+        return cls(path, db, StoredRows())
 
     @classmethod
     def create(cls, path: Path) -> ProjectStore:
@@ -289,7 +289,8 @@ class ProjectStore:
         return store
 
     def publish(self) -> ProjectStore:
-        """Move a database made by :meth:`create` to its place; the store opened there."""
+        """Move a database made by :meth:`create` to its place; the store opened there, ready for writing, with
+        the rows written here."""
         with self._lock:
             try:
                 self._db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
@@ -299,9 +300,18 @@ class ProjectStore:
                 self._db.close()
         self.path.replace(self.final_path)
         try:
-            return ProjectStore.open(self.final_path)
+            store = ProjectStore.open(self.final_path)
         except StoreRefused as exc:
             raise StoreWriteFailed(exc.reason) from exc
+        store.rows = self.rows
+        store.prepare_for_writing()
+        return store
+
+    def prepare_for_writing(self) -> None:
+        """WAL journal and durable commits, set once the database passed its checks (these write its header)."""
+        with self._lock:
+            self._db.execute("PRAGMA journal_mode = WAL")
+            self._db.execute("PRAGMA synchronous = FULL")
 
     def close(self) -> None:
         with self._lock:
@@ -309,7 +319,8 @@ class ProjectStore:
 
     # --- reading ------------------------------------------------------------------------------------------------
     def read(self) -> dict:
-        """The whole project in the shape ``project.json`` held (validated by the caller), plus ``history``."""
+        """The whole project in the shape ``project.json`` held (validated by the caller), plus ``history``; the
+        rows read become the stored rows a save compares with."""
         with self._lock:
             try:
                 return self._read_all()
@@ -317,15 +328,22 @@ class ProjectStore:
                 raise StoreRefused("damaged", str(exc)) from exc
 
     def _read_all(self) -> dict:
+        rows = StoredRows()
+        self._load_book_rows(rows)
         data = self._read_book()
         takes: dict[int, list[dict]] = {}
         for row in self._db.execute(f"SELECT segment, {', '.join(TAKE_COLUMNS)} FROM takes ORDER BY segment, number"):
             takes.setdefault(row[0], []).append(_take(row[1:]))
+            rows.takes[row[0]] = (*rows.takes.get(row[0], ()), row[1])
         segments = []
         for row in self._db.execute(f"SELECT {', '.join(SEGMENT_COLUMNS)} FROM segments ORDER BY position"):
-            segments.append(_segment(row, takes.get(row[0], [])))
+            values = _from_row(row)
+            rows.segments[row[0]] = values
+            rows.order.append(row[0])
+            segments.append(_segment(values, takes.get(row[0], [])))
         data["segments"] = segments
         data["history"] = self.history()
+        self.rows = rows
         return data
 
     def _read_book(self) -> dict:
@@ -387,7 +405,7 @@ class ProjectStore:
                                 (row[0],),
                             )
                         ]
-                        segment = _segment(row, takes)
+                        segment = _segment(_from_row(row), takes)
                         segment["position"] = row[1]
                         segments.append(segment)
                 finally:
@@ -403,12 +421,11 @@ class ProjectStore:
         segments: Iterable[tuple[int, Any]],
         order: list[int] | None,
         history: dict[str, list] | None = None,
-    ) -> int:
-        """One transaction: the book's fields (``to_dict`` of the project, less its segments), the given segments
-        (position, segment) and, when ``order`` (every segment id in order) is given, the removal
-        of the segments no longer in it; only rows that differ from the stored ones are written. Returns how many
-        segment rows were written. A failed transaction (:class:`StoreWriteFailed`) leaves database and
-        :attr:`rows` as they were."""
+    ) -> None:
+        """One transaction: the book's fields (``to_dict`` of the project, less its segments) and the given segments
+        (position, segment); with ``order`` (every segment id in order) ``segments`` are all of them, and those no
+        longer in it are removed. Only rows that differ from the stored ones are written. A failed transaction
+        (:class:`StoreWriteFailed`) leaves database and :attr:`rows` as they were."""
         with self._lock:
             rows = self.rows
             plan = _Plan(rows)
@@ -420,24 +437,13 @@ class ProjectStore:
             if history is not None:
                 plan.history = history
             if plan.empty():
-                return 0
+                return
             try:
                 with self._transaction():
                     plan.apply(self._db)
             except sqlite3.Error as exc:
                 raise StoreWriteFailed(_reason(exc)) from exc
             plan.commit()
-            return plan.segment_writes
-
-    def write_history(self, history: dict[str, list]) -> None:
-        with self._lock:
-            plan = _Plan(self.rows)
-            plan.history = history
-            try:
-                with self._transaction():
-                    plan.apply(self._db)
-            except sqlite3.Error as exc:
-                raise StoreWriteFailed(_reason(exc)) from exc
 
     @contextmanager
     def _transaction(self) -> Iterator[None]:
@@ -481,16 +487,6 @@ class ProjectStore:
                 rows.segments[segment.id] = segment_values(segment, position)
                 rows.takes[segment.id] = tuple(_field(t, "file") for t in segment.takes)
 
-    def _load_rows(self) -> None:
-        rows = StoredRows()
-        self._load_book_rows(rows)
-        for row in self._db.execute(f"SELECT {', '.join(SEGMENT_COLUMNS)} FROM segments ORDER BY position"):
-            rows.segments[row[0]] = _from_row(row)
-            rows.order.append(row[0])
-        for segment, file in self._db.execute("SELECT segment, file FROM takes ORDER BY segment, number"):
-            rows.takes[segment] = (*rows.takes.get(segment, ()), file)
-        self.rows = rows
-
     def _load_book_rows(self, rows: StoredRows) -> None:
         rows.book = {}
         for key, value in self._db.execute("SELECT key, value FROM book"):
@@ -522,7 +518,6 @@ class _Plan:
         self.removed: list[int] = []
         self.new_order: list[int] | None = None
         self.history: dict[str, list] | None = None
-        self.segment_writes = 0
 
     def book(self, data: dict[str, Any]) -> None:
         for key in BOOK_KEYS:
@@ -607,13 +602,6 @@ class _Plan:
         if self.removed:
             db.executemany("DELETE FROM segments WHERE id = ?", [(i,) for i in self.removed])
         db.executemany(UPSERT_SEGMENT, [(*_to_row(row), change) for row in self.segment_rows.values()])
-        if self.new_order is not None:
-            moved = [
-                (position, change, segment_id)
-                for position, segment_id in enumerate(self.new_order)
-                if segment_id not in self.segment_rows
-            ]
-            db.executemany("UPDATE segments SET position = ?, changed = ? WHERE id = ?", moved)
         for segment_id, (_files, takes) in self.take_rows.items():
             db.execute("DELETE FROM takes WHERE segment = ?", (segment_id,))
             db.executemany(INSERT_TAKE, takes)
@@ -629,7 +617,6 @@ class _Plan:
                     for record in self.history.get(stack, [])
                 ],
             )
-        self.segment_writes = len(self.segment_rows)
 
     def commit(self) -> None:
         rows = self.rows
@@ -651,10 +638,6 @@ class _Plan:
         rows.segments.update(self.segment_rows)
         if self.new_order is not None:
             rows.order = self.new_order
-            for position, segment_id in enumerate(self.new_order):
-                row = rows.segments.get(segment_id)
-                if row is not None and row[1] != position:
-                    rows.segments[segment_id] = (row[0], position, *row[2:])
         for segment_id, (files, _takes) in self.take_rows.items():
             rows.takes[segment_id] = files
 
@@ -665,15 +648,8 @@ def _connect(path: Path) -> sqlite3.Connection:
     return db
 
 
-def prepare_for_writing(store: ProjectStore) -> None:
-    """WAL journal and durable commits, set once the database passed its checks (these write its header)."""
-    with store._lock:
-        store._db.execute("PRAGMA journal_mode = WAL")
-        store._db.execute("PRAGMA synchronous = FULL")
-
-
-def _segment(row, takes: list[dict]) -> dict:
-    data = dict(zip(SEGMENT_COLUMNS, _from_row(row)))
+def _segment(values: tuple, takes: list[dict]) -> dict:
+    data = dict(zip(SEGMENT_COLUMNS, values))
     data.pop("position")
     data["settings"] = data["settings"] or {}
     data["error_data"] = data["error_data"] or {}
