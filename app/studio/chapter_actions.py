@@ -21,19 +21,16 @@ class ChapterActions(_Part):
     """The chapter edits, as a part of :class:`~app.studio.studio_panel.StudioPanel`."""
 
     def chapter_starts(self, number: int, title: str | None = None) -> bool:
-        return self._apply(
-            f"new chapter at segment {number}", lambda p: editing.chapter_starts(p, number, title or None)
-        )
+        return self._apply(lambda p: editing.chapter_starts(p, number, title or None))
 
     def chapter_joins(self, number: int) -> bool:
-        return self._apply(f"join the chapter at segment {number}", lambda p: editing.chapter_joins(p, number))
+        return self._apply(lambda p: editing.chapter_joins(p, number))
 
     def rename_chapter(self, chapter: int, title: str) -> bool:
-        return self._apply(f"rename chapter {chapter}", lambda p: editing.rename_chapter(p, chapter, title))
+        return self._apply(lambda p: editing.rename_chapter(p, chapter, title))
 
     def set_chapter_skipped(self, chapter: int, skipped: bool) -> bool:
-        what = "skip" if skipped else "narrate again"
-        return self._apply(f"{what} chapter {chapter}", lambda p: editing.set_chapter_skipped(p, chapter, skipped))
+        return self._apply(lambda p: editing.set_chapter_skipped(p, chapter, skipped))
 
     def _ask_chapter_start(self, number: int) -> None:
         title, ok = QInputDialog.getText(

@@ -30,7 +30,7 @@ class SegmentActions(_Part):
             self.edit_text(number, text)
 
     def edit_text(self, number: int, text: str) -> bool:
-        return self._apply(f"edit segment {number}", lambda p: editing.edit_text(p, number, text), reshaped=False)
+        return self._apply(lambda p: editing.edit_text(p, number, text), reshaped=False)
 
     def choose_take(self, number: int, take: int) -> None:
         if not self._writable():

@@ -53,7 +53,7 @@ class EditCommand(QUndoCommand):
 
 
 def edit_words(edit: Edit) -> str:
-    """What the undo stack calls an edit restored from the store ("Undo delete segment 4")."""
+    """What the undo stack calls an edit ("Undo delete segment 4"), made now or restored from the store."""
     n = edit.number
     return {
         "delete": f"delete segment {n}",
@@ -62,7 +62,7 @@ def edit_words(edit: Edit) -> str:
         "merge": f"merge segments {n} and {n + 1}",
         "split": f"split segment {n}",
         "edit": f"edit segment {n}",
-        "chapter_starts": f"start a chapter at segment {n}",
+        "chapter_starts": f"new chapter at segment {n}",
         "chapter_joins": f"join the chapter at segment {n}",
         "rename_chapter": f"rename chapter {n}",
         "skip_chapter": f"skip chapter {n}",
@@ -73,7 +73,7 @@ def edit_words(edit: Edit) -> str:
 class ShapeEdits(_Part):
     """The undoable edits, as a part of :class:`~app.studio.studio_panel.StudioPanel`."""
 
-    def _apply(self, text: str, operation: Callable[[Project], Edit], reshaped: bool = True) -> bool:
+    def _apply(self, operation: Callable[[Project], Edit], reshaped: bool = True) -> bool:
         """Run an edit and push it on the undo stack; ``False`` (and a message) when the project refuses it."""
         if not self._writable():
             return False
@@ -82,7 +82,7 @@ class ShapeEdits(_Part):
         except ChatterboxError as exc:
             self.message.emit(describe_error(exc), True)
             return False
-        self.undo_stack.push(EditCommand(self, text))
+        self.undo_stack.push(EditCommand(self, edit_words(edit)))
         if reshaped:
             self._reshaped(edit.number)
         else:
@@ -120,17 +120,16 @@ class ShapeEdits(_Part):
             self.undo_stack.redo()
 
     def delete_segment(self, number: int) -> bool:
-        return self._apply(f"delete segment {number}", lambda p: editing.delete(p, number))
+        return self._apply(lambda p: editing.delete(p, number))
 
     def set_skipped(self, number: int, skipped: bool) -> bool:
-        what = "skip" if skipped else "narrate again"
-        return self._apply(f"{what} segment {number}", lambda p: editing.set_skipped(p, number, skipped))
+        return self._apply(lambda p: editing.set_skipped(p, number, skipped))
 
     def merge_next(self, number: int) -> bool:
-        return self._apply(f"merge segments {number} and {number + 1}", lambda p: editing.merge(p, number))
+        return self._apply(lambda p: editing.merge(p, number))
 
     def split(self, number: int, at: int) -> bool:
-        return self._apply(f"split segment {number}", lambda p: editing.split(p, number, at))
+        return self._apply(lambda p: editing.split(p, number, at))
 
     def _ask_split(self, number: int) -> None:
         dialog = SplitDialog(number, self._open_project().segments[number - 1].text, self)
