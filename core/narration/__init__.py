@@ -1,9 +1,18 @@
-"""Narration: books imported into projects of chapters and segments, rendered through the engine, exported."""
+"""Narration: books imported into projects of chapters and segments, rendered through the engine, exported. The names
+here are the sub-packages' public names (each ``__init__.py`` says what its part holds)."""
 
-from core.narration.cluster.connect import ClusterError, ClusterInfo, connect, probe_cluster
-from core.narration.cluster.job import ClusterRenderJob
-from core.narration.cluster.render import ClusterStats, cluster_steps
-from core.narration.exporting.export import (
+from core.narration.cluster import (
+    ClusterError,
+    ClusterInfo,
+    ClusterRenderJob,
+    ClusterStats,
+    cluster_steps,
+    connect,
+    probe_cluster,
+)
+from core.narration.exporting import (
+    EXPORT_SUFFIXES,
+    BookInfo,
     ExportCancelled,
     ExportEstimate,
     ExportProgress,
@@ -14,9 +23,9 @@ from core.narration.exporting.export import (
     check_space,
     estimate_export,
     export_project,
+    parse_numbers,
     preview,
 )
-from core.narration.exporting.plan import EXPORT_SUFFIXES, BookInfo, parse_numbers
 from core.narration.exporting.store_check import (
     MASTERING,
     STORE_RULES,
@@ -28,25 +37,39 @@ from core.narration.exporting.store_check import (
     check_files,
     room_tone,
 )
-from core.narration.importing.book_import import Block, Document, DocumentError, parse_text, read_document
-from core.narration.importing.build import import_document, needs_import, source_identity
-from core.narration.projects import editing
-from core.narration.projects.editing import Edit, History, revert
-from core.narration.projects.lock import LockHolder, ProjectLock, ProjectLocked
-from core.narration.projects.project import (
+from core.narration.importing import (
+    Block,
+    Document,
+    DocumentError,
+    import_document,
+    needs_import,
+    parse_text,
+    read_document,
+    source_identity,
+)
+from core.narration.projects import (
     SPEED_RANGE,
+    Edit,
+    History,
+    LockHolder,
     Project,
     ProjectError,
+    ProjectLock,
+    ProjectLocked,
     Refresh,
     create_project,
+    editing,
     is_project,
     open_project,
     pause_seconds,
+    resolve_voices,
+    revert,
 )
-from core.narration.projects.voices import resolve_voices
-from core.narration.rendering.job import RenderDone, RenderJob, RenderStep
-from core.narration.rendering.render import (
+from core.narration.rendering import (
+    RenderDone,
+    RenderJob,
     RenderProgress,
+    RenderStep,
     RenderSummary,
     clock,
     pending_steps,

@@ -278,7 +278,8 @@ def _refused(folder: Path) -> ProjectError:
     return caught.value
 
 
-def _closed_copy(project, tmp_path) -> Path:
+def _closed(project) -> Path:
+    """The folder of ``project``, its database closed (as another process finds it)."""
     project.close()
     return project.folder
 
@@ -292,7 +293,7 @@ def test_a_file_that_is_not_a_database_is_refused(tmp_path):
 
 
 def test_a_truncated_database_is_refused(tmp_path):
-    folder = _closed_copy(big_project(tmp_path / "P", 2000), tmp_path)
+    folder = _closed(big_project(tmp_path / "P", 2000))
     file = folder / PROJECT_FILE
     data = file.read_bytes()
     file.write_bytes(data[: len(data) // 3])
@@ -301,7 +302,7 @@ def test_a_truncated_database_is_refused(tmp_path):
 
 
 def test_a_database_that_fails_its_integrity_check_is_refused(tmp_path):
-    folder = _closed_copy(big_project(tmp_path / "P", 2000), tmp_path)
+    folder = _closed(big_project(tmp_path / "P", 2000))
     file = folder / PROJECT_FILE
     db = sqlite3.connect(file)
     page_size = db.execute("PRAGMA page_size").fetchone()[0]
@@ -316,7 +317,7 @@ def test_a_database_that_fails_its_integrity_check_is_refused(tmp_path):
 
 
 def test_a_database_from_a_newer_version_is_refused(tmp_path):
-    folder = _closed_copy(big_project(tmp_path / "P", 10), tmp_path)
+    folder = _closed(big_project(tmp_path / "P", 10))
     db = sqlite3.connect(folder / PROJECT_FILE)
     db.execute(f"PRAGMA user_version = {STORE_SCHEMA + 1}")
     db.close()
@@ -350,7 +351,7 @@ def test_a_database_edited_into_an_invalid_project_is_refused(tmp_path, statemen
     fake_take(project, project.segments[0])
     project.voices["Anna"] = "voices/Anna.wav"
     project.save()
-    folder = _closed_copy(project, tmp_path)
+    folder = _closed(project)
     db = sqlite3.connect(folder / PROJECT_FILE)
     db.execute(statement)
     db.commit()

@@ -2,6 +2,7 @@
 (``store.py``; earlier versions' ``project.json`` moved in by ``migration.py``), one renderer or editor at a time
 (``lock.py``), undoable edits of its shape (``editing.py``), and its voices (``voices.py``)."""
 
+from core.narration.projects import editing
 from core.narration.projects.editing import Edit, History, revert
 from core.narration.projects.lock import LockHolder, ProjectLock, ProjectLocked
 from core.narration.projects.project import (
@@ -33,6 +34,7 @@ __all__ = [
     "Segment",
     "Take",
     "create_project",
+    "editing",
     "is_project",
     "open_project",
     "pause_seconds",
