@@ -13,6 +13,7 @@ import json
 import logging
 from pathlib import Path
 
+from core.narration.projects.editing import HISTORY_FILE as LEGACY_HISTORY_FILE
 from core.narration.projects.project import (
     LEGACY_FILE,
     MIGRATED_SUFFIX,
@@ -22,7 +23,6 @@ from core.narration.projects.project import (
     remove_orphans,
 )
 
-LEGACY_HISTORY_FILE = "history.json"
 log = logging.getLogger(__name__)
 
 
