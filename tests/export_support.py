@@ -38,7 +38,7 @@ def rendered_project(folder: Path, bundle: Path, text: str = BOOK3):
 
 
 def copy_project(source: Path, target: Path):
-    from core.narration.projects.project import open_project
+    from core.narration.projects.opening import open_project
 
     shutil.copytree(source, target)
     return open_project(target)

@@ -46,7 +46,7 @@ def make_epub(path: Path, chapters: list[str], body: str | None = None, cover: b
 
 def project_data(folder: Path) -> dict:
     """The project in ``folder`` in the shape ``project.json`` had (what ``--dump-json`` writes)."""
-    from core.narration.projects.project import open_project
+    from core.narration.projects.opening import open_project
 
     project = open_project(folder)
     try:

@@ -7,7 +7,7 @@ import mutagen
 import pytest
 
 from core.narration.exporting.chapter_marks import read_chapter_marks
-from core.narration.projects.project import open_project
+from core.narration.projects.opening import open_project
 from tests.export_support import BOOK3, run_cli, tiny_png
 
 

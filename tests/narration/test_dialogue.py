@@ -7,7 +7,8 @@ import pytest
 
 from core.narration.importing.book_import import build_script, parse_text
 from core.narration.importing.build import import_document, source_identity
-from core.narration.projects.project import ProjectError, create_project, open_project
+from core.narration.projects.opening import open_project
+from core.narration.projects.project import ProjectError, create_project
 from core.narration.projects.voices import add_voice
 from core.narration.text.dialogue import quote_spans, sentence_parts
 from tests.narration.test_narration import run_cli

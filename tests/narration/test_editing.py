@@ -22,7 +22,8 @@ from core.narration.projects.editing import (
     set_skipped,
     split,
 )
-from core.narration.projects.project import ProjectError, Take, create_project, open_project
+from core.narration.projects.opening import open_project
+from core.narration.projects.project import ProjectError, Take, create_project
 from core.wording import describe_error
 from tests.narration_support import BOOK, project_data, write_legacy
 

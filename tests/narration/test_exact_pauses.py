@@ -12,7 +12,8 @@ from core.narration import editing, pause_seconds
 from core.narration.exporting.export import ExportRequest, export_project, preview
 from core.narration.importing.book_import import PAUSE_PARAGRAPH_S, PAUSE_SENTENCE_S, parse_text
 from core.narration.importing.build import import_document, source_identity
-from core.narration.projects.project import create_project, open_project
+from core.narration.projects.opening import open_project
+from core.narration.projects.project import create_project
 from core.narration.rendering.render import render_pending
 from tests.narration_support import project_data, write_legacy
 

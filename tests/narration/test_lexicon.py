@@ -7,7 +7,8 @@ import pytest
 
 from core.narration.importing.book_import import parse_text
 from core.narration.importing.build import import_document, source_identity
-from core.narration.projects.project import ProjectError, create_project, open_project
+from core.narration.projects.opening import open_project
+from core.narration.projects.project import ProjectError, create_project
 from core.narration.text.speech_text import LexiconEntry, apply_lexicon
 from tests.narration.test_narration import run_cli
 from tests.narration_support import project_data, write_legacy

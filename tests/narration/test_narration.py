@@ -24,7 +24,8 @@ from core.narration.exporting.chapter_marks import read_chapter_marks
 from core.narration.exporting.export import ExportRequest, export_project
 from core.narration.importing.book_import import parse_text
 from core.narration.importing.build import import_document, source_identity
-from core.narration.projects.project import LEGACY_FILE, PROJECT_FILE, ProjectError, create_project, open_project
+from core.narration.projects.opening import open_project
+from core.narration.projects.project import LEGACY_FILE, PROJECT_FILE, ProjectError, create_project
 from core.narration.rendering.render import regenerate, render_pending
 from core.voices.library import VoiceLibrary
 from core.wording import describe_error

@@ -15,6 +15,7 @@ from core.engine.pipeline import Pipeline
 from core.narration.importing.book_import import parse_text
 from core.narration.importing.build import import_document, source_identity
 from core.narration.projects.editing import History, delete, merge
+from core.narration.projects.opening import open_project
 from core.narration.projects.project import (
     LEGACY_FILE,
     PROJECT_FILE,
@@ -23,7 +24,6 @@ from core.narration.projects.project import (
     Segment,
     Take,
     create_project,
-    open_project,
 )
 from core.narration.projects.store import STORE_SCHEMA
 from core.narration.rendering.render import render_pending, store_take

@@ -9,7 +9,8 @@ import pytest
 from core.engine import Sentence, split_text
 from core.narration.importing.book_import import build_script, parse_text
 from core.narration.importing.build import import_document, source_identity
-from core.narration.projects.project import ProjectError, create_project, open_project
+from core.narration.projects.opening import open_project
+from core.narration.projects.project import ProjectError, create_project
 from core.narration.text.sentences import _segmenter, _unambiguous, sentences, split_sentences
 from core.narration.text.speech_text import roman_value, spoken_form
 from tests.narration.sentence_corpus import ARABIC, ENGLISH, JAPANESE, text_of, wrong_splits

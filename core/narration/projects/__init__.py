@@ -1,10 +1,12 @@
 """The project and its store: segments, takes, voices and settings (``project.py``), kept in ``project.sqlite``
-(``store.py``; earlier versions' ``project.json`` moved in by ``migration.py``), one renderer or editor at a time
-(``lock.py``), undoable edits of its shape (``editing.py``), and its voices (``voices.py``)."""
+(``store.py``; earlier versions' ``project.json`` moved in by ``migration.py``; a folder opened by ``opening.py``), one
+renderer or editor at a time (``lock.py``), undoable edits of its shape (``editing.py``), and its voices
+(``voices.py``)."""
 
 from core.narration.projects import editing
 from core.narration.projects.editing import Edit, History, revert
 from core.narration.projects.lock import LockHolder, ProjectLock, ProjectLocked
+from core.narration.projects.opening import open_project
 from core.narration.projects.project import (
     SPEED_RANGE,
     Chapter,
@@ -15,7 +17,6 @@ from core.narration.projects.project import (
     Take,
     create_project,
     is_project,
-    open_project,
     pause_seconds,
 )
 from core.narration.projects.voices import resolve_voices

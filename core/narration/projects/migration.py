@@ -14,14 +14,7 @@ import logging
 from pathlib import Path
 
 from core.narration.projects.editing import HISTORY_FILE as LEGACY_HISTORY_FILE
-from core.narration.projects.project import (
-    LEGACY_FILE,
-    MIGRATED_SUFFIX,
-    Project,
-    ProjectError,
-    parse_project,
-    remove_orphans,
-)
+from core.narration.projects.project import LEGACY_FILE, MIGRATED_SUFFIX, Project, ProjectError, parse_project
 
 log = logging.getLogger(__name__)
 
@@ -68,5 +61,4 @@ def migrate(folder: Path) -> Project:
                 old.replace(folder / f"{name}{MIGRATED_SUFFIX}")
             except OSError as exc:
                 log.warning("could not rename %s after moving it into the database: %s", old, exc)
-    remove_orphans(project)
     return project

@@ -18,13 +18,12 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import re
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 
-from core.engine import ChatterboxError, SynthesisOptions, file_stamp, remove_partial_files, write_json_atomic
+from core.engine import ChatterboxError, SynthesisOptions, file_stamp, write_json_atomic
 from core.narration.projects.store import (
     STORE_FILE,
     STORE_SCHEMA,
@@ -433,15 +432,19 @@ class Project:
         try:
             changes = self.store.changes_since(self.store.rows.change, self.store.rows.shape)
         except StoreRefused as exc:
-            raise _refused(file, exc) from exc
+            raise refused(file, exc) from exc
         if changes is None:
             return None
-        if changes.shape:
-            fresh = open_project(self.folder)
-            old = self.store
+        if changes.shape:  # read again whole, through this connection
+            try:
+                data = self.store.read()
+            except StoreRefused as exc:
+                raise refused(file, exc) from exc
+            fresh = _parse(self.folder, data, file)
             for name in (f.name for f in fields(Project)):
-                setattr(self, name, getattr(fresh, name))
-            old.close()
+                if name not in ("store", "history_records"):
+                    setattr(self, name, getattr(fresh, name))
+            self.history_records = data["history"]
             return Refresh(True, list(range(1, len(self.segments) + 1)))
         book = parse_project(self.folder, {**changes.book, "segments": []}, file)
         for name in (f.name for f in fields(Project)):
@@ -515,72 +518,13 @@ def create_project(folder: Path, title: str) -> Project:
     return Project(folder=folder, title=title, chapters=[], segments=[])
 
 
-def open_project(folder: Path) -> Project:
-    """The project in ``folder``: its database checked and read, or an earlier version's ``project.json`` moved
-    into one. Take files that no row names (a render killed between writing a take and storing it) are removed
-    when nobody else is working on the project."""
-    folder = Path(folder)
-    file = folder / STORE_FILE
-    if not file.is_file():
-        if (folder / LEGACY_FILE).is_file():
-            from core.narration.projects.migration import migrate
-
-            return migrate(folder)
-        raise ProjectError("project.not_a_project", folder=str(folder), file=PROJECT_FILE)
-    try:
-        store = ProjectStore.open(file)
-    except StoreRefused as exc:
-        raise _refused(file, exc) from exc
-    try:
-        data = store.read()
-        project = _parse(folder, data, file)
-        store.prepare_for_writing()
-    except StoreRefused as exc:
-        store.close()
-        raise _refused(file, exc) from exc
-    except BaseException:
-        store.close()
-        raise
-    project.store = store
-    project.history_records = data["history"]
-    remove_orphans(project)
-    return project
-
-
-def _refused(file: Path, exc: StoreRefused) -> ProjectError:
+def refused(file: Path, exc: StoreRefused) -> ProjectError:
+    """The error a database refused for ``exc`` is to the user."""
     if exc.code == "newer":
         return ProjectError("project.newer_format", path=str(file), schema=exc.schema, supported=STORE_SCHEMA)
     if exc.code == "unreadable":
         return ProjectError("project.unreadable", path=str(file), reason=exc.reason)
     return ProjectError("project.store_damaged", path=str(file), reason=exc.reason)
-
-
-def remove_orphans(project: Project) -> int:
-    """Remove take files no row names (how many), and stale temporary files; only when no other process holds the
-    project's lock (a render there may be between writing a take and storing its row)."""
-    from core.narration.projects.lock import ProjectLock
-
-    folder = project.folder
-    for sub in (folder / TAKES_DIR, folder):  # a render running in another process may be writing younger ones
-        remove_partial_files(sub, older_than_s=STALE_PARTIAL_S)
-    if project.store is None or not (folder / TAKES_DIR).is_dir():
-        return 0
-    try:
-        holder = ProjectLock(folder).holder()
-    except OSError:
-        return 0
-    if holder is not None and not (holder.is_here() and holder.pid == os.getpid()):
-        return 0
-    named = project.store.referenced_files()
-    removed = 0
-    for path in (folder / TAKES_DIR).glob("*.flac"):
-        if f"{TAKES_DIR}/{path.name}" not in named:
-            try:
-                path.unlink()
-                removed += 1
-            except OSError:
-                continue
-    return removed
 
 
 # --- validation of a file that may have been edited by hand ---------------------------------------------------------

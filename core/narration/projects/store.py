@@ -323,7 +323,11 @@ class ProjectStore:
         rows read become the stored rows a save compares with."""
         with self._lock:
             try:
-                return self._read_all()
+                self._db.execute("BEGIN")  # one consistent view, whatever another process commits meanwhile
+                try:
+                    return self._read_all()
+                finally:
+                    self._db.execute("COMMIT")
             except (sqlite3.Error, ValueError) as exc:
                 raise StoreRefused("damaged", str(exc)) from exc
 

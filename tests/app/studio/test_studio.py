@@ -12,7 +12,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QMessageBox
 
 from core.engine.constants import SAMPLE_RATE
-from core.narration.projects.project import open_project
+from core.narration.projects.opening import open_project
 from tests.app.studio.support import export, new_project, render, segment_rows
 from tests.app_support import drop, make_window
 

@@ -13,7 +13,7 @@ from app.controllers import render_on
 from app.settings import Key
 from core.engine import Failed
 from core.narration import ClusterRenderJob, RenderJob
-from core.narration.projects.project import open_project
+from core.narration.projects.opening import open_project
 from tests.app.studio.support import new_project
 
 

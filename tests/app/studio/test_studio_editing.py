@@ -10,7 +10,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QInputDialog
 
 from app.studio.split_dialog import SplitDialog
-from core.narration.projects.project import open_project
+from core.narration.projects.opening import open_project
 from tests.app.studio.support import cell, chapter_rows, segment_rows
 from tests.app_support import make_window
 from tests.narration_support import make_epub

@@ -7,7 +7,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QDialog
 
 from app.studio.lexicon_dialog import LexiconDialog, SpokenDialog
-from core.narration.projects.project import open_project
+from core.narration.projects.opening import open_project
 from tests.app.studio.support import cell, new_project, render, segment_rows
 
 TEXT = "Hermione had 42 cats. The cats were calm.\n\nNobody else came."
