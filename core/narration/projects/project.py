@@ -70,6 +70,9 @@ class Take:
     """The render key of the segment when this take was made (a later edit makes the take outdated)."""
     timings: dict = field(default_factory=dict)
     created: str = ""
+    screen: dict | None = None
+    """What the take screen found (:mod:`core.narration.screening`): ``score``, ``reasons``, ``measures``,
+    ``accepted`` (a person listened and kept it) and, after speech recognition, ``asr`` (``None``: not screened)."""
 
 
 @dataclass
@@ -169,6 +172,9 @@ class Project:
     """The voice of quoted speech (``None``: the narrator's)."""
     author: str | None = None
     """The book's author (an EPUB's ``dc:creator``; ``None``: not known): every export's artist unless overridden."""
+    screening: dict = field(default_factory=dict)
+    """The take screen's thresholds set for this book (name → value; the others are the defaults,
+    :class:`core.narration.screening.Thresholds`)."""
     positions: dict[int, int] = field(default_factory=dict, repr=False, compare=False)
     """Segment id → index in :attr:`segments`, as last seen (:meth:`number` checks it before it trusts it)."""
     store: ProjectStore | None = field(default=None, repr=False, compare=False)
@@ -420,6 +426,7 @@ class Project:
             "lexicon": {w: {"spoken": e.spoken, "match_case": e.match_case} for w, e in self.lexicon.items()},
             "dialogue_voice": self.dialogue_voice,
             "author": self.author,
+            "screening": self.screening,
         }
 
     def refresh(self) -> Refresh | None:
@@ -574,6 +581,7 @@ def _parse(folder: Path, data, file: Path) -> Project:
             lexicon=_lexicon(data),
             dialogue_voice=_voice_name(data.get("dialogue_voice"), voices, "'dialogue_voice'"),
             author=_author(data.get("author")),
+            screening=_screening(data.get("screening")),
         )
     except (_Invalid, KeyError, TypeError, ValueError) as exc:
         raise ProjectError("project.invalid", path=str(file), problem=str(exc)) from exc
@@ -633,6 +641,7 @@ def _segment(folder: Path, data, index: int, chapter_count: int, voices: dict) -
                 _typed(take, "key", str, at),
                 dict(take.get("timings") or {}),
                 str(take.get("created") or ""),
+                _screen(take.get("screen"), at),
             )
         )
     _check(
@@ -640,6 +649,21 @@ def _segment(folder: Path, data, index: int, chapter_count: int, voices: dict) -
         f"{where}.chosen is not one of its takes",
     )
     return segment
+
+
+def _screening(data) -> dict:
+    _check(data is None or isinstance(data, dict), "'screening' must be an object")
+    values = dict(data or {})
+    _check(
+        all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in values.values()),
+        "'screening' holds numbers",
+    )
+    return values
+
+
+def _screen(data, where: str) -> dict | None:
+    _check(data is None or isinstance(data, dict), f"{where}.screen must be an object")
+    return dict(data) if data is not None else None
 
 
 def _source(data, where: str) -> dict | None:

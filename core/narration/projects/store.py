@@ -32,8 +32,9 @@ from pathlib import Path
 from typing import Any
 
 STORE_FILE = "project.sqlite"
-STORE_SCHEMA = 1
-"""``PRAGMA user_version`` of the tables below; a larger one was written by a newer app."""
+STORE_SCHEMA = 2
+"""``PRAGMA user_version`` of the tables below; a larger one was written by a newer app. 2 added the takes' screen
+(:data:`UPGRADES` brings a schema-1 project up to date when it is opened)."""
 APPLICATION_ID = 0x43424F58
 """``PRAGMA application_id``: ``CBOX``, so another program's SQLite file is told apart from a project."""
 SQLITE_HEADER = b"SQLite format 3\x00"
@@ -48,6 +49,7 @@ BOOK_KEYS = (
     "language",
     "dialogue_voice",
     "author",
+    "screening",
 )
 """The book's own fields (JSON values in the ``book`` table), beside the counters ``change`` and ``shape``."""
 SEGMENT_COLUMNS = (
@@ -74,7 +76,7 @@ SEGMENT_COLUMNS = (
 )
 JSON_SEGMENT_COLUMNS = ("settings", "error_data", "source")
 BOOL_SEGMENT_COLUMNS = ("pause_exact", "skipped", "dialogue", "own_voice")
-TAKE_COLUMNS = ("file", "seed", "tokens", "seconds", "key", "timings", "created")
+TAKE_COLUMNS = ("file", "seed", "tokens", "seconds", "key", "timings", "created", "screen")
 
 SCHEMA = """
 CREATE TABLE book (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -96,7 +98,7 @@ CREATE INDEX segments_by_change ON segments (changed);
 CREATE TABLE takes (
     segment INTEGER NOT NULL REFERENCES segments (id) ON DELETE CASCADE,
     number INTEGER NOT NULL, file TEXT NOT NULL, seed INTEGER NOT NULL, tokens TEXT NOT NULL, seconds REAL NOT NULL,
-    key TEXT NOT NULL, timings TEXT NOT NULL, created TEXT NOT NULL,
+    key TEXT NOT NULL, timings TEXT NOT NULL, created TEXT NOT NULL, screen TEXT,
     PRIMARY KEY (segment, number)
 );
 CREATE TABLE history (
@@ -110,7 +112,10 @@ UPSERT_SEGMENT = (
     f"ON CONFLICT (id) DO UPDATE SET {', '.join(f'{c} = excluded.{c}' for c in (*SEGMENT_COLUMNS[1:], 'changed'))}"
 )
 """An upsert, not ``INSERT OR REPLACE``: a replace deletes the row first, and the foreign key would delete its takes."""
-INSERT_TAKE = f"INSERT INTO takes (segment, number, {', '.join(TAKE_COLUMNS)}) VALUES ({', '.join('?' * 9)})"
+_TAKE_PLACES = ", ".join("?" * (2 + len(TAKE_COLUMNS)))
+INSERT_TAKE = f"INSERT INTO takes (segment, number, {', '.join(TAKE_COLUMNS)}) VALUES ({_TAKE_PLACES})"
+UPGRADES = {1: "ALTER TABLE takes ADD COLUMN screen TEXT"}
+"""Schema version → the statement that brings it to the next one."""
 
 
 class StoreRefused(Exception):
@@ -141,8 +146,9 @@ class StoredRows:
     chapters: list[tuple] = field(default_factory=list)
     segments: dict[int, tuple] = field(default_factory=dict)
     """Segment id → its row (the values of :data:`SEGMENT_COLUMNS`)."""
-    takes: dict[int, tuple[str, ...]] = field(default_factory=dict)
-    """Segment id → the files of its takes, in order (takes never change once made: new files mean new takes)."""
+    takes: dict[int, tuple[tuple[str, str], ...]] = field(default_factory=dict)
+    """Segment id → its takes' :func:`take_signature` in order (a take's audio never changes once made, new files
+    mean new takes; its screen may change: screened again, accepted)."""
     order: list[int] = field(default_factory=list)
     change: int = 0
     shape: int = 0
@@ -213,7 +219,18 @@ def take_row(segment_id: int, number: int, take: Any) -> tuple:
         _field(take, "key"),
         json.dumps(_field(take, "timings") or {}, sort_keys=True),
         _field(take, "created") or "",
+        _screen_json(take),
     )
+
+
+def take_signature(take: Any) -> tuple[str, str]:
+    """What tells a stored take from a changed one: its file and its screen."""
+    return _field(take, "file"), _screen_json(take) or ""
+
+
+def _screen_json(take: Any) -> str | None:
+    screen = take.get("screen") if isinstance(take, dict) else take.screen
+    return json.dumps(screen, sort_keys=True, ensure_ascii=False) if screen is not None else None
 
 
 def _field(take: Any, name: str) -> Any:
@@ -259,6 +276,7 @@ class ProjectStore:
             if problems != ["ok"]:
                 raise StoreRefused("damaged", "; ".join(problems))
             db.execute("PRAGMA foreign_keys = ON")
+            _upgrade(db, version)
         except sqlite3.Error as exc:
             db.close()
             raise StoreRefused("damaged", str(exc)) from exc
@@ -338,7 +356,7 @@ class ProjectStore:
         takes: dict[int, list[dict]] = {}
         for row in self._db.execute(f"SELECT segment, {', '.join(TAKE_COLUMNS)} FROM takes ORDER BY segment, number"):
             takes.setdefault(row[0], []).append(_take(row[1:]))
-            rows.takes[row[0]] = (*rows.takes.get(row[0], ()), row[1])
+            rows.takes[row[0]] = (*rows.takes.get(row[0], ()), (row[1], row[-1] or ""))
         segments = []
         for row in self._db.execute(f"SELECT {', '.join(SEGMENT_COLUMNS)} FROM segments ORDER BY position"):
             values = _from_row(row)
@@ -489,7 +507,7 @@ class ProjectStore:
             rows.change = changes.change
             for position, segment in segments:
                 rows.segments[segment.id] = segment_values(segment, position)
-                rows.takes[segment.id] = tuple(_field(t, "file") for t in segment.takes)
+                rows.takes[segment.id] = tuple(take_signature(t) for t in segment.takes)
 
     def _load_book_rows(self, rows: StoredRows) -> None:
         rows.book = {}
@@ -518,7 +536,7 @@ class _Plan:
         self.lexicon: dict[str, tuple[str, int]] | None = None
         self.chapters: list[tuple] | None = None
         self.segment_rows: dict[int, tuple] = {}
-        self.take_rows: dict[int, tuple[tuple[str, ...], list[tuple]]] = {}
+        self.take_rows: dict[int, tuple[tuple[tuple[str, str], ...], list[tuple]]] = {}
         self.removed: list[int] = []
         self.new_order: list[int] | None = None
         self.history: dict[str, list] | None = None
@@ -549,10 +567,10 @@ class _Plan:
         if self.rows.segments.get(row[0]) != row:
             self.segment_rows[row[0]] = row
         takes = segment.takes
-        files = tuple(_field(t, "file") for t in takes)
+        signatures = tuple(take_signature(t) for t in takes)
         stored = self.rows.takes.get(row[0], ())
-        if files != stored:
-            self.take_rows[row[0]] = (files, [take_row(row[0], n, t) for n, t in enumerate(takes, 1)])
+        if signatures != stored:
+            self.take_rows[row[0]] = (signatures, [take_row(row[0], n, t) for n, t in enumerate(takes, 1)])
 
     def order(self, order: list[int]) -> None:
         if order != self.rows.order:
@@ -642,8 +660,26 @@ class _Plan:
         rows.segments.update(self.segment_rows)
         if self.new_order is not None:
             rows.order = self.new_order
-        for segment_id, (files, _takes) in self.take_rows.items():
-            rows.takes[segment_id] = files
+        for segment_id, (signatures, _takes) in self.take_rows.items():
+            rows.takes[segment_id] = signatures
+
+
+def _upgrade(db: sqlite3.Connection, version: int) -> None:
+    """Bring a project written by an older app up to :data:`STORE_SCHEMA`, one transaction per step (an app of that
+    older version then refuses it as newer, rather than misreading it)."""
+    for step in range(version, STORE_SCHEMA):
+        if step not in UPGRADES:
+            raise StoreRefused("damaged", f"project format {version} is not one this app wrote")
+        try:
+            db.execute("BEGIN IMMEDIATE")
+            db.execute(UPGRADES[step])
+            db.execute(f"PRAGMA user_version = {step + 1}")
+            db.execute("COMMIT")
+        except sqlite3.Error as exc:
+            if db.in_transaction:
+                db.execute("ROLLBACK")
+            reason = f"it needs updating to format {step + 1} and cannot be written: {exc}"
+            raise StoreRefused("unreadable", reason) from exc
 
 
 def _connect(path: Path) -> sqlite3.Connection:
@@ -662,7 +698,7 @@ def _segment(values: tuple, takes: list[dict]) -> dict:
 
 
 def _take(row) -> dict:
-    file, seed, tokens, seconds, key, timings, created = row
+    file, seed, tokens, seconds, key, timings, created, screen = row
     return {
         "file": file,
         "seed": seed,
@@ -671,6 +707,7 @@ def _take(row) -> dict:
         "key": key,
         "timings": json.loads(timings),
         "created": created,
+        "screen": json.loads(screen) if screen else None,
     }
 
 

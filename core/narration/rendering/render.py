@@ -17,7 +17,7 @@ import time
 from collections.abc import Callable, Generator, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -35,6 +35,7 @@ from core.engine import (
 from core.narration.projects.project import Project, ProjectError, Segment, Take
 from core.narration.projects.voices import voice_reference
 from core.narration.rendering.lookahead import TokenLookahead
+from core.narration.screening import Screener, best_take, is_flagged
 
 log = logging.getLogger(__name__)
 
@@ -63,6 +64,8 @@ class RenderProgress:
     """Why the segment failed, as a technical line; the front ends word ``error_code`` and ``error_data``."""
     error_code: str | None = None
     error_data: dict = field(default_factory=dict)
+    flagged: bool = False
+    """A ``segment`` event: the take chosen for it is flagged by the take screen (:mod:`core.narration.screening`)."""
 
     @property
     def rtf(self) -> float:
@@ -86,6 +89,10 @@ class RenderSummary:
     elapsed_s: float = 0.0
     cluster: dict | None = None
     """A render on Ray actors: address, nodes, actors, units, re-queued units, start-up seconds (else ``None``)."""
+    flagged: int = 0
+    """Segments of this render whose chosen take the screen flagged (after re-takes)."""
+    extra_takes: int = 0
+    """Takes rendered beyond one a segment: re-takes of flagged takes and candidates."""
 
     @property
     def rtf(self) -> float:
@@ -93,6 +100,28 @@ class RenderSummary:
 
 
 Progress = Callable[[RenderProgress], None]
+
+
+@dataclass(frozen=True)
+class TakePolicy:
+    """How many takes a render makes of each segment, and how they are screened."""
+
+    retakes: int = 0
+    """A take the screen flags is rendered again with a new seed, up to this many more times; the best-scoring
+    take is chosen and every take is kept."""
+    candidates: int = 1
+    """Takes of every segment (each with its own seed); the best-scoring one is chosen."""
+    recogniser: Any = None
+    """Speech recognition for every take (:class:`core.narration.screening.recognition.Recogniser`; ``None``: the
+    screen listens without it)."""
+
+    def __post_init__(self) -> None:
+        if not 0 <= self.retakes <= MAX_EXTRA_TAKES or not 1 <= self.candidates <= MAX_EXTRA_TAKES:
+            raise ValueError(f"re-takes 0-{MAX_EXTRA_TAKES}, candidates 1-{MAX_EXTRA_TAKES}")
+
+
+MAX_EXTRA_TAKES = 10
+ONE_TAKE = TakePolicy()
 
 
 def clock(seconds: float | None) -> str:
@@ -149,9 +178,10 @@ def render_pending(
     progress: Progress | None = None,
     cancelled: Callable[[], bool] | None = None,
     numbers: list[int] | None = None,
+    policy: TakePolicy = ONE_TAKE,
 ) -> RenderSummary:
     """Render the pending (and failed) segments, or only those ``numbers`` among them, in order."""
-    return run_steps(pending_steps(project, lambda: pipeline, progress, cancelled, numbers))
+    return run_steps(pending_steps(project, lambda: pipeline, progress, cancelled, numbers, policy))
 
 
 def regenerate(
@@ -172,11 +202,12 @@ def pending_steps(
     progress: Progress | None = None,
     cancelled: Callable[[], bool] | None = None,
     numbers: list[int] | None = None,
+    policy: TakePolicy = ONE_TAKE,
 ) -> RenderSteps:
     """:func:`render_pending` as steps (``pipeline()`` is asked again for every step)."""
     adopt_model(project, pipeline())
     todo = [s for s in project.pending() if numbers is None or project.number(s) in numbers]
-    return (yield from _render(project, pipeline, todo, {}, progress, cancelled))
+    return (yield from _render(project, pipeline, todo, {}, progress, cancelled, policy))
 
 
 def regenerate_steps(
@@ -186,12 +217,13 @@ def regenerate_steps(
     seed: int | None = None,
     progress: Progress | None = None,
     cancelled: Callable[[], bool] | None = None,
+    policy: TakePolicy = ONE_TAKE,
 ) -> RenderSteps:
     """:func:`regenerate` as steps."""
     adopt_model(project, pipeline())
     segment = project.segment(number)
     seeds = {segment.id: seed if seed is not None else new_seed()}
-    return (yield from _render(project, pipeline, [segment], seeds, progress, cancelled))
+    return (yield from _render(project, pipeline, [segment], seeds, progress, cancelled, policy))
 
 
 def run_steps(steps: Generator[None, None, T]) -> T:
@@ -219,8 +251,10 @@ def _render(
     seeds: Mapping[int, int | None],
     progress: Progress | None,
     cancelled: Callable[[], bool] | None,
+    policy: TakePolicy = ONE_TAKE,
 ) -> RenderSteps:
     check_voices(project, pipeline(), todo)
+    screener = Screener(project, policy.recogniser)
     cancelled = cancelled or (lambda: False)
     summary = RenderSummary()
     started = time.perf_counter()
@@ -246,6 +280,7 @@ def _render(
                     segment.error if failed else None,
                     segment.error_code if failed else None,
                     dict(segment.error_data) if failed else {},
+                    kind == "segment" and is_flagged(project.chosen_take(segment)),
                 )
             )
 
@@ -269,7 +304,14 @@ def _render(
                 lambda c, s=segment: event("chunk", s, c),
                 cancelled,
                 tokens,
+                screener,
             )
+            if policy.candidates > 1 or (policy.retakes and is_flagged(take)):
+                summary.audio_seconds += take.seconds
+                take = yield from _more_takes(
+                    project, pipeline, segment, policy, screener, voices, event, cancelled, summary
+                )
+                summary.audio_seconds -= take.seconds
         except SynthesisCancelled:
             summary.cancelled = True
             break
@@ -296,8 +338,47 @@ def _render(
         event("failed" if segment.error else "segment", segment)
         if index + 1 < len(todo):
             yield  # between two segments: the worker may run interactive requests here
+    settled = screener.settle()  # takes judged before the book's voices and loudness were known
+    if settled:
+        project.save(settled)
+    summary.flagged = sum(1 for s in todo if not s.error and is_flagged(project.chosen_take(s)))
     summary.elapsed_s = time.perf_counter() - started
     return summary
+
+
+def _more_takes(project, pipeline, segment, policy: TakePolicy, screener, voices, event, cancelled, summary):
+    """Candidates beyond the first take, then re-takes while the best take is flagged (each with a new seed, one at
+    a time, every take kept); the best-scoring take is chosen. Steps (a yield between takes); the chosen take."""
+    extra = policy.candidates - 1
+    retakes = policy.retakes
+    while extra > 0 or (retakes > 0 and is_flagged(project.chosen_take(segment))):
+        if cancelled():
+            raise SynthesisCancelled()
+        if extra > 0:
+            extra -= 1
+        else:
+            retakes -= 1
+        yield
+        take = _render_one(
+            project,
+            pipeline(),
+            segment,
+            new_seed(),
+            voices,
+            lambda c, s=segment: event("chunk", s, c),
+            cancelled,
+            None,
+            screener,
+        )
+        summary.extra_takes += 1
+        summary.audio_seconds += take.seconds
+        best = best_take(project, segment)
+        if best is not None and best != segment.chosen:
+            segment.chosen = best
+            project.save([segment])
+    chosen = project.chosen_take(segment)
+    assert chosen is not None
+    return chosen
 
 
 def check_voices(project: Project, pipeline: Pipeline, todo: list[Segment]) -> None:
@@ -329,15 +410,19 @@ def speak_segment(project, pipeline: Pipeline, segment, seed: int, voices: dict,
     return audio, stream.report
 
 
-def _render_one(project, pipeline, segment, seed, voices, on_chunk, cancelled, tokens=None) -> Take:
+def _render_one(project, pipeline, segment, seed, voices, on_chunk, cancelled, tokens=None, screener=None) -> Take:
     audio, report = speak_segment(project, pipeline, segment, seed, voices, on_chunk, cancelled, tokens)
-    return store_take(project, segment, audio, report.seed, list(report.speech_tokens), report.timings)
+    tokens_made = list(report.speech_tokens)
+    screen = screener.screen(segment, audio, tokens_made, report.stop_reasons) if screener is not None else None
+    return store_take(project, segment, audio, report.seed, tokens_made, report.timings, screen)
 
 
-def store_take(project: Project, segment: Segment, audio, seed: int, tokens: list[int], timings: dict) -> Take:
+def store_take(
+    project: Project, segment: Segment, audio, seed: int, tokens: list[int], timings: dict, screen: dict | None = None
+) -> Take:
     """Write a segment's take (atomically), make it the chosen one and store it (the file first, its row after:
     one transaction for this segment alone); a failed save takes the take back and removes its file."""
-    take, undo = add_take(project, segment, audio, seed, tokens, timings)
+    take, undo = add_take(project, segment, audio, seed, tokens, timings, screen)
     try:
         project.save([segment])
     except ProjectError:
@@ -346,7 +431,9 @@ def store_take(project: Project, segment: Segment, audio, seed: int, tokens: lis
     return take
 
 
-def add_take(project: Project, segment: Segment, audio, seed: int, tokens: list[int], timings: dict):
+def add_take(
+    project: Project, segment: Segment, audio, seed: int, tokens: list[int], timings: dict, screen: dict | None = None
+):
     """Write a segment's take (atomically) and make it the chosen one, without storing it: the take
     and a function that takes it back (and removes its file) if the save that follows fails."""
     rel = project.new_take_file(segment)
@@ -361,6 +448,7 @@ def add_take(project: Project, segment: Segment, audio, seed: int, tokens: list[
         key=project.render_key(segment),
         timings={k: round(v, 1) for k, v in timings.items()},
         created=datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        screen=screen,
     )
     segment.takes.append(take)
     previous = segment.chosen, segment.error, segment.error_code, segment.error_data
