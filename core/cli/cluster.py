@@ -70,22 +70,24 @@ def wants_cluster(args) -> bool:
     return getattr(args, "ray", None) is not None
 
 
-def render_on_cluster(project, args, pipe, bar, numbers):
+def render_on_cluster(project, args, pipe, bar, numbers, policy=None):
     """The pending segments (or ``numbers``) on Ray; the summary carries the ``cluster`` report. Ray is shut down
     before this returns, so that nothing of it writes after the command's own output."""
-    from core.narration import ClusterStats, cluster_steps, run_steps
+    from core.narration import ONE_TAKE, ClusterStats, cluster_steps, run_steps
     from core.narration.cluster.connect import disconnect, label
     from core.narration.cluster.render import cluster_todo
 
     address = None if args.ray == LOCAL else args.ray
     stats = ClusterStats()
-    todo = cluster_todo(project, pipe, numbers)
+    todo = cluster_todo(project, pipe, numbers, policy or ONE_TAKE)
     _record({"render": {"address": label(address), "project": str(project.folder), "numbers": _numbers(project, todo)}})
     try:
         with ray_output_to_stderr():
             try:
                 summary = run_steps(
-                    cluster_steps(project, lambda: pipe, address, bar.update, None, numbers, args.actors, stats)
+                    cluster_steps(
+                        project, lambda: pipe, address, bar.update, None, numbers, args.actors, stats, policy=policy
+                    )
                 )
             finally:
                 disconnect()

@@ -16,6 +16,15 @@ from pathlib import Path
 from core.cli.cluster import add_cluster_arguments, check_cluster_arguments, render_on_cluster, wants_cluster
 from core.cli.errors import CliError
 from core.cli.progress_line import ProgressLine, bar
+from core.cli.review import (
+    accept_command,
+    add_review_arguments,
+    add_take_arguments,
+    apply_thresholds,
+    check_takes_command,
+    flagged_fields,
+    take_policy,
+)
 from core.wording import describe_failure, describe_notice
 
 SAMPLING = (
@@ -61,6 +70,7 @@ def add_parsers(sub, runtime_arguments) -> None:
     p.add_argument("--json", action="store_true", help="print one JSON object with the segments and exports")
     add_narrate_speech_arguments(p)
     add_cluster_arguments(p)
+    add_take_arguments(p)
 
     p = sub.add_parser("project", help="list, edit, regenerate, choose takes of, render and export a project")
     p.add_argument("project", type=Path)
@@ -82,6 +92,8 @@ def add_parsers(sub, runtime_arguments) -> None:
     action.add_argument("--export", action="store_true", help="write the files named by --out, --subtitles ...")
     _add_edit_arguments(action, p)
     add_project_speech_arguments(p, action)
+    add_review_arguments(p, action)
+    add_take_arguments(p)
     p.add_argument("--text", help="the new text (with --edit and --rename-chapter)")
     p.add_argument("--seed", type=int, help="seed of the new take (with --regenerate; default a new one)")
     p.add_argument(
@@ -152,6 +164,7 @@ def _export_arguments(p, formats) -> None:
     p.add_argument(
         "--master", choices=("acx",), help="master for ACX/Audible: level, peaks, room tone, 44.1 kHz 192k CBR MP3"
     )
+    p.add_argument("--strict", action="store_true", help="refuse to export while takes are flagged for review (exit 2)")
 
 
 # --- narrate --------------------------------------------------------------------------------------------------------
@@ -246,10 +259,12 @@ def _render(project, args, runtime, bar, numbers, seed=None, regenerate=False):
     from core.engine import Pipeline
     from core.narration import regenerate as regenerate_one
     from core.narration import render_pending
+    from core.narration.rendering import render_todo
 
     if not regenerate:
         numbers = _chosen_numbers(project, args)
-    todo = 1 if regenerate else len([s for s in project.pending() if numbers is None or project.number(s) in numbers])
+    policy = take_policy(args, project)  # bad counts, a recogniser not installed: said before the model loads
+    todo = 1 if regenerate else len(render_todo(project, numbers, policy))
     if not todo:
         return None
     pipe = Pipeline.from_bundle(_bundle_of(project, args), runtime, background=True)
@@ -257,10 +272,10 @@ def _render(project, args, runtime, bar, numbers, seed=None, regenerate=False):
         print(f"notice: {describe_notice(pipe.provider_notice, 'cli')}", file=sys.stderr)
     try:
         if regenerate:
-            return regenerate_one(project, pipe, numbers[0], seed, bar.update)
+            return regenerate_one(project, pipe, numbers[0], seed, bar.update, policy=policy)
         if wants_cluster(args):
-            return render_on_cluster(project, args, pipe, bar, numbers)
-        return render_pending(project, pipe, bar.update, numbers=numbers)
+            return render_on_cluster(project, args, pipe, bar, numbers, policy)
+        return render_pending(project, pipe, bar.update, numbers=numbers, policy=policy)
     except KeyboardInterrupt:
         bar.close()
         counts = project.counts()
@@ -342,6 +357,7 @@ def _export_request(args, loudness: float | None, true_peak: float):
         book=BookInfo(author=args.author, narrator=args.narrator, year=args.year),
         check=args.check,
         master=args.master,
+        strict=bool(getattr(args, "strict", False)),
     )
 
 
@@ -397,10 +413,19 @@ def project_command(args, runtime) -> int:
         return _print_lexicon(project)
     if args.dump_json:
         return _dump_json(project, Path(args.dump_json), args.json)
+    if apply_thresholds(project, args):
+        from core.narration.screening import Screener
+
+        Screener(project).rejudge(project.segments)  # the stored measures against the new thresholds
+    if args.check_takes:
+        project.save()
+        return check_takes_command(project, args, _chosen_numbers(project, args))
     _speech_edit(project, args)  # the lexicon, spoken forms, dialogue and chapter voices (block below)
     history = _edit_command(project, args)  # the action group lets at most one of these branches run
     if args.choose is not None:
         project.choose(project.segment(args.choose[0]), args.choose[1])
+    elif args.accept is not None:
+        accept_command(project, args.accept)
     elif args.set_pause is not None:
         project.set_pause(project.segment(_int(args.set_pause[0])), _float(args.set_pause[1], "the pause"))
     elif args.set_speed is not None:
@@ -575,6 +600,8 @@ def lock_purpose(args) -> str | None:
     """What a ``project`` command does to the project (``None``: it only looks)."""
     if args.render or args.regenerate is not None:
         return "render"
+    if args.check_takes or args.accept is not None or args.screen:
+        return "edit"
     if args.export:
         return "export"
     finishing = args.speed is not None or args.loudness is not None or args.true_peak is not None
@@ -713,6 +740,7 @@ def _report(project, summary, result) -> dict:
                 "error": describe_failure(segment, "cli") if segment.error else None,
                 "skipped": project.is_skipped(segment),
                 **_speech_fields(project, segment),
+                **flagged_fields(project, segment),
             }
         )
     out = {
@@ -734,6 +762,8 @@ def _report(project, summary, result) -> dict:
             "audio_seconds": round(summary.audio_seconds, 3),
             "seconds": round(summary.elapsed_s, 3),
             "rtf": round(summary.rtf, 4),
+            "flagged": summary.flagged,
+            "extra_takes": summary.extra_takes,
         }
         if summary.cluster is not None:
             out["cluster"] = summary.cluster
@@ -744,6 +774,7 @@ def _report(project, summary, result) -> dict:
             "loudness": result.loudness,
             "chapters": result.chapters,
             "checks": result.checks,
+            "flagged": result.flagged,
         }
     return out
 

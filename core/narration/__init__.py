@@ -66,11 +66,14 @@ from core.narration.projects import (
     revert,
 )
 from core.narration.rendering import (
+    MAX_EXTRA_TAKES,
+    ONE_TAKE,
     RenderDone,
     RenderJob,
     RenderProgress,
     RenderStep,
     RenderSummary,
+    TakePolicy,
     clock,
     pending_steps,
     regenerate,
@@ -78,8 +81,33 @@ from core.narration.rendering import (
     render_pending,
     run_steps,
 )
+from core.narration.screening import (
+    CheckReport,
+    Thresholds,
+    accept,
+    best_take,
+    check_takes,
+    flagged_numbers,
+    is_flagged,
+    parse_setting,
+    reasons_of,
+    segment_flagged,
+)
 
 __all__ = [
+    "MAX_EXTRA_TAKES",
+    "ONE_TAKE",
+    "TakePolicy",
+    "CheckReport",
+    "Thresholds",
+    "accept",
+    "best_take",
+    "check_takes",
+    "flagged_numbers",
+    "is_flagged",
+    "parse_setting",
+    "reasons_of",
+    "segment_flagged",
     "Block",
     "ClusterError",
     "ClusterInfo",

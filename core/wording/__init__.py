@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from typing import Any, Literal
 
 from core.wording.catalog import CATALOG, Words
+from core.wording.review import REASON_WORDS, describe_reason, describe_reasons
 
 Front = Literal["window", "cli", "api"]
 FRONTS: tuple[Front, ...] = ("window", "cli", "api")
@@ -73,12 +74,15 @@ def has_wording(code: str) -> bool:
 __all__ = [
     "CATALOG",
     "FRONTS",
+    "REASON_WORDS",
     "Front",
     "Words",
     "describe",
     "describe_error",
     "describe_failure",
     "describe_notice",
+    "describe_reason",
+    "describe_reasons",
     "generic",
     "has_wording",
 ]

@@ -326,6 +326,11 @@ def _size(n: Any) -> str:
     return f"{n} bytes"
 
 
+def _flagged(d: Mapping[str, Any]) -> str:
+    shown = _join(d["flagged"][:10]) + ("…" if d["count"] > 10 else "")
+    return f"{d['count']} segment(s) to export have takes flagged for review ({shown}): nothing was exported."
+
+
 def _not_rendered(d: Mapping[str, Any]) -> str:
     pending = d["pending"]
     shown = _join(pending[:10]) + ("…" if len(pending) > 10 else "")
@@ -438,6 +443,14 @@ PROJECT = {
     ),
     "export.chapter_subtitles": Words("Chapter subtitles are .srt or .vtt."),
     "export.not_rendered": Words(_not_rendered),
+    "export.flagged": Words(
+        lambda d: f"{_flagged(d)} Listen to them and accept or regenerate each, or export without strict.",
+        window=lambda d: f"{_flagged(d)} Review them (Needs review) and accept or regenerate each.",
+        cli=lambda d: (
+            f"{_flagged(d)} Listen to them, then --accept or --regenerate each (project DIR "
+            "--check-takes lists them), or export without --strict."
+        ),
+    ),
     "export.take_unreadable": Words(
         "The audio of segment {segment} ({file}) cannot be read: {reason}. Regenerate the segment."
     ),

@@ -20,16 +20,40 @@ import os
 import socket
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
-from core.engine import ChatterboxError, Conditioning, Pipeline, RuntimeOptions, SynthesisOptions, VoiceReference
+from core.engine import (
+    ChatterboxError,
+    Conditioning,
+    Pipeline,
+    RuntimeOptions,
+    SynthesisOptions,
+    VoiceReference,
+    new_seed,
+)
 from core.narration.cluster.model import resolve_model
 from core.narration.rendering.lookahead import TokenLookahead
 from core.narration.rendering.render import speak_segment
+from core.narration.screening import TakeMeasures, Thresholds, judge, measure_take
 
 log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class TakeRule:
+    """What an actor needs to screen its own takes (:mod:`core.narration.screening`) and to make re-takes and
+    candidates: the book's thresholds, this voice's rate and the book's loudness as the owner knew them."""
+
+    thresholds: dict = field(default_factory=dict)
+    rate: float | None = None
+    loudness: float | None = None
+    retakes: int = 0
+    candidates: int = 1
+
+    def flagged(self, measures: TakeMeasures) -> bool:
+        return judge(measures, Thresholds.of(self.thresholds), self.rate, self.loudness).flagged
 
 
 @dataclass(frozen=True)
@@ -44,6 +68,7 @@ class SegmentWork:
     """With the segment's seed."""
     voice: str | None
     """A name among the shipped voices (``None``: the model's own voice)."""
+    rule: TakeRule = field(default_factory=TakeRule)
 
 
 @dataclass
@@ -62,6 +87,10 @@ class SegmentResult:
     error_code: str | None = None
     error_data: dict = field(default_factory=dict)
     error: str | None = None
+    measures: dict | None = None
+    """What the take screen measured of this take (:class:`core.narration.screening.TakeMeasures` as a dict)."""
+    more: list[SegmentResult] = field(default_factory=list)
+    """Re-takes and candidates of the same segment (each with its own seed and measures), in the order made."""
 
 
 @dataclass(frozen=True)
@@ -142,9 +171,38 @@ class SegmentRenderer:
             else:
                 result.audio, result.seed = audio, report.seed
                 result.tokens, result.timings = list(report.speech_tokens), dict(report.timings)
+                result.measures = _measured(segment, audio, result.tokens, report.stop_reasons)
+                try:
+                    self._more_takes(book, segment, result, loaded, never)
+                except ChatterboxError as exc:  # the first take stands; a re-take that fails is not one
+                    log.warning("a re-take of segment %s failed: %s", segment.number, exc)
             result.busy_s = time.perf_counter() - started
             result.encoder_runs = pipeline.encoder_runs
             yield result
+
+    def _more_takes(self, book, segment: SegmentWork, result: SegmentResult, loaded: dict, never) -> None:
+        """Candidates, then re-takes while every take so far is flagged; each made one at a time with a new seed."""
+        rule, pipeline = segment.rule, self.pipeline
+        assert pipeline is not None
+        extra, retakes = rule.candidates - 1, rule.retakes
+        takes = [result]
+        while extra > 0 or (retakes > 0 and all(rule.flagged(TakeMeasures.from_dict(t.measures or {})) for t in takes)):
+            if extra > 0:
+                extra -= 1
+            else:
+                retakes -= 1
+            seed = new_seed()
+            again = replace(segment, options=replace(segment.options, seed=seed))
+            audio, report = speak_segment(book, pipeline, again, seed, loaded, None, never, None)
+            tokens = list(report.speech_tokens)
+            more = SegmentResult(segment.id, audio, report.seed, tokens, dict(report.timings))
+            more.measures = _measured(segment, audio, tokens, report.stop_reasons)
+            result.more.append(more)
+            takes.append(more)
+
+
+def _measured(segment: SegmentWork, audio, tokens: list[int], stop_reasons: list[str]) -> dict:
+    return measure_take(audio, segment.text, tokens, stop_reasons).to_dict()
 
 
 def _node_address() -> str:

@@ -18,7 +18,7 @@ from core.engine import Cancelled, EventSink, JobContext, Pipeline, Priority, Ru
 from core.narration.cluster.render import ClusterStats, cluster_steps
 from core.narration.projects.project import Project
 from core.narration.rendering.job import RenderDone, RenderStep
-from core.narration.rendering.render import RenderProgress
+from core.narration.rendering.render import ONE_TAKE, RenderProgress, TakePolicy
 
 
 @dataclass(frozen=True)
@@ -39,6 +39,8 @@ class ClusterRenderJob:
     """How many actors (``None``: one per GPU, else one per few CPU cores)."""
     stats: ClusterStats | None = None
     """Filled as the render goes (address, nodes, actors, re-queued units, Ray's start-up seconds)."""
+    policy: TakePolicy = ONE_TAKE
+    """Re-takes of flagged takes and candidates, made by the actors (speech recognition is not run on them)."""
 
     @property
     def label(self) -> str:
@@ -64,5 +66,6 @@ class ClusterRenderJob:
             self.actors,
             self.stats,
             connect_aside=True,  # Speak and the API go on while Ray starts (10-16 s)
+            policy=self.policy,
         )
         return Cancelled(rid) if summary.cancelled else RenderDone(rid, summary)

@@ -33,23 +33,27 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from core.engine import SAMPLE_RATE, locate_bundle
-from core.narration.cluster.actor import SegmentRenderer, SegmentResult, SegmentWork, Voices
+from core.narration.cluster.actor import SegmentRenderer, SegmentResult, SegmentWork, TakeRule, Voices
 from core.narration.cluster.connect import ClusterError, connect, label, reason_of
 from core.narration.cluster.model import fingerprint
 from core.narration.projects.project import Project, ProjectError, Segment
 from core.narration.projects.voices import voice_reference
 from core.narration.rendering.render import (
+    ONE_TAKE,
     PipelineSource,
     Progress,
     RenderProgress,
     RenderSteps,
     RenderSummary,
+    TakePolicy,
     add_take,
     adopt_model,
     check_voices,
     fixed_seeds,
+    render_todo,
     render_units,
 )
+from core.narration.screening import Screener, TakeMeasures, best_take, is_flagged
 
 log = logging.getLogger(__name__)
 
@@ -109,6 +113,7 @@ def cluster_steps(
     actors: int | None = None,
     stats: ClusterStats | None = None,
     connect_aside: bool = False,
+    policy: TakePolicy = ONE_TAKE,
 ) -> RenderSteps:
     """The pending segments (or ``numbers`` among them) rendered on Ray actors at ``address``, as steps (see the
     module's docstring); returns the summary. ``pipeline()``: this process's pipeline (its model folder, runtime and
@@ -116,21 +121,23 @@ def cluster_steps(
     inference worker's job, which runs Speak and API requests meanwhile); a command line connects on its own
     thread, as Ray expects of a driver."""
     pipe = pipeline()
-    todo = cluster_todo(project, pipe, numbers)
+    todo = cluster_todo(project, pipe, numbers, policy)
     check_voices(project, pipe, todo)
     stats = stats if stats is not None else ClusterStats()
     summary = RenderSummary()
     if not todo:
         return summary
-    render = _ClusterRender(project, pipe, todo, progress, cancelled or (lambda: False), stats, summary)
+    render = _ClusterRender(project, pipe, todo, progress, cancelled or (lambda: False), stats, summary, policy)
     return (yield from render.run(address, actors, connect_aside))
 
 
-def cluster_todo(project: Project, pipe, numbers: list[int] | None = None) -> list[Segment]:
-    """The segments a render on Ray with ``pipe`` does: the pending ones (or ``numbers`` among them), once the project
-    names ``pipe``'s model (takes of another model are pending again)."""
+def cluster_todo(
+    project: Project, pipe, numbers: list[int] | None = None, policy: TakePolicy = ONE_TAKE
+) -> list[Segment]:
+    """The segments a render on Ray with ``pipe`` does: the pending ones (or ``numbers`` among them; with re-takes
+    the flagged ones too), once the project names ``pipe``'s model (takes of another model are pending again)."""
     adopt_model(project, pipe)
-    return [s for s in project.pending() if numbers is None or project.number(s) in numbers]
+    return render_todo(project, numbers, policy)
 
 
 @dataclass
@@ -142,15 +149,20 @@ class _Unit:
 
 
 class _ClusterRender:
-    def __init__(self, project, pipe, todo, progress, cancelled, stats: ClusterStats, summary: RenderSummary):
+    def __init__(
+        self, project, pipe, todo, progress, cancelled, stats: ClusterStats, summary: RenderSummary, policy: TakePolicy
+    ):
         self.project, self.pipe, self.todo = project, pipe, todo
+        self.policy = policy
+        self.screener = Screener(project)  # the actors measure their takes; judged here against the whole book
         self.progress, self.cancelled, self.stats, self.summary = progress, cancelled, stats, summary
         self.started = time.perf_counter()
         self.remaining = sum(len(s.text) for s in todo)
         self.chars_done = 0
         self.stored: set[int] = set()
         self.by_id = {s.id: s for s in todo}
-        seeds = fixed_seeds(project, todo, {})
+        again = {s.id: None for s in todo if project.status(s) == "rendered"}  # flagged takes: a new seed each
+        seeds = fixed_seeds(project, todo, again)
         self.units = [
             _Unit(i, todo[start:end], [self._work(s, seeds[s.id]) for s in todo[start:end]])
             for i, (start, end) in enumerate(render_units(project, todo))
@@ -163,7 +175,15 @@ class _ClusterRender:
         project = self.project
         options = project.synthesis_options(segment, seed)
         text, voice = project.spoken_text(segment), project.voice_of(segment)
-        return SegmentWork(segment.id, project.number(segment), text, options, voice)
+        screener, thresholds = self.screener, self.screener.thresholds
+        rule = TakeRule(
+            dict(project.screening),
+            screener.context.rate(voice, thresholds),
+            screener.context.book_loudness(thresholds),
+            self.policy.retakes,
+            self.policy.candidates,
+        )
+        return SegmentWork(segment.id, project.number(segment), text, options, voice, rule)
 
     def _voices(self) -> Voices:
         """Each voice of the render loaded once, and its conditioning computed once, here."""
@@ -188,6 +208,10 @@ class _ClusterRender:
                 pool.stop()
         except _gone_errors(ray) as exc:  # Ray's connection lost: no Ray call of this render can succeed
             raise self._gone(reason_of(exc)) from None
+        settled = self.screener.settle()  # takes judged before the book's voices and loudness were known
+        if settled:
+            self.project.save(settled)
+        self.summary.flagged = sum(1 for s in self.todo if not s.error and is_flagged(self.project.chosen_take(s)))
         self.summary.elapsed_s = time.perf_counter() - self.started
         if self.lost and not self.summary.cancelled:
             raise ClusterError("cluster.lost", segments=self.lost, reason=self.lost_reason)
@@ -275,7 +299,7 @@ class _ClusterRender:
                 segment.error, segment.error_code, segment.error_data = before
 
         else:
-            _take, undo = add_take(self.project, segment, result.audio, result.seed, result.tokens, result.timings)
+            undo = self._add_takes(segment, result)
         try:
             self.project.save([segment])
         except ProjectError:
@@ -283,6 +307,26 @@ class _ClusterRender:
             raise
         self.stored.add(result.id)
         self._count(actor, result, segment)
+
+    def _add_takes(self, segment: Segment, result: SegmentResult) -> Callable[[], None]:
+        """The segment's takes from one result (re-takes and candidates too), judged here, the best chosen; a
+        function that takes them all back."""
+        undos = []
+        for made in (result, *result.more):
+            measures = TakeMeasures.from_dict(made.measures) if made.measures else None
+            screen = self.screener.judge_new(segment, measures) if measures is not None else None
+            _take, undo = add_take(self.project, segment, made.audio, made.seed, made.tokens, made.timings, screen)
+            undos.append(undo)
+        best = best_take(self.project, segment)
+        if best is not None:
+            segment.chosen = best
+        self.summary.extra_takes += len(result.more)
+
+        def undo_all() -> None:
+            for undo in reversed(undos):
+                undo()
+
+        return undo_all
 
     def _count(self, actor: str, result: SegmentResult, segment: Segment) -> None:
         summary = self.summary
@@ -321,6 +365,7 @@ class _ClusterRender:
                 segment.error if failed else None,
                 segment.error_code if failed else None,
                 dict(segment.error_data) if failed else {},
+                not failed and is_flagged(self.project.chosen_take(segment)),
             )
         )
 

@@ -50,6 +50,7 @@ from core.narration.exporting.stream import (
 )
 from core.narration.exporting.subtitles import Cue, write_subtitles
 from core.narration.projects.project import STALE_PARTIAL_S, Project, ProjectError, Segment, pause_seconds
+from core.narration.screening import segment_flagged
 
 __all__ = [
     "ExportCancelled",
@@ -83,6 +84,8 @@ class ExportResult:
     seconds: float = 0.0
     checks: list[dict] = field(default_factory=list)
     """One store check per audio file written (``FileCheck.to_dict()``), when the request asks for one."""
+    flagged: list[int] = field(default_factory=list)
+    """The exported segments whose chosen take the take screen flagged and nobody accepted (numbers)."""
 
 
 def export_project(
@@ -93,8 +96,11 @@ def export_project(
 ) -> ExportResult:
     """Write the files ``request`` names; ``progress`` hears how far it is, ``cancelled()`` returning true stops it
     (:class:`ExportCancelled`; nothing is left under the name of the file being written)."""
+    flagged = _check_flagged(project, request)
     if is_readalong(request.out):  # a read-along EPUB: its chapter files come back through here
-        return _export_readalong(project, request, progress, cancelled)
+        result = _export_readalong(project, request, progress, cancelled)
+        result.flagged = flagged
+        return result
     check_request(request)
     segments = chosen_segments(project, request)
     _check_rendered(project, segments)
@@ -104,7 +110,7 @@ def export_project(
         _make_folder(folder)
         remove_partial_files(folder, older_than_s=STALE_PARTIAL_S)  # spools and files of a killed export
     job = _Job(project, request, progress, cancelled, files)
-    result = ExportResult()
+    result = ExportResult(flagged=flagged)
     lengths: dict[int, int] = {}
     try:
         for file in files:
@@ -321,6 +327,14 @@ def _export_readalong(project: Project, request: ExportRequest, progress, cancel
         }
     )
     return result
+
+
+def _check_flagged(project: Project, request: ExportRequest) -> list[int]:
+    """The segments to export whose takes are flagged; with ``strict``, ``export.flagged`` when there are any."""
+    flagged = [project.number(s) for s in chosen_segments(project, request) if segment_flagged(project, s)]
+    if flagged and request.strict:
+        raise ProjectError("export.flagged", flagged=flagged[:20], count=len(flagged))
+    return flagged
 
 
 def _check_rendered(project: Project, segments: list[Segment]) -> None:

@@ -58,6 +58,8 @@ class ExportRequest:
     """``"acx"``: check every written audio file against the store's rules (:attr:`ExportResult.checks`)."""
     master: str | None = None
     """``"acx"``: master for the store (its level, peak ceiling, room tone, sample rate and bitrate)."""
+    strict: bool = False
+    """Refuse (``export.flagged``) while a segment to export has a flagged take (:mod:`core.narration.screening`)."""
 
 
 @dataclass(frozen=True)

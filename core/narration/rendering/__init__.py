@@ -4,18 +4,25 @@ inference worker (``job.py``)."""
 
 from core.narration.rendering.job import RenderDone, RenderJob, RenderStep
 from core.narration.rendering.render import (
+    MAX_EXTRA_TAKES,
+    ONE_TAKE,
     RenderProgress,
     RenderSummary,
+    TakePolicy,
     clock,
     pending_steps,
     regenerate,
     regenerate_steps,
     render_pending,
+    render_todo,
     run_steps,
     store_take,
 )
 
 __all__ = [
+    "MAX_EXTRA_TAKES",
+    "ONE_TAKE",
+    "TakePolicy",
     "RenderDone",
     "RenderJob",
     "RenderProgress",
@@ -26,6 +33,7 @@ __all__ = [
     "regenerate",
     "regenerate_steps",
     "render_pending",
+    "render_todo",
     "run_steps",
     "store_take",
 ]

@@ -14,7 +14,14 @@ from dataclasses import dataclass
 
 from core.engine import Cancelled, EventSink, JobContext, Pipeline, Priority, RuntimeOptions
 from core.narration.projects.project import Project
-from core.narration.rendering.render import RenderProgress, RenderSummary, pending_steps, regenerate_steps
+from core.narration.rendering.render import (
+    ONE_TAKE,
+    RenderProgress,
+    RenderSummary,
+    TakePolicy,
+    pending_steps,
+    regenerate_steps,
+)
 
 
 @dataclass(frozen=True)
@@ -47,6 +54,8 @@ class RenderJob:
     """Where the job's events go (``None``: the worker's own queue)."""
     priority: Priority = Priority.BACKGROUND
     kind: str = "render"
+    policy: TakePolicy = ONE_TAKE
+    """Re-takes of flagged takes, candidates, speech recognition (:class:`TakePolicy`)."""
 
     @property
     def label(self) -> str:
@@ -63,9 +72,11 @@ class RenderJob:
             return context.pipeline
 
         if self.regenerate is not None:
-            steps = regenerate_steps(self.project, pipeline, self.regenerate, self.seed, progress, context.cancelled)
+            steps = regenerate_steps(
+                self.project, pipeline, self.regenerate, self.seed, progress, context.cancelled, self.policy
+            )
         else:
             numbers = list(self.numbers) if self.numbers is not None else None
-            steps = pending_steps(self.project, pipeline, progress, context.cancelled, numbers)
+            steps = pending_steps(self.project, pipeline, progress, context.cancelled, numbers, self.policy)
         summary = yield from steps
         return Cancelled(rid) if summary.cancelled else RenderDone(rid, summary)

@@ -35,7 +35,7 @@ from core.engine import (
 from core.narration.projects.project import Project, ProjectError, Segment, Take
 from core.narration.projects.voices import voice_reference
 from core.narration.rendering.lookahead import TokenLookahead
-from core.narration.screening import Screener, best_take, is_flagged
+from core.narration.screening import Screener, best_take, is_flagged, segment_flagged
 
 log = logging.getLogger(__name__)
 
@@ -191,9 +191,10 @@ def regenerate(
     seed: int | None = None,
     progress: Progress | None = None,
     cancelled: Callable[[], bool] | None = None,
+    policy: TakePolicy = ONE_TAKE,
 ) -> RenderSummary:
     """A new take of one segment (a new seed unless one is given); it becomes the chosen take, older ones stay."""
-    return run_steps(regenerate_steps(project, lambda: pipeline, number, seed, progress, cancelled))
+    return run_steps(regenerate_steps(project, lambda: pipeline, number, seed, progress, cancelled, policy))
 
 
 def pending_steps(
@@ -206,8 +207,21 @@ def pending_steps(
 ) -> RenderSteps:
     """:func:`render_pending` as steps (``pipeline()`` is asked again for every step)."""
     adopt_model(project, pipeline())
-    todo = [s for s in project.pending() if numbers is None or project.number(s) in numbers]
-    return (yield from _render(project, pipeline, todo, {}, progress, cancelled, policy))
+    todo = render_todo(project, numbers, policy)
+    seeds: dict[int, int | None] = {s.id: None for s in todo if project.status(s) == "rendered"}  # a new seed each
+    return (yield from _render(project, pipeline, todo, seeds, progress, cancelled, policy))
+
+
+def render_todo(project: Project, numbers: list[int] | None, policy: TakePolicy = ONE_TAKE) -> list[Segment]:
+    """What a render does: the pending (and failed) segments, or those ``numbers`` among them; with re-takes also
+    the rendered segments whose chosen take is flagged (rendered again with a new seed)."""
+    wanted = set(numbers) if numbers is not None else None
+    return [
+        s
+        for n, s in enumerate(project.segments, 1)
+        if (wanted is None or n in wanted)
+        and (project.status(s) not in ("rendered", "skipped") or (policy.retakes > 0 and segment_flagged(project, s)))
+    ]
 
 
 def regenerate_steps(
@@ -255,6 +269,7 @@ def _render(
 ) -> RenderSteps:
     check_voices(project, pipeline(), todo)
     screener = Screener(project, policy.recogniser)
+    retaking = {s.id for s in todo if project.status(s) == "rendered"}  # flagged takes made again: one re-take used
     cancelled = cancelled or (lambda: False)
     summary = RenderSummary()
     started = time.perf_counter()
@@ -306,12 +321,15 @@ def _render(
                 tokens,
                 screener,
             )
-            if policy.candidates > 1 or (policy.retakes and is_flagged(take)):
+            retakes = policy.retakes - (1 if segment.id in retaking else 0)
+            if policy.candidates > 1 or (retakes > 0 and is_flagged(take)):
                 summary.audio_seconds += take.seconds
                 take = yield from _more_takes(
-                    project, pipeline, segment, policy, screener, voices, event, cancelled, summary
+                    project, pipeline, segment, policy, retakes, screener, voices, event, cancelled, summary
                 )
                 summary.audio_seconds -= take.seconds
+            elif segment.id in retaking:
+                take = _choose_best(project, segment)
         except SynthesisCancelled:
             summary.cancelled = True
             break
@@ -346,11 +364,12 @@ def _render(
     return summary
 
 
-def _more_takes(project, pipeline, segment, policy: TakePolicy, screener, voices, event, cancelled, summary):
+def _more_takes(
+    project, pipeline, segment, policy: TakePolicy, retakes: int, screener, voices, event, cancelled, summary
+):
     """Candidates beyond the first take, then re-takes while the best take is flagged (each with a new seed, one at
     a time, every take kept); the best-scoring take is chosen. Steps (a yield between takes); the chosen take."""
     extra = policy.candidates - 1
-    retakes = policy.retakes
     while extra > 0 or (retakes > 0 and is_flagged(project.chosen_take(segment))):
         if cancelled():
             raise SynthesisCancelled()
@@ -372,10 +391,16 @@ def _more_takes(project, pipeline, segment, policy: TakePolicy, screener, voices
         )
         summary.extra_takes += 1
         summary.audio_seconds += take.seconds
-        best = best_take(project, segment)
-        if best is not None and best != segment.chosen:
-            segment.chosen = best
-            project.save([segment])
+        _choose_best(project, segment)
+    return _choose_best(project, segment)
+
+
+def _choose_best(project: Project, segment: Segment) -> Take:
+    """The best-scoring current take of ``segment`` chosen (and stored, when that changes the choice)."""
+    best = best_take(project, segment)
+    if best is not None and best != segment.chosen:
+        segment.chosen = best
+        project.save([segment])
     chosen = project.chosen_take(segment)
     assert chosen is not None
     return chosen

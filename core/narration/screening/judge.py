@@ -44,6 +44,11 @@ class BookContext:
     loudness: list[float] = field(default_factory=list)
 
     def add(self, voice: str | None, measures: TakeMeasures) -> None:
+        """Count a take in (a take whose generation ran away or hit its cap says nothing of the voice's rate)."""
+        if measures.stop_reasons and any(r != "stop_token" for r in measures.stop_reasons):
+            return
+        if measures.loop_share >= Thresholds().loop_share:
+            return
         if measures.letters >= MIN_RATE_LETTERS and measures.speech_seconds > 0:
             self.rates.setdefault(voice or "", []).append(measures.speech_seconds / measures.letters)
         if measures.loudness_lufs is not None:
