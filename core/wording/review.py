@@ -48,6 +48,10 @@ def _after(r: Reason) -> str:
     return f"{what} after the last word ({r['seconds']:.1f} s)"
 
 
+def _cut(r: Reason) -> str:
+    return "Ends abruptly, mid-sound: the end may be cut off"
+
+
 def _clipping(r: Reason) -> str:
     return f"Clipped: {r['ms']:.0f} ms at full scale"
 
@@ -76,6 +80,7 @@ REASON_WORDS: dict[str, Callable[[Reason], str]] = {
     "token_cap": _cap,
     "too_long": _long,
     "too_short": _short,
+    "cut_off": _cut,
     "long_silence": _silence,
     "sound_after_end": _after,
     "clipping": _clipping,

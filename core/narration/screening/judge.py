@@ -25,6 +25,7 @@ PENALTY = {
     "token_cap": 45,
     "too_long": 40,
     "too_short": 40,
+    "cut_off": 40,
     "end_missing": 40,
     "words": 35,
     "long_silence": 30,
@@ -119,6 +120,8 @@ def judge(
     if tail >= thresholds.tail_s and measures.pause_s == 0:
         kind = "noise" if measures.noise_tail_s >= measures.after_pause_s else "after_pause"
         reasons.append({"code": "sound_after_end", "seconds": round(tail, 2), "kind": kind})
+    if measures.end_db > thresholds.end_db and measures.noise_tail_s < thresholds.tail_s:
+        reasons.append({"code": "cut_off", "db": round(measures.end_db, 1)})
     if measures.clipped_ms >= thresholds.clipped_ms:
         reasons.append({"code": "clipping", "ms": round(measures.clipped_ms, 1)})
     if book_loudness is not None and measures.loudness_lufs is not None:

@@ -64,6 +64,9 @@ class TakeMeasures:
     after_pause_s: float
     """Sound after a pause near the end (the last 30 %), 0 when none."""
     clipped_ms: float
+    end_db: float
+    """The level of the last millisecond against the speech's level: a take the pipeline finished fades out
+    (-20 dB and lower); one cut off ends mid-sound (near 0 dB)."""
     loudness_lufs: float | None
     tokens: int
     stop_reasons: list[str] = field(default_factory=list)
@@ -78,7 +81,7 @@ class TakeMeasures:
 
     @classmethod
     def from_dict(cls, data: dict) -> TakeMeasures:
-        known = {k: v for k, v in data.items() if k in cls.__dataclass_fields__}
+        known = {"end_db": -120.0, **{k: v for k, v in data.items() if k in cls.__dataclass_fields__}}
         return cls(**known)
 
 
@@ -102,6 +105,7 @@ def measure_take(audio: np.ndarray, text: str, tokens: list[int], stop_reasons: 
         noise_tail_s=noise_tail,
         after_pause_s=after_pause,
         clipped_ms=_clipped_ms(audio),
+        end_db=_end_db(audio),
         loudness_lufs=None if loudness is None or not np.isfinite(loudness) else float(loudness),
         tokens=len(tokens),
         stop_reasons=list(stop_reasons),
@@ -185,6 +189,19 @@ def _noise_tail(audio: np.ndarray, sound: np.ndarray, last: int) -> int:
             break
         index -= 1
     return count
+
+
+END_SAMPLES = SAMPLE_RATE // 1000
+"""The last millisecond."""
+
+
+def _end_db(audio: np.ndarray) -> float:
+    levels = frame_levels(audio)
+    if levels.size == 0 or audio.size < END_SAMPLES:
+        return -120.0
+    end = audio[-END_SAMPLES:].astype(np.float64)
+    end_level = 10 * np.log10(float(np.mean(end * end)) + 1e-12)
+    return float(max(-120.0, end_level - float(np.percentile(levels, 90))))
 
 
 def _clipped_ms(audio: np.ndarray) -> float:
