@@ -27,7 +27,7 @@ from core.engine.audio.finishing import (
     parse_loudness,
     stretch,
 )
-from core.engine.audio.speech_decoder import finish_sentence
+from core.engine.audio.speech_decoder import FADE_OUT, finish_sentence
 from core.engine.audio.voice_reference import VoiceReference, load_voice, voice_from_array
 from core.engine.caches.conditioning import Conditioning
 from core.engine.caches.conditioning_cache import ConditioningLookup
@@ -210,6 +210,7 @@ __all__ = [
     "locate_bundle",
     "find_pauses",
     "finish_sentence",
+    "FADE_OUT",
     "generate",
     "is_speakable",
     "language_label",

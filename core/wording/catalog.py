@@ -617,6 +617,39 @@ FRONTS = {
     "soak.warmup": Words("warmup must be at least 1 and below the number of requests ({requests}), not {warmup}"),
 }
 
+
+def _listed(value: Any) -> str:
+    return _join(value) if isinstance(value, (list, tuple)) else str(value)
+
+
+def _asr_language(d: Mapping[str, Any]) -> str:
+    return (
+        f"{d['recogniser']} recognises only {_listed(d['supported'])}, not {d['language']}. For other languages "
+        "install faster-whisper (pip install '.[asr]') and download its model."
+    )
+
+
+def _asr_model(d: Mapping[str, Any]) -> str:
+    reason = f" ({d['reason']})" if d.get("reason") else ""
+    return f"The speech-recognition model {d['model']} is not downloaded (looked in {d['folder']}){reason}."
+
+
+SCREENING = {
+    "asr.not_installed": Words(
+        "Speech recognition needs {package}: install it with {install}, or screen takes without it.",
+        cli="Speech recognition needs {package}: install it with {install}, or leave out --asr.",
+    ),
+    "asr.language": Words(_asr_language),
+    "asr.model_missing": Words(
+        lambda d: _asr_model(d) + " Download it once while online, or use pocketsphinx for English.",
+        cli=lambda d: (
+            _asr_model(d) + " Run once with --asr whisper while online to download it, or use --asr sphinx for English."
+        ),
+    ),
+    "asr.failed": Words("Speech recognition with {recogniser} failed: {reason}. The take was screened without it."),
+}
+
+
 CATALOG: dict[str, Words] = {
     **BUNDLE,
     **VOICE,
@@ -630,5 +663,6 @@ CATALOG: dict[str, Words] = {
     **READALONG,
     **STORE,
     **CLUSTER,
+    **SCREENING,
     **FRONTS,
 }

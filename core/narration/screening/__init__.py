@@ -3,6 +3,7 @@ hears), a verdict with reasons and a score, the flagged takes a narrator should 
 
 from core.narration.screening.judge import REASONS, BookContext, Verdict, judge
 from core.narration.screening.measures import TakeMeasures, measure_take
+from core.narration.screening.recognition_errors import RecognitionUnavailable
 from core.narration.screening.screen import (
     CheckedTake,
     CheckReport,
@@ -20,6 +21,7 @@ from core.narration.screening.thresholds import Thresholds, parse_setting
 
 __all__ = [
     "REASONS",
+    "RecognitionUnavailable",
     "BookContext",
     "CheckReport",
     "CheckedTake",

@@ -19,6 +19,7 @@ from dataclasses import asdict, dataclass, field
 import numpy as np
 
 from core.engine import (
+    FADE_OUT,
     SAMPLE_RATE,
     SENTENCE_GAP_S,
     SILENCE_TOKEN,
@@ -65,8 +66,8 @@ class TakeMeasures:
     """Sound after a pause near the end (the last 30 %), 0 when none."""
     clipped_ms: float
     end_db: float
-    """The level of the last millisecond against the speech's level: a take the pipeline finished fades out
-    (-20 dB and lower); one cut off ends mid-sound (near 0 dB)."""
+    """How far the take's last 8 ms stand above the fade-out every finished take ends with (dB; 0 or less: it fades
+    out; a take cut off ends mid-sound, 10-30 dB above it)."""
     loudness_lufs: float | None
     tokens: int
     stop_reasons: list[str] = field(default_factory=list)
@@ -191,17 +192,23 @@ def _noise_tail(audio: np.ndarray, sound: np.ndarray, last: int) -> int:
     return count
 
 
-END_SAMPLES = SAMPLE_RATE // 1000
-"""The last millisecond."""
+END_WINDOWS = (12, 24, 48, 96, 192)
+"""The last 0.5-8 ms, each judged against the share of the fade-out it lies in."""
 
 
 def _end_db(audio: np.ndarray) -> float:
-    levels = frame_levels(audio)
-    if levels.size == 0 or audio.size < END_SAMPLES:
+    """The pipeline ends every sentence with a linear fade-out of :data:`core.engine.FADE_OUT` samples, so the last
+    ``k`` samples stay under ``k / FADE_OUT`` of the level before it. The most any of the last windows exceeds that
+    bound, in dB, against the peak of the 20 ms before the fade."""
+    if audio.size < FADE_OUT + FRAME:
         return -120.0
-    end = audio[-END_SAMPLES:].astype(np.float64)
-    end_level = 10 * np.log10(float(np.mean(end * end)) + 1e-12)
-    return float(max(-120.0, end_level - float(np.percentile(levels, 90))))
+    before = float(np.max(np.abs(audio[-FADE_OUT - FRAME : -FADE_OUT])))
+    if before <= 1e-4:
+        return -120.0  # the take ends in silence: nothing to cut
+    worst = 0.0
+    for k in END_WINDOWS:
+        worst = max(worst, float(np.max(np.abs(audio[-k:]))) / (before * k / FADE_OUT))
+    return float(20 * np.log10(max(worst, 1e-6)))
 
 
 def _clipped_ms(audio: np.ndarray) -> float:

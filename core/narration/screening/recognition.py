@@ -19,7 +19,8 @@ from typing import Protocol
 
 import numpy as np
 
-from core.narration.screening import sphinx_recogniser, whisper_recogniser
+import core.narration.screening.sphinx_recogniser as sphinx_recogniser
+import core.narration.screening.whisper_recogniser as whisper_recogniser
 from core.narration.screening.recognition_errors import INSTALL_WHISPER, RecognitionUnavailable
 from core.narration.screening.whisper_recogniser import WHISPER_MODEL, Progress
 from core.narration.text.sentences import base_language

@@ -101,8 +101,8 @@ class Screener:
     recogniser: Recogniser | None = None
     thresholds: Thresholds = field(init=False)
     context: BookContext = field(init=False)
-    unsettled: dict[int, Segment] = field(default_factory=dict, init=False)
-    """Segments judged before their voice's rate or the book's loudness was known: judged again by :meth:`settle`."""
+    screened: dict[int, Segment] = field(default_factory=dict, init=False)
+    """Segments screened by this screener (their voice's rate and the loudness grew meanwhile): :meth:`settle`."""
 
     def __post_init__(self) -> None:
         self.thresholds = Thresholds.of(self.project.screening)
@@ -117,8 +117,7 @@ class Screener:
         """The screen of a new take measured elsewhere (a cluster actor measures its own takes)."""
         voice = self.project.voice_of(segment)
         verdict = self._judge(voice, measures, asr)
-        if self.context.rate(voice, self.thresholds) is None or self.context.book_loudness(self.thresholds) is None:
-            self.unsettled[segment.id] = segment
+        self.screened[segment.id] = segment
         self.context.add(voice, measures)
         return record(verdict, measures, asr)
 
@@ -142,16 +141,19 @@ class Screener:
                 if measures is None or take.screen is None:
                     continue
                 verdict = self._judge(voice, measures, take.screen.get("asr"))
-                fresh = record(verdict, measures, take.screen.get("asr"), bool(take.screen.get("accepted")))
-                if fresh != take.screen:
-                    take.screen, touched = fresh, True
+                if verdict.reasons == take.screen.get("reasons") and abs(verdict.score - take.screen["score"]) < 1:
+                    continue  # the same verdict: the store is not rewritten for a score's decimals
+                take.screen = record(verdict, measures, take.screen.get("asr"), bool(take.screen.get("accepted")))
+                touched = True
             if touched:
                 changed.append(segment)
         return changed
 
     def settle(self) -> list[Segment]:
-        """Judge again the takes judged before the book's context was known (after a render's first takes)."""
-        waiting, self.unsettled = list(self.unsettled.values()), {}
+        """At the end of a render: judge its takes again against the book as it is now (the first takes were judged
+        before their voice's rate or the book's loudness was known, later ones on fewer takes); the segments whose
+        verdict changed."""
+        waiting, self.screened = list(self.screened.values()), {}
         return self.rejudge(waiting)
 
     def _judge(self, voice: str | None, measures: TakeMeasures, asr: dict | None) -> Verdict:

@@ -22,8 +22,8 @@ class Thresholds:
     """Short texts vary most: a duration is judged only when it also differs from the expected one by this much."""
     rate_takes: float = 8
     """Takes of a voice needed before its own rate is known (until then durations are not judged)."""
-    end_db: float = -12.0
-    """Cut off: the last millisecond is louder than this against the speech's level (a finished take fades out)."""
+    end_db: float = 6.0
+    """Cut off: the take's end stands this many dB above the fade-out every finished take ends with."""
     silence_s: float = 1.5
     """The longest silence allowed inside the speech, beyond the pauses the text itself asks for."""
     tail_s: float = 0.4
