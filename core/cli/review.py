@@ -62,8 +62,10 @@ def take_policy(args, project):
     """The render's :class:`core.narration.TakePolicy` from the arguments."""
     from core.narration import MAX_EXTRA_TAKES, TakePolicy
 
-    retakes = getattr(args, "retakes", None) or 0
-    candidates = getattr(args, "candidates", None) or 1
+    retakes = getattr(args, "retakes", None)
+    candidates = getattr(args, "candidates", None)
+    retakes = 0 if retakes is None else retakes
+    candidates = 1 if candidates is None else candidates
     if not 0 <= retakes <= MAX_EXTRA_TAKES:
         raise CliError(f"--retakes must be between 0 and {MAX_EXTRA_TAKES}, not {retakes}.")
     if not 1 <= candidates <= MAX_EXTRA_TAKES:

@@ -321,3 +321,30 @@ def test_the_screener_settles_early_takes_once_the_rate_is_known(book):
     before = flagged_numbers(project)
     screener.rejudge(project.segments)  # the whole book's rate: what the render settled on stands
     assert flagged_numbers(project) == before
+
+
+@pytest.mark.skipif(shutil.which("espeak-ng") is None, reason="needs espeak-ng (apt-get install espeak-ng) to speak")
+def test_speech_recognition_flags_a_take_that_says_another_sentence(tmp_path, bundles):
+    pytest.importorskip("pocketsphinx")
+    from core.narration.screening.sphinx_recogniser import SphinxRecogniser
+    from tests.narration.test_recognition import spoken
+
+    own = "I would like a cup of tea with milk please."
+    other = "She opened the window because the room was hot."
+    folder = tmp_path / "Heard.cbproj"
+    project = create_project(folder, "Heard")
+    text = f"{own} My brother bought a new red car last week."
+    import_document(project, parse_text(text, "Heard"), None, None, tmp_path, source_identity("b", text, None))
+    project.save()
+    render_pending(project, Pipeline.from_bundle(bundles["original"]))
+    first, second = project.segments
+    sf.write(project.path(project.chosen_take(first).file), spoken(own, tmp_path), SAMPLE_RATE)
+    sf.write(project.path(project.chosen_take(second).file), spoken(other, tmp_path), SAMPLE_RATE)
+    report = check_takes(project, recogniser=SphinxRecogniser())
+    assert [t.number for t in report.flagged] == [2]
+    words = next(r for r in report.flagged[0].reasons if r["code"] == "words")
+    assert words["wer"] > 0.6 and "brother" in words["missing"] and "window" in words["extra"]
+    mine, theirs = (project.chosen_take(s).screen for s in (first, second))
+    assert mine["asr"]["wer"] <= 0.3 and mine["score"] > theirs["score"]
+    assert mine["asr"]["recogniser"] == "pocketsphinx" and "tea" in mine["asr"]["heard"]
+    project.close()
