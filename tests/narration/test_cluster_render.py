@@ -21,6 +21,8 @@ from core.narration import (
     ClusterStats,
     RenderDone,
     RenderStep,
+    TakePolicy,
+    best_take,
     cluster_steps,
     connect,
     create_project,
@@ -32,6 +34,7 @@ from core.narration import (
     run_steps,
     source_identity,
 )
+from core.narration.screening import measure_take
 
 ray = pytest.importorskip("ray")
 
@@ -331,3 +334,21 @@ def test_a_disk_that_fills_up_stops_the_render_with_the_project_consistent(local
     named = {s.takes[s.chosen].file for s in again.segments if s.chosen is not None}
     assert len(named) == 2
     assert {f"takes/{p.name}" for p in (project.folder / "takes").iterdir()} == named
+
+
+def test_the_actors_screen_their_own_takes_and_make_candidates(local_ray, pipes, local_takes, tmp_path, voice_wav):
+    project = new_project(tmp_path / "Screened", voice_wav)
+    steps = cluster_steps(project, lambda: pipes["turbo"], None, None, None, None, 2, policy=TakePolicy(candidates=2))
+    summary = run_steps(steps)
+    assert summary.rendered == 22 and summary.extra_takes == 22
+    stored = open_project(project.folder)
+    for segment, (tokens, audio) in zip(stored.segments, local_takes["turbo"]):
+        first, second = segment.takes
+        assert first.tokens == tokens and second.seed != first.seed
+        assert segment.chosen == best_take(stored, segment)
+        # the actor measured the take it made; here the same measures come from the local render's samples
+        local = measure_take(audio, stored.spoken_text(segment), tokens, first.screen["measures"]["stop_reasons"])
+        measured, here = dict(first.screen["measures"]), local.to_dict()
+        assert measured.pop("stop_reasons") == here.pop("stop_reasons")
+        assert measured == pytest.approx(here, abs=0.02)  # the actor measured floats; the take is kept as 16-bit FLAC
+        assert second.screen is not None and "score" in second.screen

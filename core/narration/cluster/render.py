@@ -52,6 +52,7 @@ from core.narration.rendering.render import (
     fixed_seeds,
     render_todo,
     render_units,
+    settle_screens,
 )
 from core.narration.screening import Screener, TakeMeasures, best_take, is_flagged
 
@@ -208,10 +209,7 @@ class _ClusterRender:
                 pool.stop()
         except _gone_errors(ray) as exc:  # Ray's connection lost: no Ray call of this render can succeed
             raise self._gone(reason_of(exc)) from None
-        settled = self.screener.settle()  # takes judged before the book's voices and loudness were known
-        if settled:
-            self.project.save(settled)
-        self.summary.flagged = sum(1 for s in self.todo if not s.error and is_flagged(self.project.chosen_take(s)))
+        settle_screens(self.project, self.screener, self.todo, self.policy, self.summary)
         self.summary.elapsed_s = time.perf_counter() - self.started
         if self.lost and not self.summary.cancelled:
             raise ClusterError("cluster.lost", segments=self.lost, reason=self.lost_reason)

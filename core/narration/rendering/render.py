@@ -356,12 +356,25 @@ def _render(
         event("failed" if segment.error else "segment", segment)
         if index + 1 < len(todo):
             yield  # between two segments: the worker may run interactive requests here
-    settled = screener.settle()  # takes judged before the book's voices and loudness were known
-    if settled:
-        project.save(settled)
-    summary.flagged = sum(1 for s in todo if not s.error and is_flagged(project.chosen_take(s)))
+    settle_screens(project, screener, todo, policy, summary)
     summary.elapsed_s = time.perf_counter() - started
     return summary
+
+
+def settle_screens(project: Project, screener, todo: list[Segment], policy: TakePolicy, summary: RenderSummary) -> None:
+    """The end of a render: its takes judged again against the whole book (the first ones were judged before their
+    voice's rate or the book's loudness was known), the best take chosen again where there was a choice, stored in
+    one transaction; the summary counts the flagged segments."""
+    changed = {s.id: s for s in screener.settle()}
+    if policy.candidates > 1 or policy.retakes:
+        for segment in todo:
+            best = best_take(project, segment) if len(segment.takes) > 1 and not segment.error else None
+            if best is not None and best != segment.chosen:
+                segment.chosen = best
+                changed[segment.id] = segment
+    if changed:
+        project.save(list(changed.values()))
+    summary.flagged = sum(1 for s in todo if not s.error and is_flagged(project.chosen_take(s)))
 
 
 def _more_takes(
