@@ -74,6 +74,7 @@ def build_parser() -> argparse.ArgumentParser:
         _add_bench,
         _add_bench_export,
         _add_bench_project,
+        _add_bench_screen,
         _add_bench_api,
         _add_bench_cluster,
         _add_soak,
@@ -203,6 +204,35 @@ def _bench_project(args) -> int:
 
     sizes = tuple(int(n) for n in args.sizes.split(","))
     report = bench_project(sizes, args.render_segments, args.bundle, args.folder)
+    if args.json:
+        args.json.write_text(json.dumps(report, indent=2), encoding="utf-8")
+    return 0
+
+
+def _add_bench_screen(sub: Subparsers, defaults: RuntimeOptions) -> None:
+    """``bench-screen``: the take screen's cost per take against the render's, in one run."""
+    p = sub.add_parser(
+        "bench-screen",
+        help="what screening a take costs (with and without speech recognition) as a share of rendering it",
+        description="Renders a few sentences with BUNDLE, then times the take screen (and speech recognition) on "
+        "each take the render made; reports both per take and as a share of the take's render time.",
+    )
+    p.add_argument("--bundle", type=Path, required=True, help="the model (the faithful Turbo bundle: see PERFORMANCE)")
+    p.add_argument("--voice", type=Path, help="a reference recording (Turbo has no voice of its own)")
+    p.add_argument("--sentences", type=int, default=12)
+    p.add_argument("--asr", choices=("auto", "whisper", "sphinx", "none"), default="auto")
+    p.add_argument("--folder", type=Path, help="where the project goes (default: the temp folder)")
+    p.add_argument("--json", type=Path, help="also write the report as JSON")
+    runtime_arguments(p, cache_dir=False)
+
+
+def _bench_screen(args) -> int:
+    import json
+
+    from core.bench.screen_bench import bench_screen
+
+    asr = None if args.asr == "none" else args.asr
+    report = bench_screen(args.bundle, args.voice, args.sentences, asr, _runtime(args), args.folder)
     if args.json:
         args.json.write_text(json.dumps(report, indent=2), encoding="utf-8")
     return 0
@@ -410,6 +440,7 @@ def _main(argv: list[str] | None) -> int:
             "bench": _bench,
             "bench-export": _bench_export,
             "bench-project": _bench_project,
+            "bench-screen": _bench_screen,
             "bench-api": _bench_api,
             "bench-cluster": _bench_cluster,
             "soak": _soak,

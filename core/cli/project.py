@@ -258,8 +258,7 @@ def _apply_finishing(project, args) -> None:
 def _render(project, args, runtime, bar, numbers, seed=None, regenerate=False):
     from core.engine import Pipeline
     from core.narration import regenerate as regenerate_one
-    from core.narration import render_pending
-    from core.narration.rendering import render_todo
+    from core.narration import render_pending, render_todo
 
     if not regenerate:
         numbers = _chosen_numbers(project, args)

@@ -79,6 +79,7 @@ from core.narration.rendering import (
     regenerate,
     regenerate_steps,
     render_pending,
+    render_todo,
     run_steps,
 )
 from core.narration.screening import (
@@ -98,6 +99,7 @@ __all__ = [
     "MAX_EXTRA_TAKES",
     "ONE_TAKE",
     "TakePolicy",
+    "render_todo",
     "CheckReport",
     "Thresholds",
     "accept",

@@ -18,7 +18,8 @@ from core.engine import Cancelled, EventSink, JobContext, Pipeline, Priority, Ru
 from core.narration.cluster.render import ClusterStats, cluster_steps
 from core.narration.projects.project import Project
 from core.narration.rendering.job import RenderDone, RenderStep
-from core.narration.rendering.render import ONE_TAKE, RenderProgress, TakePolicy
+from core.narration.rendering.render import RenderProgress
+from core.narration.rendering.take_choice import ONE_TAKE, TakePolicy
 
 
 @dataclass(frozen=True)

@@ -39,21 +39,18 @@ from core.narration.cluster.model import fingerprint
 from core.narration.projects.project import Project, ProjectError, Segment
 from core.narration.projects.voices import voice_reference
 from core.narration.rendering.render import (
-    ONE_TAKE,
     PipelineSource,
     Progress,
     RenderProgress,
     RenderSteps,
     RenderSummary,
-    TakePolicy,
     add_take,
     adopt_model,
     check_voices,
     fixed_seeds,
-    render_todo,
     render_units,
-    settle_screens,
 )
+from core.narration.rendering.take_choice import ONE_TAKE, TakePolicy, render_todo, settle_screens
 from core.narration.screening import Screener, TakeMeasures, best_take, is_flagged
 
 log = logging.getLogger(__name__)
@@ -209,7 +206,7 @@ class _ClusterRender:
                 pool.stop()
         except _gone_errors(ray) as exc:  # Ray's connection lost: no Ray call of this render can succeed
             raise self._gone(reason_of(exc)) from None
-        settle_screens(self.project, self.screener, self.todo, self.policy, self.summary)
+        self.summary.flagged = settle_screens(self.project, self.screener, self.todo, self.policy)
         self.summary.elapsed_s = time.perf_counter() - self.started
         if self.lost and not self.summary.cancelled:
             raise ClusterError("cluster.lost", segments=self.lost, reason=self.lost_reason)

@@ -1,23 +1,20 @@
 """Rendering a project on this computer: pending segments through the pipeline into takes, as steps
 (``render.py``), the next segments' tokens batched ahead (``lookahead.py``), and the render as a job of the
-inference worker (``job.py``)."""
+inference worker (``job.py``); re-takes, candidates and the best take (``take_choice.py``)."""
 
 from core.narration.rendering.job import RenderDone, RenderJob, RenderStep
 from core.narration.rendering.render import (
-    MAX_EXTRA_TAKES,
-    ONE_TAKE,
     RenderProgress,
     RenderSummary,
-    TakePolicy,
     clock,
     pending_steps,
     regenerate,
     regenerate_steps,
     render_pending,
-    render_todo,
     run_steps,
     store_take,
 )
+from core.narration.rendering.take_choice import MAX_EXTRA_TAKES, ONE_TAKE, TakePolicy, render_todo
 
 __all__ = [
     "MAX_EXTRA_TAKES",

@@ -14,14 +14,8 @@ from dataclasses import dataclass
 
 from core.engine import Cancelled, EventSink, JobContext, Pipeline, Priority, RuntimeOptions
 from core.narration.projects.project import Project
-from core.narration.rendering.render import (
-    ONE_TAKE,
-    RenderProgress,
-    RenderSummary,
-    TakePolicy,
-    pending_steps,
-    regenerate_steps,
-)
+from core.narration.rendering.render import RenderProgress, RenderSummary, pending_steps, regenerate_steps
+from core.narration.rendering.take_choice import ONE_TAKE, TakePolicy
 
 
 @dataclass(frozen=True)

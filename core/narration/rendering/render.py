@@ -4,8 +4,9 @@ When nobody listens (``stream`` off), the render works a few segments ahead
 (:mod:`core.narration.rendering.lookahead`): their sentences are generated together where the model can batch them, and
 neighbours are decoded in one decoder call.
 
-After each segment the take is written (atomically) and ``project.json`` saved, so a crash loses at most the segment
-in flight and rendering again continues with what is pending. Cancelling keeps everything finished. A segment that
+After each segment the take is written (atomically), screened (:mod:`core.narration.screening`; re-takes and
+candidates: :mod:`core.narration.rendering.take_choice`) and stored, so a crash loses at most the segment in flight
+and rendering again continues with what is pending. Cancelling keeps everything finished. A segment that
 cannot be spoken is marked failed with its message and the render goes on; a disk that fills up stops it with the
 project consistent (the half-written take is removed, the last saved ``project.json`` still describes every file).
 """
@@ -17,7 +18,7 @@ import time
 from collections.abc import Callable, Generator, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
-from typing import Any, TypeVar
+from typing import TypeVar
 
 import numpy as np
 
@@ -35,7 +36,14 @@ from core.engine import (
 from core.narration.projects.project import Project, ProjectError, Segment, Take
 from core.narration.projects.voices import voice_reference
 from core.narration.rendering.lookahead import TokenLookahead
-from core.narration.screening import Screener, best_take, is_flagged, segment_flagged
+from core.narration.rendering.take_choice import (
+    ONE_TAKE,
+    TakePolicy,
+    choose_best,
+    render_todo,
+    settle_screens,
+)
+from core.narration.screening import Screener, is_flagged
 
 log = logging.getLogger(__name__)
 
@@ -100,28 +108,6 @@ class RenderSummary:
 
 
 Progress = Callable[[RenderProgress], None]
-
-
-@dataclass(frozen=True)
-class TakePolicy:
-    """How many takes a render makes of each segment, and how they are screened."""
-
-    retakes: int = 0
-    """A take the screen flags is rendered again with a new seed, up to this many more times; the best-scoring
-    take is chosen and every take is kept."""
-    candidates: int = 1
-    """Takes of every segment (each with its own seed); the best-scoring one is chosen."""
-    recogniser: Any = None
-    """Speech recognition for every take (:class:`core.narration.screening.recognition.Recogniser`; ``None``: the
-    screen listens without it)."""
-
-    def __post_init__(self) -> None:
-        if not 0 <= self.retakes <= MAX_EXTRA_TAKES or not 1 <= self.candidates <= MAX_EXTRA_TAKES:
-            raise ValueError(f"re-takes 0-{MAX_EXTRA_TAKES}, candidates 1-{MAX_EXTRA_TAKES}")
-
-
-MAX_EXTRA_TAKES = 10
-ONE_TAKE = TakePolicy()
 
 
 def clock(seconds: float | None) -> str:
@@ -210,18 +196,6 @@ def pending_steps(
     todo = render_todo(project, numbers, policy)
     seeds: dict[int, int | None] = {s.id: None for s in todo if project.status(s) == "rendered"}  # a new seed each
     return (yield from _render(project, pipeline, todo, seeds, progress, cancelled, policy))
-
-
-def render_todo(project: Project, numbers: list[int] | None, policy: TakePolicy = ONE_TAKE) -> list[Segment]:
-    """What a render does: the pending (and failed) segments, or those ``numbers`` among them; with re-takes also
-    the rendered segments whose chosen take is flagged (rendered again with a new seed)."""
-    wanted = set(numbers) if numbers is not None else None
-    return [
-        s
-        for n, s in enumerate(project.segments, 1)
-        if (wanted is None or n in wanted)
-        and (project.status(s) not in ("rendered", "skipped") or (policy.retakes > 0 and segment_flagged(project, s)))
-    ]
 
 
 def regenerate_steps(
@@ -329,7 +303,7 @@ def _render(
                 )
                 summary.audio_seconds -= take.seconds
             elif segment.id in retaking:
-                take = _choose_best(project, segment)
+                take = choose_best(project, segment)
         except SynthesisCancelled:
             summary.cancelled = True
             break
@@ -356,25 +330,9 @@ def _render(
         event("failed" if segment.error else "segment", segment)
         if index + 1 < len(todo):
             yield  # between two segments: the worker may run interactive requests here
-    settle_screens(project, screener, todo, policy, summary)
+    summary.flagged = settle_screens(project, screener, todo, policy)
     summary.elapsed_s = time.perf_counter() - started
     return summary
-
-
-def settle_screens(project: Project, screener, todo: list[Segment], policy: TakePolicy, summary: RenderSummary) -> None:
-    """The end of a render: its takes judged again against the whole book (the first ones were judged before their
-    voice's rate or the book's loudness was known), the best take chosen again where there was a choice, stored in
-    one transaction; the summary counts the flagged segments."""
-    changed = {s.id: s for s in screener.settle()}
-    if policy.candidates > 1 or policy.retakes:
-        for segment in todo:
-            best = best_take(project, segment) if len(segment.takes) > 1 and not segment.error else None
-            if best is not None and best != segment.chosen:
-                segment.chosen = best
-                changed[segment.id] = segment
-    if changed:
-        project.save(list(changed.values()))
-    summary.flagged = sum(1 for s in todo if not s.error and is_flagged(project.chosen_take(s)))
 
 
 def _more_takes(
@@ -404,19 +362,8 @@ def _more_takes(
         )
         summary.extra_takes += 1
         summary.audio_seconds += take.seconds
-        _choose_best(project, segment)
-    return _choose_best(project, segment)
-
-
-def _choose_best(project: Project, segment: Segment) -> Take:
-    """The best-scoring current take of ``segment`` chosen (and stored, when that changes the choice)."""
-    best = best_take(project, segment)
-    if best is not None and best != segment.chosen:
-        segment.chosen = best
-        project.save([segment])
-    chosen = project.chosen_take(segment)
-    assert chosen is not None
-    return chosen
+        choose_best(project, segment)
+    return choose_best(project, segment)
 
 
 def check_voices(project: Project, pipeline: Pipeline, todo: list[Segment]) -> None:

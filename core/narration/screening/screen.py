@@ -23,6 +23,7 @@ from core.engine import SAMPLE_RATE
 from core.narration.projects.project import Project, Segment, Take
 from core.narration.screening.judge import BookContext, Verdict, judge
 from core.narration.screening.measures import TakeMeasures, measure_take
+from core.narration.screening.recognition_errors import RecognitionUnavailable
 from core.narration.screening.thresholds import Thresholds
 
 if TYPE_CHECKING:
@@ -108,10 +109,25 @@ class Screener:
         self.thresholds = Thresholds.of(self.project.screening)
         self.context = book_context(self.project)
 
-    def screen(self, segment: Segment, audio: np.ndarray, tokens: list[int], stop_reasons: list[str]) -> dict:
-        """The screen of a new take of ``segment`` (not attached: the caller stores it with the take)."""
-        text = self.project.spoken_text(segment)
-        return self.judge_new(segment, measure_take(audio, text, tokens, stop_reasons), self.recognise(audio, text))
+    def screen(self, segment: Segment, audio: np.ndarray, tokens: list[int], stop_reasons: list[str]) -> dict | None:
+        """The screen of a new take of ``segment`` (not attached: the caller stores it with the take). A screen that
+        fails leaves the take unscreened (``None``; ``--check-takes`` screens it later): it never costs the take."""
+        try:
+            text = self.project.spoken_text(segment)
+            measures = measure_take(audio, text, tokens, stop_reasons)
+            return self.judge_new(segment, measures, self._recognise_quietly(audio, text))
+        except Exception:
+            log.exception("screening a take of segment %s failed", segment.id)
+            return None
+
+    def _recognise_quietly(self, audio: np.ndarray, text: str) -> dict | None:
+        """Speech recognition during a render: a recogniser that fails on a take leaves the take screened without
+        it (said once in the log)."""
+        try:
+            return self.recognise(audio, text)
+        except RecognitionUnavailable as exc:
+            log.warning("speech recognition failed on a take, screened without it: %s", exc)
+            return None
 
     def judge_new(self, segment: Segment, measures: TakeMeasures, asr: dict | None = None) -> dict:
         """The screen of a new take measured elsewhere (a cluster actor measures its own takes)."""
@@ -173,7 +189,7 @@ def record(verdict: Verdict, measures: TakeMeasures, asr: dict | None, accepted:
         "score": verdict.score,
         "reasons": verdict.reasons,
         "measures": measures.to_dict(),
-        "accepted": accepted and verdict.flagged,
+        "accepted": accepted,
     }
     if asr is not None:
         screen["asr"] = asr
