@@ -15,9 +15,11 @@ from PySide6.QtCore import Qt
 from PySide6.QtTest import QTest
 
 from app.settings import Key
+from app.studio.export_choices import ExportChoices
+from app.studio.export_dialog import ExportDialog
 from app.studio.segment_model import STATUS, TEXT
 from app.studio.take_settings import TakeSettings
-from core.narration import ONE_TAKE, RenderJob, TakePolicy, flagged_numbers, open_project
+from core.narration import ONE_TAKE, ExportRequest, RenderJob, TakePolicy, flagged_numbers, open_project
 from core.narration.projects.project import Take
 from core.narration.screening.judge import Verdict
 from tests.app.studio.support import cell, segment_rows
@@ -324,3 +326,50 @@ def test_a_cluster_render_gets_the_takes_policy_too(studio, monkeypatch):
     studio.bridge.render(studio.project, None, target=RenderTarget(True, "ray://gpu1:10001"), policy=policy)
     studio.bridge.rendering = None  # nothing was started
     assert jobs[0].policy == policy and jobs[0].address == "ray://gpu1:10001"
+
+
+# --- the export dialog -----------------------------------------------------------------------------------------------
+def test_the_export_dialog_lists_the_takes_that_need_review_and_refuses_when_asked(qtbot, studio, tmp_path):
+    dialog = ExportDialog(studio.project, tmp_path, ExportChoices(format=".wav"), (), studio)
+    qtbot.addWidget(dialog)
+    dialog.show()
+    assert dialog.flagged_note.text().startswith("3 takes among what will be exported need review")
+    items = [dialog.flagged.item(row).text() for row in range(dialog.flagged.count())]
+    assert items == [
+        f"2 · The train came in late. — {SILENCE_WORDS}",
+        f"5 · She walked into town. — {SILENCE_WORDS}; {LOOP_WORDS}",
+        f"9 · In the morning she left. — {SILENCE_WORDS}",
+    ]
+    assert dialog.flagged.isVisible() and dialog.sizeHint().height() <= 600
+    assert dialog.export_button.isEnabled() and not dialog.request().strict
+    dialog.strict.setChecked(True)
+    assert not dialog.export_button.isEnabled()
+    assert dialog.note.text().startswith("3 takes to export need review: accept or regenerate each")
+    dialog.scope.setCurrentIndex(dialog.scope.findData("chapters"))
+    dialog.first.setCurrentIndex(1)
+    dialog.last.setCurrentIndex(1)  # The Middle: segment 5 alone
+    assert dialog.flagged_note.text().startswith("1 take among what will be exported needs review")
+    studio.project.chosen_take(studio.project.segments[4]).screen["accepted"] = True
+    dialog.last.setCurrentIndex(2)
+    dialog.last.setCurrentIndex(1)
+    assert dialog.flagged_note.text() == "" and not dialog.flagged.isVisible()
+    assert dialog.export_button.isEnabled() and dialog.request().strict  # the checkbox reaches the request
+    assert ExportChoices.from_json(dialog.choices().to_json()).strict  # remembered with the other choices
+
+
+def test_the_list_shows_at_most_200_takes_and_says_how_many_more(qtbot, tmp_path):
+    project = book(tmp_path / "Moby.cbproj")
+    for segment in project.segments[4:3004:10]:  # 300 rendered segments flagged
+        project.chosen_take(segment).screen = screen()
+    dialog = ExportDialog(project, tmp_path, ExportChoices(format=".wav"))
+    qtbot.addWidget(dialog)
+    assert dialog.flagged_note.text().startswith("300 takes among what will be exported")
+    assert dialog.flagged.count() == 201 and dialog.flagged.item(200).text() == "… and 100 more"
+
+
+def test_a_strict_export_with_takes_that_need_review_says_why_and_writes_nothing(qtbot, studio, tmp_path):
+    out = tmp_path / "book.wav"
+    with qtbot.waitSignal(studio.export_ended, timeout=30000):
+        assert studio.export(ExportRequest(out=out, strict=True))
+    assert studio.status.text().startswith("Export stopped: 3 segment(s) to export have takes flagged for review")
+    assert "Needs review" in studio.status.text() and not out.exists()
