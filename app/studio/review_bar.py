@@ -27,7 +27,11 @@ KEYS = {
         ("R",),
         "Render a new take of this segment (one take, on this computer); the review stays on it",
     ),
-    "spoken": ("Spoken text…", ("E",), "Edit how this segment is said (the written text stays); it renders again"),
+    "spoken": (
+        "Spoken text…",
+        ("E",),
+        "Edit how this segment is said (the written text stays); then R or Render makes its take",
+    ),
 }
 """Per review action: its button's words, its keys (the first two named in its tooltip) and what it does. Previous
 and Next are arrows beside the header, the others a row under the reasons."""
@@ -37,7 +41,7 @@ HINT = "Keys: J / K next / previous · Space play · A other take · Y or Enter 
 """The keys in a line, as the Review button's tooltip and the bar's (each button's tooltip names its own)."""
 NOTHING_HINT = (
     "The take screen flags takes with a long silence, a repeat, a missing end, noise after the last word, clipping "
-    "or a loudness unlike the book's; Render with re-takes makes flagged takes again."
+    "or a loudness unlike the book's. With re-takes set under Takes ▾, Render takes a flagged take again."
 )
 REASON_STYLE = "color: #a65e00;"
 """The reasons: dark amber, the colour of the list's mark."""
