@@ -34,7 +34,7 @@ from core.engine import (
     SynthesisRequest,
     WorkerStatus,
 )
-from core.narration import ClusterRenderJob, ClusterStats, RenderDone, RenderJob, RenderStep
+from core.narration import ONE_TAKE, ClusterRenderJob, ClusterStats, RenderDone, RenderJob, RenderStep, TakePolicy
 from core.wording import describe_failure
 
 from .controllers.render_on import RenderTarget, where
@@ -114,10 +114,12 @@ class EngineBridge(QObject):
         seed: int | None = None,
         numbers: tuple[int, ...] | None = None,
         target: RenderTarget | None = None,
+        policy: TakePolicy = ONE_TAKE,
     ) -> int:
         """Render a project's pending segments (only ``numbers`` among them, e.g. a range of chapters; or a new take
         of segment ``regenerate``) on the inference thread, as a background job (a render already running is
-        cancelled first). ``target`` a Ray cluster: the pending segments render there (a new take stays here)."""
+        cancelled first). ``target`` a Ray cluster: the pending segments render there (a new take stays here).
+        ``policy``: re-takes of flagged takes and candidates."""
         self.cancel_render()
         rid = self.worker.new_request_id()
         self.rendering = rid
@@ -127,10 +129,10 @@ class EngineBridge(QObject):
             self.cluster_stats = ClusterStats()
             self._elsewhere = {rid: f"on {where(target.address)}"}
             job = ClusterRenderJob(
-                rid, project, target.address, numbers=numbers, runtime=runtime, stats=self.cluster_stats
+                rid, project, target.address, numbers=numbers, runtime=runtime, stats=self.cluster_stats, policy=policy
             )
         else:
-            job = RenderJob(rid, project, regenerate, seed, numbers=numbers, runtime=runtime)
+            job = RenderJob(rid, project, regenerate, seed, numbers=numbers, runtime=runtime, policy=policy)
         self.worker.submit(job)
         return rid
 

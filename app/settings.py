@@ -52,6 +52,8 @@ class Key(str, Enum):
     GEOMETRY = "window/geometry"
     EXPORT_FOLDER = "studio/export_folder"
     EXPORT_CHOICES = "studio/export_choices"  # the export dialog's last choices (JSON: app.studio.export_choices)
+    RETAKES = "studio/retakes"  # re-takes of flagged takes a studio render makes (0: none)
+    CANDIDATES = "studio/candidates"  # takes of every segment a studio render makes, the best kept (1: one)
     RECENT_PROJECTS = "studio/recent_projects"  # newest first, one folder per line
     PROJECT = "studio/project"  # the project open when the window closed
     SPLITTER = "window/splitter"
@@ -96,6 +98,8 @@ _DEFAULTS = {
     Key.BUNDLE: "",
     Key.EXPORT_FOLDER: "",
     Key.EXPORT_CHOICES: "",
+    Key.RETAKES: 0,
+    Key.CANDIDATES: 1,
     Key.RECENT_PROJECTS: "",
     Key.PROJECT: "",
     Key.TAB: 0,

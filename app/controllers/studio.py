@@ -19,7 +19,9 @@ from core.narration import (
     RenderSummary,
     clock,
     editing,
+    segment_flagged,
 )
+from core.narration import accept as accept_take
 from core.wording import describe_error
 
 NO_PROJECT = "No project: File → New project, Import or Open."
@@ -79,23 +81,35 @@ class StudioController:
             return None
         return self.project.refresh()
 
-    def pending(self, regenerate: int | None, numbers: tuple[int, ...] | None = None) -> int:
+    def pending(self, regenerate: int | None, numbers: tuple[int, ...] | None = None, retakes: int = 0) -> int:
         """How many segments a render does: one new take, the pending ones among ``numbers``, or every pending
-        segment."""
-        if self.project is None:
+        segment; with ``retakes``, the rendered segments whose take needs review too (they are taken again)."""
+        project = self.project
+        if project is None:
             return 0
         if regenerate is not None:
             return 1
-        return len(self.project.pending()) if numbers is None else len(numbers)
+        if numbers is not None:
+            return len(numbers)
+        return sum(1 for segment in project.segments if self._to_render(segment, retakes))
 
-    def pending_in_chapters(self, first: int, last: int) -> tuple[int, ...]:
-        """The numbers of the pending segments of chapters ``first`` to ``last`` (1-based, both included)."""
+    def pending_in_chapters(self, first: int, last: int, retakes: int = 0) -> tuple[int, ...]:
+        """The numbers of the pending segments of chapters ``first`` to ``last`` (1-based, both included); with
+        ``retakes``, and those whose take needs review."""
         project = self._open()
         return tuple(
             number
             for number, segment in enumerate(project.segments, 1)
-            if first - 1 <= segment.chapter <= last - 1 and project.status(segment) not in ("rendered", "skipped")
+            if first - 1 <= segment.chapter <= last - 1 and self._to_render(segment, retakes)
         )
+
+    def _to_render(self, segment: Any, retakes: int) -> bool:
+        """What a render takes on, as the core decides (``render_todo``): pending or failed, or flagged when it
+        makes re-takes."""
+        project = self._open()
+        if project.status(segment) not in ("rendered", "skipped"):
+            return True
+        return retakes > 0 and segment_flagged(project, segment)
 
     def started(self, rid: int) -> None:
         self.rendering = rid
@@ -148,6 +162,23 @@ class StudioController:
     def choose_take(self, number: int, take: int) -> None:
         self._open().choose(self._segment(number), take)
         self.dirty = True
+
+    def accept(self, number: int) -> bool:
+        """A person listened to segment ``number``'s chosen take and keeps it: its mark is cleared and stored at
+        once (``False``: it was not flagged; ``ChatterboxError`` when it cannot be stored, and it stays unsaved).
+        Unsaved edits are saved with it, as a render saves them: a store of this segment alone could not hold them."""
+        project, segment = self._open(), self._segment(number)
+        if not accept_take(project, segment):
+            return False
+        if self.dirty:
+            self.save()
+            return True
+        try:
+            project.save([segment])
+        except ChatterboxError:
+            self.dirty = True
+            raise
+        return True
 
     def set_voice(self, number: int, name: str | None) -> None:
         self._open().set_voice(self._segment(number), name)
@@ -229,7 +260,10 @@ def export_done_text(result: Any, target: Path) -> str:
 
 def done_text(summary: RenderSummary) -> str:
     failed = f"; {summary.failed} failed" if summary.failed else ""
+    extra_takes, flagged_count = getattr(summary, "extra_takes", 0), getattr(summary, "flagged", 0)
+    extra = f"; {extra_takes} extra take(s)" if extra_takes else ""
+    flagged = f"; {flagged_count} need review" if flagged_count else ""
     return (
         f"Rendered {summary.rendered} segment(s), {clock(summary.audio_seconds)} of audio in "
-        f"{clock(summary.elapsed_s)} (RTF {summary.rtf:.2f}){failed}."
+        f"{clock(summary.elapsed_s)} (RTF {summary.rtf:.2f}){failed}{extra}{flagged}."
     )

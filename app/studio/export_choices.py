@@ -53,6 +53,8 @@ class ExportChoices:
     year: str = ""
     master_acx: bool = False
     check_acx: bool = False
+    strict: bool = False
+    """Refuse while a take to export needs review (:attr:`~core.narration.ExportRequest.strict`)."""
 
     # --- remembered in the settings ----------------------------------------------------------------------------
     def to_json(self) -> str:
@@ -106,6 +108,7 @@ class ExportChoices:
             book=book,
             check="acx" if self.check_acx else None,
             master="acx" if self.master_acx else None,
+            strict=self.strict,
         )
         if self.format == READALONG:
             return replace(base, out=path.with_suffix(READALONG), chapter_format=".mp3")

@@ -1,6 +1,7 @@
 """The project's export dialog: file and format (bit rate, sample rate, CBR/VBR), what to export (the book, a range
 of chapters, the selected segments), one file or one per chapter, subtitles, loudness, cover, the book's credits,
-and the audiobook store's mastering and check.
+the audiobook store's mastering and check, and the takes that still need review among what is exported (how many,
+which and why, in a list; with "Refuse while takes need review", Export waits until none does).
 
 Typing a file name with an extension picks that format; the dialog starts with the choices of the last export
 (remembered across restarts) in the last export folder (or the user's Music/Documents folder), named after the
@@ -25,13 +26,15 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
     QLineEdit,
+    QListWidget,
+    QListWidgetItem,
     QPushButton,
     QWidget,
 )
 
 from core.engine import ChatterboxError
-from core.narration import ExportRequest, Project, check_request, check_space
-from core.wording import describe, describe_error
+from core.narration import ExportRequest, Project, check_request, check_space, reasons_of, segment_flagged
+from core.wording import describe, describe_error, describe_reasons
 
 from .export_choices import (
     ACX,
@@ -53,6 +56,9 @@ LOUDNESS = (
 SCOPE_WORDS = {"book": "The whole book", "chapters": "Chapters", "segments": "The selected segments"}
 COVER_WORDS = {"book": "The book's own (if it has one)", "file": "An image…"}
 IMAGE_FILTER = "Images (*.jpg *.jpeg *.png);;All files (*)"
+FLAGGED_SHOWN = 200
+"""The list of takes that need review shows this many (and says how many more)."""
+SHORT_TEXT = 60
 
 
 def default_folder(remembered: str | None) -> Path:
@@ -153,6 +159,20 @@ class ExportDialog(QDialog):
             "Measure every file (RMS, peak, noise floor, room tone, bit rate) and report what passes ACX/Audible's "
             "rules"
         )
+        self.strict = QCheckBox("Refuse while takes need review", self)
+        self.strict.setToolTip(
+            "Export nothing while a take to export is flagged by the take screen and not accepted (Review, F7, in "
+            "the studio)"
+        )
+        self.flagged_note = QLabel("", self)
+        self.flagged_note.setWordWrap(True)
+        self.flagged = QListWidget(self)
+        self.flagged.setAccessibleName("Takes that need review")
+        self.flagged.setWordWrap(True)  # every reason readable, none cut off at the right
+        self.flagged.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.flagged.setResizeMode(QListWidget.ResizeMode.Adjust)
+        self.flagged.setMaximumHeight(6 * self.flagged.fontMetrics().height() + 8)
+        self._flagged_numbers: list[int] | None = None
         self.note = QLabel("", self)
         self.note.setWordWrap(True)
         self.note.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
@@ -173,6 +193,9 @@ class ExportDialog(QDialog):
         form.addRow(self._label("Co&ver:", self.cover), _row(self.cover, self.cover_file, self.cover_browse, stretch=1))
         form.addRow(self._label("C&redits:", self.author), _row(self.author, self.narrator, self.year, stretch=0))
         form.addRow("Store:", _row(self.master_acx, self.check_acx))
+        form.addRow("Review:", _row(self.strict))
+        form.addRow(self.flagged_note)
+        form.addRow(self.flagged)
         form.addRow(self.note)
         form.addRow(self.buttons)
 
@@ -187,7 +210,7 @@ class ExportDialog(QDialog):
         self.master_acx.toggled.connect(self._on_master_toggled)
         for box in (self.scope, self.first, self.last, self.cover, self.bitrate, self.sample_rate, self.vbr):
             box.currentIndexChanged.connect(self._update)
-        for check in (self.per_chapter,):
+        for check in (self.per_chapter, self.strict):
             check.toggled.connect(self._update)
         self.path.textChanged.connect(self._update)
         self.cover_file.textChanged.connect(self._update)
@@ -213,6 +236,7 @@ class ExportDialog(QDialog):
         self.year.setText(choices.year)
         self.master_acx.setChecked(choices.master_acx)
         self.check_acx.setChecked(choices.check_acx)
+        self.strict.setChecked(choices.strict)
         self._update()
 
     def choices(self) -> ExportChoices:
@@ -234,6 +258,7 @@ class ExportDialog(QDialog):
             year=self.year.text().strip(),
             master_acx=self.master_acx.isChecked(),
             check_acx=self.check_acx.isChecked(),
+            strict=self.strict.isChecked(),
         )
 
     def target(self) -> Path:
@@ -258,6 +283,12 @@ class ExportDialog(QDialog):
         pending = self._not_rendered(choices)
         if pending:
             return describe("export.not_rendered", {"pending": pending, "total": len(self.project.segments)})
+        flagged = self._flagged_numbers or []
+        if choices.strict and flagged:
+            return (
+                f"{_takes(len(flagged))} to export need{'s' if len(flagged) == 1 else ''} review: accept or "
+                "regenerate each (Review, F7, in the studio), or clear “Refuse while takes need review”."
+            )
         if choices.cover == "file" and not Path(choices.cover_file).expanduser().is_file():
             return "Choose the cover image (a JPEG or PNG file)."
         text = self.path.text().strip()
@@ -272,18 +303,47 @@ class ExportDialog(QDialog):
             return describe_error(exc)
         return None
 
-    def _not_rendered(self, choices: ExportChoices) -> list[int]:
-        """The numbers of the chosen segments that have no current take (the export would stop on them)."""
+    def _chosen(self, choices: ExportChoices):
+        """The segments to export (number, segment), skipped ones left out."""
         project, chosen = self.project, set(self.selected)
         first, last = choices.first - 1, choices.last - 1
-        return [
-            number
+        return (
+            (number, segment)
             for number, segment in enumerate(project.segments, 1)
             if not project.is_skipped(segment)
             and (choices.scope != "chapters" or first <= segment.chapter <= last)
             and (choices.scope != "segments" or number in chosen)
-            and project.status(segment) != "rendered"
-        ]
+        )
+
+    def _not_rendered(self, choices: ExportChoices) -> list[int]:
+        """The numbers of the chosen segments that have no current take (the export would stop on them)."""
+        return [number for number, segment in self._chosen(choices) if self.project.status(segment) != "rendered"]
+
+    def _show_flagged(self, choices: ExportChoices) -> None:
+        """How many takes to export need review, and which (number, the start of the text, the reasons in words)."""
+        project = self.project
+        numbers = [number for number, segment in self._chosen(choices) if segment_flagged(project, segment)]
+        if numbers == self._flagged_numbers:
+            return
+        self._flagged_numbers = numbers
+        count = len(numbers)
+        self.flagged_note.setText(
+            f"{_takes(count)} among what will be exported need{'s' if count == 1 else ''} review (flagged by the "
+            "take screen, not accepted):"
+            if count
+            else ""
+        )
+        self.flagged_note.setVisible(bool(count))
+        self.flagged.setVisible(bool(count))
+        self.flagged.clear()
+        for number in numbers[:FLAGGED_SHOWN]:
+            segment = project.segments[number - 1]
+            reasons = reasons_of(project.chosen_take(segment))
+            item = QListWidgetItem(f"{number} · {_short(segment.text)} — {describe_reasons(reasons)}")
+            item.setToolTip(f"Segment {number}: {segment.text}\n\n{describe_reasons(reasons, chr(10))}")
+            self.flagged.addItem(item)
+        if count > FLAGGED_SHOWN:
+            self.flagged.addItem(f"… and {count - FLAGGED_SHOWN} more")
 
     def validate(self) -> bool:
         problem = self.problem()
@@ -294,6 +354,8 @@ class ExportDialog(QDialog):
 
     def _update(self, *_args) -> None:
         scope = self.scope.currentData()
+        first, last = self.first.currentData() or 1, self.last.currentData() or 1
+        self._show_flagged(ExportChoices(scope=scope, first=first, last=max(first, last)))
         for widget in (self.first, self.to_label, self.last):
             widget.setVisible(scope == "chapters")
         if self.last.currentData() is not None and self.last.currentData() < self.first.currentData():
@@ -370,6 +432,15 @@ def _select(box: QComboBox, data) -> None:
 def export_name(text: str, suffix: str = ".wav", words: int = 6) -> str:
     """A file name from the first words of what was said ("Hello there this is.wav"), never a timestamp."""
     return f"{_safe(' '.join(text.split()[:words]))[:60].strip()}{suffix}"
+
+
+def _takes(count: int) -> str:
+    return f"{count} take{'' if count == 1 else 's'}"
+
+
+def _short(text: str) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= SHORT_TEXT else text[: SHORT_TEXT - 1].rstrip() + "…"
 
 
 def _safe(title: str) -> str:

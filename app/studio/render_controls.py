@@ -1,7 +1,8 @@
 """The studio's render controls: Render (every pending segment), Render ▾ (the selected chapter, a range of chapters),
 Regenerate (one segment, on this computer), where the render goes (this computer or a Ray cluster, Settings →
-Render on), and what its progress events change: the progress bar, the status line, the rows of the segments that
-are done (only those), the title's counts."""
+Render on), how many takes a render makes (Takes ▾: re-takes of flagged takes, candidates,
+:mod:`~app.studio.take_settings`), and what its progress events change: the progress bar, the status line, the
+rows of the segments that are done (only those), the title's counts."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ import sys
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from core.narration import RenderProgress, RenderSummary
+from core.narration import ONE_TAKE, RenderProgress, RenderSummary, TakePolicy
 from core.wording import describe_failure
 
 from ..controllers.render_on import RenderTarget, refusal, rendering_text, where
@@ -27,6 +28,10 @@ else:
 class RenderControls(_Part):
     """Rendering, as a part of :class:`~app.studio.studio_panel.StudioPanel`."""
 
+    def take_policy(self) -> TakePolicy:
+        """What Render makes: the re-takes and candidates set under Takes ▾."""
+        return self.takes.policy()
+
     def render_pending(self) -> None:
         self._start_render(None)
 
@@ -37,7 +42,7 @@ class RenderControls(_Part):
         """Render the pending segments of chapters ``first`` to ``last`` (1-based, both included)."""
         if self.project is None:
             return
-        numbers = self.controller.pending_in_chapters(first, last)
+        numbers = self.controller.pending_in_chapters(first, last, self.takes.retakes.value())
         if not numbers:
             which = f"Chapter {first}" if first == last else f"Chapters {first} to {last}"
             self.status.setText(f"{which}: every segment is rendered (or skipped).")
@@ -71,7 +76,8 @@ class RenderControls(_Part):
         if self.bridge.model is None:
             self.message.emit("No model is loaded: choose one in the Models menu.", True)
             return
-        todo = self.controller.pending(regenerate, numbers)
+        policy = self.take_policy() if regenerate is None else ONE_TAKE  # Regenerate: one new take, chosen
+        todo = self.controller.pending(regenerate, numbers, policy.retakes)
         if not todo:
             self.status.setText("Every segment is rendered. Play it, fix a sentence, or export.")
             return
@@ -96,7 +102,9 @@ class RenderControls(_Part):
         runtime = self.runtime()
         if not self._live:  # nobody listens: one decoder call per segment renders faster than streaming windows
             runtime = replace(runtime, stream=False)
-        self.controller.started(self.bridge.render(project, runtime, regenerate, numbers=numbers, target=target))
+        self.controller.started(
+            self.bridge.render(project, runtime, regenerate, numbers=numbers, target=target, policy=policy)
+        )
         if self._live:  # the playhead and "Buffering…" (a silent render has no playhead: the status says what runs)
             self._timer.start()
         self._update_controls()

@@ -5,8 +5,10 @@ project, so that a book of 10,000 segments opens, scrolls and searches at once.
 The list is told what changed: :meth:`SegmentList.segments_changed` (the rows of segments whose take, status, text
 or settings changed: only they are read again) and :meth:`SegmentList.shape_changed` (segments or chapters added,
 removed or moved: the rows are read again, the selection follows the same segments and the list stays where it
-was scrolled). :meth:`SegmentList.search` shows only the segments whose text holds some words (the model leaves
-the others out: nothing is hidden row by row).
+was scrolled). :meth:`SegmentList.search` shows only the segments whose text holds some words, and
+:meth:`SegmentList.set_review_only` only those whose take needs review (the model leaves the others out: nothing is
+hidden row by row). A flagged segment is marked in the Status column ("needs review", with a mark), its tooltip
+saying why in words.
 
 The segment being heard is highlighted and scrolled into view. A context menu and keys act on one segment: play
 from here (Enter), regenerate (R), edit the text (F2), choose a take, change the voice, the pause after it and its
@@ -66,7 +68,7 @@ class SegmentList(QTreeView):
         self.doubleClicked.connect(self._double_clicked)
         self.header().setStretchLastSection(False)
         self.header().setSectionResizeMode(TEXT, self.header().ResizeMode.Stretch)
-        self.header().resizeSection(STATUS, 96)
+        self.header().resizeSection(STATUS, 116)  # "needs review" with its mark
         self.header().resizeSection(TAKES, 64)
         self.header().resizeSection(TIMING, 96)
         self.segment_model.current_brush = QBrush(self.palette().highlight().color().lighter(170))
@@ -85,8 +87,9 @@ class SegmentList(QTreeView):
 
     # --- content -----------------------------------------------------------------------------------------------
     def set_project(self, project: Project | None) -> None:
-        """Show another project (or none) whole: nothing selected or searched, scrolled to the top."""
+        """Show another project (or none) whole: nothing selected, searched or filtered, scrolled to the top."""
         self.segment_model.words = ""
+        self.segment_model.review_only = False
         self.segment_model.current = None
         self.segment_model.reset(project)
         self._expand()
@@ -97,7 +100,8 @@ class SegmentList(QTreeView):
         a status, a text, a voice, a pause or a pace changed. Only their rows are read again; the selection and
         the scroll position stay."""
         model = self.segment_model
-        model.segments_changed(model.all_segments() if numbers is None else numbers)
+        if model.segments_changed(model.all_segments() if numbers is None else numbers):
+            self._keeping_selection(model.relayout)  # "Needs review" shows a segment flagged or cleared since
 
     def shape_changed(self) -> None:
         """Segments or chapters were added, removed, merged, split or moved (an edit, an undo): every row is read
@@ -131,8 +135,20 @@ class SegmentList(QTreeView):
             self.scrollTo(current, QAbstractItemView.ScrollHint.PositionAtCenter)
         return self.shown()
 
+    def set_review_only(self, on: bool) -> int:
+        """Show only the segments whose take needs review (with the search), or all again; as :meth:`search`."""
+        self._keeping_selection(lambda: self.segment_model.set_review_only(on))
+        current = self.currentIndex()
+        if current.isValid():
+            self.scrollTo(current, QAbstractItemView.ScrollHint.PositionAtCenter)
+        return self.shown()
+
+    def flagged(self) -> list[int]:
+        """The numbers of the segments whose take needs review, in reading order."""
+        return self.segment_model.flagged()
+
     def shown(self) -> int:
-        """How many segment rows the search leaves."""
+        """How many segment rows the search (and the "Needs review" filter) leave."""
         return self.segment_model.shown_count()
 
     def first_shown(self) -> int | None:

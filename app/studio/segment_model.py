@@ -6,7 +6,9 @@ Nothing is copied: every cell is read from the project when the view asks for it
 status and its takes' words need its render key) is kept per row until :meth:`SegmentModel.segments_changed` says
 the row changed. A change of the book's shape (segments or chapters added, removed or moved) is
 :meth:`SegmentModel.reset`. The search (:meth:`SegmentModel.search`) is the model's too: only the segments whose
-text holds the words are rows, under their chapters.
+text holds the words are rows, under their chapters; and so is the "Needs review" filter
+(:meth:`SegmentModel.set_review_only`): only the segments whose chosen take the take screen flagged, which the model
+keeps as a set of numbers (read whole with the shape, then per changed row).
 """
 
 from __future__ import annotations
@@ -15,10 +17,10 @@ from collections.abc import Iterable
 from typing import Any
 
 from PySide6.QtCore import QAbstractItemModel, QModelIndex, QObject, QPersistentModelIndex, Qt
-from PySide6.QtGui import QBrush, QColor, QFont
+from PySide6.QtGui import QBrush, QColor, QFont, QIcon, QPainter, QPixmap
 
-from core.narration import Project
-from core.wording import describe_failure
+from core.narration import Project, reasons_of, segment_flagged
+from core.wording import describe_failure, describe_reason
 
 NUMBER_ROLE = Qt.ItemDataRole.UserRole
 """A segment row's number (1-based), in the text column; ``None`` on a chapter row."""
@@ -35,6 +37,10 @@ STATUS_TIP = {
     "skipped": "Skipped: not rendered and not exported (skipped by you, or a cover or table of contents)",
 }
 STATUS_COLOUR = {"pending": QColor(120, 120, 120), "failed": QColor(190, 30, 30), "skipped": QColor(160, 160, 160)}
+REVIEW_MARK = "needs review"
+"""The status column of a rendered segment whose chosen take is flagged (with :func:`review_icon` before it)."""
+REVIEW_COLOUR = QColor(166, 94, 0)
+"""Dark amber: readable on a light row, and not the red of a failed segment."""
 ROOT = 0
 """The internal id of a top-level row; a segment row under the top-level row ``r`` has ``r + 1``."""
 Index = QModelIndex | QPersistentModelIndex
@@ -70,6 +76,12 @@ class SegmentModel(QAbstractItemModel):
         """Per segment shown: its parent's internal id and its row under that parent."""
         self._rows: dict[int, tuple[str, str]] = {}
         """Per segment number: its status and its takes' words, until the row changes."""
+        self.review_only = False
+        """The "Needs review" filter: only flagged segments are rows (with the search, both must hold)."""
+        self._flagged: set[int] = set()
+        """The numbers of the segments whose chosen take is flagged (read with the shape, then per changed row)."""
+        self._flagged_order: list[int] | None = None
+        """:attr:`_flagged` in reading order, made when asked after a change."""
 
     # --- the project -------------------------------------------------------------------------------------------
     def reset(self, project: Project | None) -> None:
@@ -86,6 +98,8 @@ class SegmentModel(QAbstractItemModel):
             else:
                 loose.append(number)
         self._members, self._loose = members, loose
+        self._flagged = {n for n, s in enumerate(segments, 1) if segment_flagged(project, s)} if project else set()
+        self._flagged_order = None
         if self.current is not None and not 1 <= self.current <= len(segments):
             self.current = None
         self._lay_out()
@@ -96,6 +110,17 @@ class SegmentModel(QAbstractItemModel):
         without one is not shown. Empty: every segment."""
         self.beginResetModel()
         self.words = " ".join(words.split())
+        self._lay_out()
+        self.endResetModel()
+
+    def set_review_only(self, on: bool) -> None:
+        """Show only the flagged segments (under their chapters), or every segment the search leaves."""
+        self.review_only = on
+        self.relayout()
+
+    def relayout(self) -> None:
+        """The rows again from the search and the filter (a segment was flagged or cleared while filtering)."""
+        self.beginResetModel()
         self._lay_out()
         self.endResetModel()
 
@@ -120,18 +145,34 @@ class SegmentModel(QAbstractItemModel):
         self._children.append(rows)
 
     def _matches(self) -> set[int] | None:
-        if not self.words or self.project is None:
+        if self.project is None or not (self.words or self.review_only):
             return None
+        if not self.words:
+            return set(self._flagged)
         words = self.words.casefold()
-        return {n for n, segment in enumerate(self.project.segments, 1) if words in segment.text.casefold()}
+        among = sorted(self._flagged) if self.review_only else range(1, len(self.project.segments) + 1)
+        segments = self.project.segments
+        return {n for n in among if words in segments[n - 1].text.casefold()}
 
-    def segments_changed(self, numbers: Iterable[int]) -> None:
+    def segments_changed(self, numbers: Iterable[int]) -> bool:
         """These segments changed (a take, a status, a text, a voice, a pause): their rows, and only they, are read
-        again (one ``dataChanged`` per run of neighbouring rows; a row the search hides is read when shown)."""
+        again (one ``dataChanged`` per run of neighbouring rows; a row the search hides is read when shown).
+        ``True`` when the "Needs review" filter is on and a segment was flagged or cleared: the rows must be laid out
+        again (:meth:`relayout`)."""
         run: list[int] = []
         place = self._place
+        project = self.project
+        moved = False
         for number in sorted(set(numbers)):
             self._rows.pop(number, None)
+            if project is not None and 1 <= number <= len(project.segments):
+                flagged = segment_flagged(project, project.segments[number - 1])
+                if flagged and number not in self._flagged:
+                    self._flagged.add(number)
+                    self._flagged_order, moved = None, True
+                elif not flagged and number in self._flagged:
+                    self._flagged.discard(number)
+                    self._flagged_order, moved = None, True
             if number not in place:
                 continue
             if run and (place[number][0] != place[run[-1]][0] or place[number][1] != place[run[-1]][1] + 1):
@@ -140,6 +181,16 @@ class SegmentModel(QAbstractItemModel):
             run.append(number)
         if run:
             self._emit_changed(run)
+        return moved and self.review_only
+
+    def flagged(self) -> list[int]:
+        """The numbers of the flagged segments, in reading order (the search and the filter notwithstanding)."""
+        if self._flagged_order is None:
+            self._flagged_order = sorted(self._flagged)
+        return self._flagged_order
+
+    def is_flagged(self, number: int) -> bool:
+        return number in self._flagged
 
     def all_segments(self) -> range:
         return range(1, len(self._ids) + 1)
@@ -165,7 +216,7 @@ class SegmentModel(QAbstractItemModel):
         return len(self._ids)
 
     def shown_count(self) -> int:
-        """The segment rows the search leaves."""
+        """The segment rows the search (and the "Needs review" filter) leave."""
         return len(self._place)
 
     def chapter_count(self) -> int:
@@ -288,13 +339,18 @@ class SegmentModel(QAbstractItemModel):
             if column == TEXT:
                 return segment.text
             if column == STATUS:
-                return STATUS_MARK[self._row(project, number)[0]]
+                status = self._row(project, number)[0]
+                return REVIEW_MARK if status == "rendered" and number in self._flagged else STATUS_MARK[status]
             if column == TAKES:
                 return self._row(project, number)[1]
             return timing_text(segment)
         if role == NUMBER_ROLE:
             return number if column == TEXT else None
+        if role == Qt.ItemDataRole.DecorationRole:
+            return review_icon() if column == STATUS and number in self._flagged else None
         if role == Qt.ItemDataRole.ForegroundRole:
+            if column == STATUS and number in self._flagged:
+                return QBrush(REVIEW_COLOUR)
             colour = STATUS_COLOUR.get(self._row(project, number)[0])
             return QBrush(colour) if colour is not None else None
         if role == Qt.ItemDataRole.BackgroundRole:
@@ -310,7 +366,8 @@ class SegmentModel(QAbstractItemModel):
             if column == TEXT:
                 return segment_tip(project, number)
             if column == STATUS:
-                return status_tip(project, segment)
+                review = review_tip(project, segment) if number in self._flagged else ""
+                return status_tip(project, segment) + (f"\n\n{review}" if review else "")
             if column == TAKES:
                 return takes_tip(project, segment)
         return None
@@ -344,10 +401,49 @@ def segment_tip(project: Project, number: int) -> str:
     voice = project.voice_of(segment) or "the model's voice"
     spoken = project.spoken_text(segment)
     says = f"\nSays: {spoken}" if spoken != segment.text else ""
+    review = review_tip(project, segment) if segment_flagged(project, segment) else ""
     return (
         f"{segment.text}{says}\n\nSegment {number} · {status_tip(project, segment)} · voice: {voice} · pause after "
-        f"{segment.pause_after:g} s" + (f" · pace {segment.speed:g}×" if segment.speed else "")
+        f"{segment.pause_after:g} s"
+        + (f" · pace {segment.speed:g}×" if segment.speed else "")
+        + (f"\n\n{review}" if review else "")
     )
+
+
+def review_tip(project: Project, segment) -> str:
+    """Why the chosen take needs review, in words: "Needs review (take 2, score 70 of 100):" and a line a reason."""
+    take = project.chosen_take(segment)
+    reasons = reasons_of(take)
+    if take is None or not reasons:
+        return ""
+    score = (take.screen or {}).get("score")
+    about = f"take {(segment.chosen or 0) + 1}"
+    if isinstance(score, (int, float)):
+        about += f", score {score:g} of 100"
+    return f"Needs review ({about}):\n" + "\n".join(f"• {describe_reason(r)}" for r in reasons)
+
+
+_ICON: list[QIcon] = []
+
+
+def review_icon() -> QIcon:
+    """The mark of a flagged segment: an amber disc with an exclamation mark (made once, after the application)."""
+    if not _ICON:
+        pixmap = QPixmap(32, 32)
+        pixmap.fill(QColor(0, 0, 0, 0))
+        painter = QPainter(pixmap)
+        painter.setRenderHint(QPainter.RenderHint.Antialiasing)
+        painter.setPen(QColor(0, 0, 0, 0))
+        painter.setBrush(QColor(230, 145, 0))
+        painter.drawEllipse(2, 2, 28, 28)
+        painter.setBrush(QColor(255, 255, 255))
+        painter.drawRoundedRect(13, 7, 6, 13, 3, 3)
+        painter.drawEllipse(13, 22, 6, 6)
+        painter.end()
+        icon = QIcon(pixmap)
+        icon.addPixmap(pixmap, QIcon.Mode.Selected)  # as strong on a selected row (not tinted by the highlight)
+        _ICON.append(icon)
+    return _ICON[0]
 
 
 def status_tip(project: Project, segment) -> str:

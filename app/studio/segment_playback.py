@@ -1,6 +1,7 @@
 """Listening in the studio: Play from the selected segment (a window of finished audio at a time, the next one
 prepared meanwhile), Pause / Resume, seeking on the waveform, Stop; while a render is listened to, its chunks as
-they come. The segment being heard is highlighted in the list."""
+they come; one segment's take alone (:meth:`SegmentPlayback.play_segment`, for the review). The segment being heard
+is highlighted in the list."""
 
 from __future__ import annotations
 
@@ -33,13 +34,19 @@ class SegmentPlayback(_Part):
             self.play_from(self.segments.selected_number() or 1)
 
     def toggle_from_key(self) -> str:
-        """Space in the Project view: what Play / Pause / Resume does when enabled ("studio"), else "nothing"."""
+        """Space in the Project view: what Play / Pause / Resume does when enabled ("studio"), else "nothing"; while
+        reviewing, the reviewed take alone (the review's Space)."""
+        if self.reviewing and self.review_bar.buttons["play"].isEnabled():
+            self.review_play()
+            return "studio"
         if self.play_button.isEnabled():
             self.play_button.click()
             return "studio"
         return "nothing"
 
-    def play_from(self, number: int) -> None:
+    def play_from(self, number: int, only: bool = False) -> None:
+        """Play from segment ``number`` on; ``only``: its take alone (playback stops where its speech ends)."""
+        self._play_only = None
         if self.project is None or self.rendering is not None:
             return
         try:
@@ -50,7 +57,12 @@ class SegmentPlayback(_Part):
         if not audio.size:
             self.status.setText("Nothing from here on is rendered yet: press Render.")
             return
+        self._play_only = number if only else None
         self._show_window(audio, placements)
+
+    def play_segment(self, number: int) -> None:
+        """Hear segment ``number``'s chosen take alone."""
+        self.play_from(number, only=True)
 
     def _show_window(self, audio: np.ndarray, placements: list[Placement]) -> None:
         self._audio, self._placements = audio, placements
@@ -78,7 +90,11 @@ class SegmentPlayback(_Part):
         self._live, self._paused_at, self._offset = False, None, seconds
         player = self.player
         player.begin()
-        if not player.feed(self._audio[round(seconds * SAMPLE_RATE) :]):
+        end = self._audio.size
+        only = next((p for p in self._placements if p.number == self._play_only), None)
+        if only is not None:  # one take alone: its speech, not its pause nor the segments after it
+            end = min(end, round(only.end * SAMPLE_RATE))
+        if not player.feed(self._audio[round(seconds * SAMPLE_RATE) : end]):
             self.message.emit(player.error or "Audio cannot be played on this computer.", False)
         player.end_of_input()
         self.status.setText("Playing")
@@ -104,6 +120,7 @@ class SegmentPlayback(_Part):
         return min(self._offset + played, self._audio.size / SAMPLE_RATE)
 
     def stop_playback(self) -> None:
+        self._play_only = None
         self._windows.cancel()
         self.player.stop()
         self._paused_at = None
@@ -139,7 +156,8 @@ class SegmentPlayback(_Part):
             current = next((p.number for p in reversed(self._placements) if p.start <= seconds), None)
         self.segments.highlight(current)
         if player.finished or player.stream is None:
-            if player.stream is not None and self._windows.has_next() and self._next_window():
+            more = self._play_only is None and self._windows.has_next()  # one take alone ends with it
+            if player.stream is not None and more and self._next_window():
                 return
             self._timer.stop()
             self.status.setText("Finished playing")

@@ -3,23 +3,23 @@
 controls and counts every part updates.
 
 The panel is this class and its parts (:mod:`render_controls`, :mod:`segment_playback`, :mod:`segment_actions`,
-:mod:`shape_edits`, :mod:`chapter_actions`, :mod:`export_controls`, :mod:`segment_search`). For the type checker
-each part is a ``StudioBase``; at run time each is a plain class, and what one part calls of another is named at the
-end of this class, for the type checker only. The parts' methods carry no ``@Slot``: PySide connects a decorated
-method of a class that is not a QObject through a receiver of its own, which outlives the panel (a closing window's
-undo stack, clearing itself, called into deleted buttons); undecorated, each connection is the panel's and ends
-with it.
+:mod:`shape_edits`, :mod:`chapter_actions`, :mod:`export_controls`, :mod:`segment_search`, :mod:`take_review`).
+For the type checker each part is a ``StudioBase``; at run time each is a plain class, and what one part calls of
+another is named at the end of this class, for the type checker only. The parts' methods carry no ``@Slot``: PySide
+connects a decorated method of a class that is not a QObject through a receiver of its own, which outlives the panel
+(a closing window's undo stack, clearing itself, called into deleted buttons); undecorated, each connection is the
+panel's and ends with it.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from PySide6.QtCore import QTimer, Signal
-from PySide6.QtGui import QAction, QUndoStack
+from PySide6.QtGui import QAction, QShortcut, QUndoStack
 from PySide6.QtWidgets import (
     QCheckBox,
     QLabel,
@@ -43,8 +43,10 @@ from ..settings import Settings
 from .check_report import CheckReport
 from .export_runner import ExportRunner
 from .preview_windows import PreviewWindows
+from .review_bar import ReviewBar
 from .seekable_waveform import SeekableWaveform
 from .segment_list import SegmentList
+from .take_settings import TakeSettings
 
 
 class StudioBase(QWidget):
@@ -78,6 +80,11 @@ class StudioBase(QWidget):
     _timer: QTimer
     _refresh_timer: QTimer
     _search_timer: QTimer
+    _play_only: int | None
+    """The segment whose take alone is being heard (the review's Space), or ``None``."""
+    _review_segment: Any
+    """The segment being reviewed (a core Segment, kept across changes of the book's shape), or ``None``."""
+    _review_keys: list[QShortcut]
 
     # --- its widgets -------------------------------------------------------------------------------------------
     title: QLabel
@@ -107,6 +114,11 @@ class StudioBase(QWidget):
     undo_button: QToolButton
     redo_button: QToolButton
     waveform: SeekableWaveform
+    review_filter: QToolButton
+    review_action: QAction
+    review_button: QToolButton
+    review_bar: ReviewBar
+    takes: TakeSettings
 
     # --- state -------------------------------------------------------------------------------------------------
     @property
@@ -149,6 +161,8 @@ class StudioBase(QWidget):
 
     def _show_counts(self) -> None:
         self.title.setText(self.controller.summary())
+        self._show_review_count()
+        self._show_review()
 
     def _update_controls(self) -> None:
         has, rendering, exporting = self.project is not None, self.rendering is not None, self.exporting
@@ -174,6 +188,10 @@ class StudioBase(QWidget):
         self.progress.setVisible(busy or bool(self.progress.format()))
         self.lexicon_button.setEnabled(writable)
         self.search.setEnabled(has)
+        self.review_action.setEnabled(has)
+        self.takes.setEnabled(not busy)
+        if self.reviewing:
+            self._show_review()  # its buttons follow what can be done now
         self.pace.setEnabled(has and not exporting and not self.controller.read_only)
         self.undo_action.setEnabled(writable and self.undo_stack.canUndo())
         self.redo_action.setEnabled(writable and self.undo_stack.canRedo())
@@ -191,3 +209,22 @@ class StudioBase(QWidget):
         def _apply(self, operation: Callable[[Project], Edit], reshaped: bool = True) -> bool: ...
 
         def _reshaped(self, number: int) -> None: ...
+
+        def play_segment(self, number: int) -> None: ...
+
+        def pause(self) -> None: ...
+
+        def _play_at(self, seconds: float) -> None: ...
+
+        def regenerate(self, number: int) -> None: ...
+
+        @property
+        def reviewing(self) -> bool: ...
+
+        def review_play(self) -> None: ...
+
+        def _show_review(self) -> None: ...
+
+        def _show_review_count(self) -> None: ...
+
+        def _fit_review(self) -> None: ...

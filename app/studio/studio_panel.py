@@ -13,6 +13,11 @@ how many actors); the takes come back whole, so nothing is heard while they rend
 is said before anything starts; an unreachable cluster stops the render with its reason, and nothing is lost. A new
 take of one segment (Regenerate) always renders on this computer.
 
+Every take is screened as it is rendered (:mod:`core.narration.screening`): a segment whose take needs review is
+marked in the list, with the reasons in words as its tooltip; Needs review beside the search shows only those, and
+Review (F7) goes through them from the keyboard (:mod:`~app.studio.take_review`). Re-takes and candidates beside
+the buttons make a render take a flagged take again, or several takes of each segment, and keep the best.
+
 Export runs on its own thread (:mod:`app.studio.export_runner`): the progress bar shows it with the time left,
 Cancel stops it (no file is left under the final name), and the window stays responsive; the project is not edited
 or rendered meanwhile. An export with the store check ends with its report (:mod:`app.studio.check_report`). A
@@ -22,8 +27,8 @@ or edited.
 This module builds the panel, opens and saves its project; the rest is in parts named after what they do:
 :mod:`~app.studio.render_controls`, :mod:`~app.studio.segment_playback`, :mod:`~app.studio.segment_actions` (one
 segment), :mod:`~app.studio.shape_edits` (the undo stack), :mod:`~app.studio.chapter_actions`,
-:mod:`~app.studio.export_controls`, :mod:`~app.studio.segment_search`; what they share is
-:mod:`~app.studio.studio_base`.
+:mod:`~app.studio.export_controls`, :mod:`~app.studio.segment_search`, :mod:`~app.studio.take_review`; what they
+share is :mod:`~app.studio.studio_base`.
 """
 
 from __future__ import annotations
@@ -65,6 +70,7 @@ from .export_runner import ExportRunner
 from .lexicon_dialog import edit_spoken, open_lexicon
 from .preview_windows import PreviewWindows
 from .render_controls import RenderControls
+from .review_bar import ReviewBar
 from .seekable_waveform import SeekableWaveform
 from .segment_actions import SegmentActions
 from .segment_list import SegmentList
@@ -72,6 +78,8 @@ from .segment_playback import SegmentPlayback
 from .segment_search import SegmentSearch
 from .shape_edits import ShapeEdits
 from .studio_base import StudioBase
+from .take_review import TakeReview
+from .take_settings import TakeSettings
 
 FOLLOW_MS = 1000
 """How often a project open read-only looks for the takes another process stored."""
@@ -85,6 +93,7 @@ class StudioPanel(
     ChapterActions,
     ExportControls,
     SegmentSearch,
+    TakeReview,
     StudioBase,
 ):
     """The studio: made here (its widgets, their layout and connections), opened on a project, saved; what each
@@ -118,6 +127,8 @@ class StudioPanel(
         self.check_report: CheckReport | None = None
         self._target = RenderTarget()
         """Where the render running (or the last one) renders."""
+        self._play_only: int | None = None
+        self._review_segment = None
         self._build()
 
     def _build(self) -> None:
@@ -176,6 +187,22 @@ class StudioPanel(
         self.search.setClearButtonEnabled(True)
         self.search.setMinimumWidth(120)
         self.found = QLabel("", self)
+        self.review_filter = QToolButton(self)  # a tool button: narrower, the title beside it keeps its room
+        self.review_filter.setText("Needs review (0)")
+        self.review_filter.setCheckable(True)
+        self.review_filter.setToolTip(
+            "Show only the segments whose take the take screen flagged (the Status column's mark; its tooltip says "
+            "why); with words in the search, only those of them that hold the words"
+        )
+        self.review_action = QAction("Review", self)
+        self.review_action.setCheckable(True)
+        self.review_action.setShortcut(QKeySequence(Qt.Key.Key_F7))
+        self.review_action.setShortcutContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
+        self.addAction(self.review_action)
+        self.review_button = QToolButton(self)
+        self.review_button.setDefaultAction(self.review_action)
+        self.review_bar = ReviewBar(self)
+        self.takes = TakeSettings(self.settings, self)
         self.find_action = QAction("&Find in the text", self)
         self.find_action.setShortcut(QKeySequence.StandardKey.Find)
         self.find_action.setShortcutContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
@@ -203,6 +230,7 @@ class StudioPanel(
         title.addWidget(self.title, 1)
         title.addWidget(self.found)  # the search here, where the title elides: the button row fits small screens
         title.addWidget(self.search)
+        title.addWidget(self.review_filter)
         title.addWidget(self.undo_button)
         title.addWidget(self.redo_button)
         buttons = QHBoxLayout()
@@ -214,6 +242,8 @@ class StudioPanel(
             self.play_button,
             self.export_button,
             self.cancel_export_button,
+            self.takes,
+            self.review_button,
         ):
             buttons.addWidget(widget)
         buttons.addStretch(1)
@@ -227,6 +257,7 @@ class StudioPanel(
         column.addLayout(buttons)
         column.addWidget(self.progress)
         column.addWidget(self.status)
+        column.addWidget(self.review_bar)
         column.addWidget(self.segments, 3)
         column.addLayout(pace)
         column.addWidget(self.waveform, 1)
@@ -287,7 +318,13 @@ class StudioPanel(
         self.search.returnPressed.connect(self._search_entered)
         QShortcut(QKeySequence(Qt.Key.Key_Escape), self.search, self.search.clear, Qt.ShortcutContext.WidgetShortcut)
         self.find_action.triggered.connect(self._find)
+        self.review_filter.toggled.connect(self.filter_review)
+        self._connect_review()
         self._update_controls()
+
+    def resizeEvent(self, event) -> None:
+        super().resizeEvent(event)
+        self._fit_review()
 
     def _refresh_preview(self) -> None:
         """The project changed: the next preview window is prepared again from its new state."""
@@ -306,7 +343,11 @@ class StudioPanel(
         self.search.blockSignals(True)  # the list shows the new project whole
         self.search.clear()
         self.search.blockSignals(False)
+        self.review_filter.blockSignals(True)
+        self.review_filter.setChecked(False)
+        self.review_filter.blockSignals(False)
         self.found.clear()
+        self._review_segment = None
         self.segments.set_project(project)
         self.segments.editable = not self.controller.read_only
         self.segments.voices = sorted(project.voices) if project else []

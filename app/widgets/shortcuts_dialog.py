@@ -21,6 +21,12 @@ FIXED_SHORTCUTS = (
         "Pause or resume playback; play the last result again when nothing plays (not while typing in the text box)",
     ),
     ("Ctrl+F", "Find in the project's text (in the studio: only the segments that hold the words are shown)"),
+    ("F7", "Review the takes that need review, in the studio (again: close the review)"),
+    (
+        "J / K, N / P",
+        "Reviewing: the next / previous segment that needs review; Space plays its take, A chooses and plays the "
+        "other take, Y or Enter accepts the take, R regenerates it, E edits its spoken text",
+    ),
     ("Tab, Shift+Tab", "Next / previous control: text, Insert tag, Speak, Stop, Export, then the side tabs"),
     ("Ctrl+Tab, Ctrl+Shift+Tab", "Next / previous tab of the panel the focus is in"),
     ("Alt+underlined letter", "Press that button, pick that tab or open that menu (Alt+F: the File menu)"),

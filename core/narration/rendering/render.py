@@ -211,7 +211,7 @@ def regenerate_steps(
     adopt_model(project, pipeline())
     segment = project.segment(number)
     seeds = {segment.id: seed if seed is not None else new_seed()}
-    return (yield from _render(project, pipeline, [segment], seeds, progress, cancelled, policy))
+    return (yield from _render(project, pipeline, [segment], seeds, progress, cancelled, policy, regenerating=True))
 
 
 def run_steps(steps: Generator[None, None, T]) -> T:
@@ -240,10 +240,15 @@ def _render(
     progress: Progress | None,
     cancelled: Callable[[], bool] | None,
     policy: TakePolicy = ONE_TAKE,
+    regenerating: bool = False,
 ) -> RenderSteps:
+    """``regenerating``: a new take asked for by a person (it becomes the chosen take, as :func:`regenerate` says;
+    the earlier takes are not its rivals), not a re-take of a flagged take."""
     check_voices(project, pipeline(), todo)
     screener = Screener(project, policy.recogniser)
-    retaking = {s.id for s in todo if project.status(s) == "rendered"}  # flagged takes made again: one re-take used
+    retaking = (  # flagged takes made again: one re-take used
+        set() if regenerating else {s.id for s in todo if project.status(s) == "rendered"}
+    )
     cancelled = cancelled or (lambda: False)
     summary = RenderSummary()
     started = time.perf_counter()

@@ -1,0 +1,66 @@
+"""Takes ▾ beside Render: how many takes a render makes of each segment (:class:`~core.narration.TakePolicy`) —
+re-takes of the takes the take screen flags, and candidates — remembered in the app settings like where the studio
+renders. The defaults (no re-takes, one candidate) render as before: one take a segment."""
+
+from __future__ import annotations
+
+from PySide6.QtWidgets import QFormLayout, QMenu, QSpinBox, QToolButton, QWidget, QWidgetAction
+
+from core.narration import MAX_EXTRA_TAKES, TakePolicy
+
+from ..settings import Key, Settings
+
+RETAKES_TIP = (
+    "A take the take screen flags (a long silence, a repeat, a missing end…) is rendered again with a new seed, up "
+    "to this many times, and the best-scoring take is chosen (every take is kept). Render then also takes again the "
+    "rendered segments that need review. 0, the default: no re-takes (one take a segment, as before)."
+)
+CANDIDATES_TIP = (
+    "Takes of every segment a render makes, each with its own seed; the best-scoring one is chosen (every take is "
+    "kept). 1, the default: one take a segment. Regenerate always makes one new take."
+)
+
+
+class TakeSettings(QToolButton):
+    """A button whose menu holds the two spin boxes (the button row stays narrow enough for small screens)."""
+
+    def __init__(self, settings: Settings, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setText("Takes ▾")
+        self.setAccessibleName("Takes a render makes")
+        self.setPopupMode(QToolButton.ToolButtonPopupMode.InstantPopup)
+        self.setStyleSheet("QToolButton::menu-indicator { image: none; }")  # the ▾ says it already
+        self.retakes, self.candidates = QSpinBox(self), QSpinBox(self)
+        self.retakes.setRange(0, MAX_EXTRA_TAKES)
+        self.candidates.setRange(1, MAX_EXTRA_TAKES)
+        box = QWidget(self)
+        form = QFormLayout(box)
+        form.setContentsMargins(10, 6, 10, 6)
+        for spin, key, tip, words in (
+            (self.retakes, Key.RETAKES, RETAKES_TIP, "&Re-takes of flagged takes:"),
+            (self.candidates, Key.CANDIDATES, CANDIDATES_TIP, "&Candidates:"),
+        ):
+            spin.setValue(min(max(int(settings.get(key)), spin.minimum()), spin.maximum()))
+            spin.setToolTip(tip)
+            spin.setAccessibleName(words.replace("&", "").rstrip(":"))
+            spin.setParent(box)
+            spin.valueChanged.connect(lambda value, k=key: settings.set(k, value))
+            spin.valueChanged.connect(self._show)
+            form.addRow(words, spin)
+        menu = QMenu(self)
+        menu.setToolTipsVisible(True)
+        action = QWidgetAction(menu)
+        action.setDefaultWidget(box)
+        menu.addAction(action)
+        self.setMenu(menu)
+        self._show()
+
+    def policy(self) -> TakePolicy:
+        return TakePolicy(retakes=self.retakes.value(), candidates=self.candidates.value())
+
+    def _show(self) -> None:
+        """The tooltip says what Render makes now."""
+        retakes, candidates = self.retakes.value(), self.candidates.value()
+        makes = f"{candidates} takes of each segment, the best kept" if candidates > 1 else "one take of each segment"
+        again = f"; a flagged take is taken again up to {retakes} time(s)" if retakes else "; no re-takes"
+        self.setToolTip(f"How many takes Render makes: {makes}{again}.")
