@@ -348,3 +348,32 @@ def test_speech_recognition_flags_a_take_that_says_another_sentence(tmp_path, bu
     assert mine["asr"]["wer"] <= 0.3 and mine["score"] > theirs["score"]
     assert mine["asr"]["recogniser"] == "pocketsphinx" and "tea" in mine["asr"]["heard"]
     project.close()
+
+
+def test_candidates_are_generated_together_with_the_tokens_each_seed_gives_alone(tmp_path, bundles, voice_wav):
+    from core.engine import RuntimeOptions
+
+    text = "The lamp was lit at dusk. Rain fell on the roof all night long."
+    project = create_project(tmp_path / "Together.cbproj", "Together")
+    import_document(project, parse_text(text, "T"), str(voice_wav), None, tmp_path, source_identity("b", text, None))
+    project.seed = 5
+    project.save()
+    batched = Pipeline.from_bundle(bundles["turbo"], RuntimeOptions(lm_batch=4))
+    calls = []
+    generate_rows = batched.generate_rows
+
+    def counting(conditioning, key, rows, cancelled=lambda: False):
+        calls.append(len(rows))
+        return generate_rows(conditioning, key, rows, cancelled)
+
+    batched.generate_rows = counting  # type: ignore[method-assign]
+    render_pending(project, batched, policy=TakePolicy(candidates=3))
+    assert calls and max(calls) >= 2  # the extra candidates shared a batch
+    alone = Pipeline.from_bundle(bundles["turbo"], RuntimeOptions(lm_batch=1))
+    for segment in project.segments:
+        assert len(segment.takes) == 3
+        for take in segment.takes[1:]:
+            made = alone.synthesize(
+                project.spoken_text(segment), str(voice_wav), project.synthesis_options(segment, take.seed)
+            )
+            assert made.speech_tokens == take.tokens

@@ -164,3 +164,40 @@ class TokenLookahead:
             future = pool.submit(pipe.decode_joined, cond, sentences)
             wait_cancellable(future, self.cancelled, pipe.interrupt_decoder)
             return future.result()
+
+
+def candidate_tokens(
+    project: Project,
+    pipe: Pipeline,
+    segment: Segment,
+    seeds: list[int],
+    voices: dict,
+    cancelled: Callable[[], bool],
+) -> list[dict[int, Generated] | None]:
+    """The speech tokens of several takes of one segment (one per seed), generated together in batches of
+    ``lm_batch`` rows where the model can batch them: each take's sentences by piece number, as a one-at-a-time
+    render with that seed would generate them; ``None`` for each take where it cannot (it is generated the usual
+    way)."""
+    alone: list[dict[int, Generated] | None] = [None] * len(seeds)
+    runtime = pipe.runtime
+    if len(seeds) < 2 or runtime.lm_batch < 2:
+        return alone
+    try:
+        options = [project.synthesis_options(segment, seed) for seed in seeds]
+        if not pipe.can_batch(options[0]):
+            return alone
+        voice = pipe.condition(voice_reference(project, project.voice_of(segment), voices))
+        text = project.spoken_text(segment)
+        rows = [(take, n, row) for take, o in enumerate(options) for n, row in pipe.request_rows(text, o).items()]
+        found: list[dict[int, Generated] | None] = [{} for _ in seeds]
+        for start in range(0, len(rows), runtime.lm_batch):
+            part = rows[start : start + runtime.lm_batch]
+            results = pipe.generate_rows(voice.conditioning, voice.key, [row for _, _, row in part], cancelled)
+            for (take, number, _row), result in zip(part, results):
+                found[take][number] = result  # type: ignore[index]
+        return found
+    except SynthesisCancelled:
+        raise
+    except Exception:
+        log.exception("generating %d takes of a segment together failed; generating them one at a time", len(seeds))
+        return alone

@@ -35,7 +35,7 @@ from core.engine import (
 )
 from core.narration.projects.project import Project, ProjectError, Segment, Take
 from core.narration.projects.voices import voice_reference
-from core.narration.rendering.lookahead import TokenLookahead
+from core.narration.rendering.lookahead import TokenLookahead, candidate_tokens
 from core.narration.rendering.take_choice import (
     ONE_TAKE,
     TakePolicy,
@@ -343,26 +343,31 @@ def _render(
 def _more_takes(
     project, pipeline, segment, policy: TakePolicy, retakes: int, screener, voices, event, cancelled, summary
 ):
-    """Candidates beyond the first take, then re-takes while the best take is flagged (each with a new seed, one at
-    a time, every take kept); the best-scoring take is chosen. Steps (a yield between takes); the chosen take."""
-    extra = policy.candidates - 1
-    while extra > 0 or (retakes > 0 and is_flagged(project.chosen_take(segment))):
+    """Candidates beyond the first take (their tokens generated together where the model can batch them), then
+    re-takes while the best take is flagged (one at a time); each with a new seed, every take kept, the best-scoring
+    one chosen. Steps (a yield between takes); the chosen take."""
+    seeds = [new_seed() for _ in range(policy.candidates - 1)]
+    if len(seeds) > 1:
+        yield
+    ahead = candidate_tokens(project, pipeline(), segment, seeds, voices, cancelled)  # one batch where it can
+    while seeds or (retakes > 0 and is_flagged(project.chosen_take(segment))):
         if cancelled():
             raise SynthesisCancelled()
-        if extra > 0:
-            extra -= 1
+        if seeds:
+            seed, tokens = seeds.pop(0), ahead.pop(0)
         else:
+            seed, tokens = new_seed(), None
             retakes -= 1
         yield
         take = _render_one(
             project,
             pipeline(),
             segment,
-            new_seed(),
+            seed,
             voices,
             lambda c, s=segment: event("chunk", s, c),
             cancelled,
-            None,
+            tokens,
             screener,
         )
         summary.extra_takes += 1
