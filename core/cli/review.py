@@ -80,10 +80,20 @@ def recogniser_of(args, language: str | None):
         return None
     from core.narration.screening.recognition import RecognitionUnavailable, recogniser_for
 
+    line = ProgressLine(sys.stderr)
+    shown = [0.0]
+
+    def progress(done: int, total: int) -> None:  # the Whisper model's first download (~145 MB)
+        if line.tty or done >= total or done - shown[0] >= total / 10:
+            shown[0] = done
+            line.show(f"{bar(done / max(total, 1))} speech-recognition model {done / 1e6:.0f} of {total / 1e6:.0f} MB")
+
     try:
-        return recogniser_for(language or "en", choice)
+        return recogniser_for(language or "en", choice, progress=progress)
     except RecognitionUnavailable as exc:
         raise CliError(describe_error(exc, "cli")) from exc
+    finally:
+        line.close()
 
 
 def apply_thresholds(project, args) -> bool:
