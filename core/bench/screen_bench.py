@@ -1,10 +1,11 @@
 """``python -m core bench-screen``: what screening a take costs beside rendering it, in one run.
 
-A project of a few sentences is rendered with the model given (the faithful Turbo bundle is where a real user's time
-goes: docs/PERFORMANCE.md); each segment's render time comes from the render's own progress events. Then, on every
-take the render made, the same run times the screen alone (the measures of the take's tokens, audio and text, and
-the verdict: what every render now does per take) and, where a recogniser is available, speech recognition of the
-take (what ``--asr`` adds). The report gives both per take and as a share of the take's render time.
+A project of a few sentences is rendered with the model given — the faithful Turbo bundle is where a real user's time
+goes (docs/PERFORMANCE.md); each sentence is capped at ``max_new_tokens``, as the faithful bundles' random weights
+never say STOP — and each segment's render time comes from the render's own progress events. Then, on every take the
+render made, the same run times the screen alone (the measures of the take's tokens, audio and text, and the
+verdict: what every render now does per take) and, where a recogniser is available, speech recognition of the take
+(what ``--asr`` adds). The report gives both per take and as a share of the take's render time.
 """
 
 from __future__ import annotations
@@ -43,14 +44,16 @@ def bench_screen(
     asr: str | None = "auto",
     runtime: RuntimeOptions | None = None,
     folder: Path | None = None,
+    max_new_tokens: int = 100,
 ) -> dict:
     work = Path(folder or tempfile.mkdtemp(prefix="bench-screen-"))
-    text = " ".join(TEXT.split(". ")[:sentences])
+    text = ". ".join(TEXT.split(". ")[:sentences]).rstrip(".") + "."
     project = create_project(work / "Screen.cbproj", "Screen bench")
     document = parse_text(text, "Screen bench")
     identity = source_identity("b", text, None)
     import_document(project, document, str(voice) if voice else None, None, Path.cwd(), identity)
     project.seed = 7
+    project.settings["max_new_tokens"] = max_new_tokens  # random weights never say STOP: a sentence's length
     project.save()
     pipe = Pipeline.from_bundle(bundle, runtime or RuntimeOptions())
     ends: dict[int, float] = {}

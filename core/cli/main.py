@@ -220,6 +220,12 @@ def _add_bench_screen(sub: Subparsers, defaults: RuntimeOptions) -> None:
     p.add_argument("--bundle", type=Path, required=True, help="the model (the faithful Turbo bundle: see PERFORMANCE)")
     p.add_argument("--voice", type=Path, help="a reference recording (Turbo has no voice of its own)")
     p.add_argument("--sentences", type=int, default=12)
+    p.add_argument(
+        "--max-new-tokens",
+        type=int,
+        default=100,
+        help="speech tokens a sentence may have (100: 4 s; random weights never say STOP)",
+    )
     p.add_argument("--asr", choices=("auto", "whisper", "sphinx", "none"), default="auto")
     p.add_argument("--folder", type=Path, help="where the project goes (default: the temp folder)")
     p.add_argument("--json", type=Path, help="also write the report as JSON")
@@ -232,7 +238,9 @@ def _bench_screen(args) -> int:
     from core.bench.screen_bench import bench_screen
 
     asr = None if args.asr == "none" else args.asr
-    report = bench_screen(args.bundle, args.voice, args.sentences, asr, _runtime(args), args.folder)
+    report = bench_screen(
+        args.bundle, args.voice, args.sentences, asr, _runtime(args), args.folder, args.max_new_tokens
+    )
     if args.json:
         args.json.write_text(json.dumps(report, indent=2), encoding="utf-8")
     return 0

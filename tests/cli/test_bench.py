@@ -136,3 +136,30 @@ def test_bench_reports_both_playback_policies_per_run(bundles, tmp_path, capsys)
     for key in ("ttfa_ms", "total_ratio", "underruns_after_first", "underrun_ms", "decoder_calls", "one_shot_rtf"):
         assert key in fast  # the existing keys stay: "start fast"
     assert "start fast" in text and "play smoothly" in text
+
+
+def test_bench_screen_reports_the_screen_beside_the_render(bundles, voice_wav, tmp_path):
+    out = tmp_path / "screen.json"
+    code = main(
+        [
+            "bench-screen",
+            "--bundle",
+            str(bundles["turbo"]),
+            "--voice",
+            str(voice_wav),
+            "--sentences",
+            "3",
+            "--max-new-tokens",
+            "40",
+            "--asr",
+            "sphinx",
+            "--folder",
+            str(tmp_path / "work"),
+            "--json",
+            str(out),
+        ]
+    )
+    report = json.loads(out.read_text())
+    assert code == 0 and report["takes"] == 3 and report["variant"] == "turbo"
+    assert all(row["render_s"] > 0 and row["screen_ms"] > 0 and "asr_ms" in row for row in report["rows"])
+    assert 0 < report["screen_share"] < 1 and report["asr"] == "pocketsphinx" and report["asr_share"] > 0
