@@ -377,3 +377,18 @@ def test_candidates_are_generated_together_with_the_tokens_each_seed_gives_alone
                 project.spoken_text(segment), str(voice_wav), project.synthesis_options(segment, take.seed)
             )
             assert made.speech_tokens == take.tokens
+
+
+def test_a_flagged_segment_edited_since_is_pending_not_flagged(book, tmp_path):
+    project, _ = book
+    folder = tmp_path / "Edited.cbproj"
+    shutil.copytree(project.folder, folder)
+    copy = open_project(folder)
+    segment = copy.segment(9)
+    take = copy.chosen_take(segment)
+    take.screen = {**take.screen, "reasons": [{"code": "clipping", "ms": 4.0}]}
+    assert segment_flagged(copy, segment)
+    copy.edit_text(segment, segment.text + " Then it rained.")
+    assert copy.status(segment) == "pending" and not segment_flagged(copy, segment)
+    assert flagged_numbers(copy) == []
+    copy.close()

@@ -41,8 +41,15 @@ def is_flagged(take: Take | None) -> bool:
 
 
 def segment_flagged(project: Project, segment: Segment) -> bool:
-    """A segment that is rendered and narrated whose chosen take is flagged."""
-    return not project.is_skipped(segment) and is_flagged(project.chosen_take(segment))
+    """A narrated segment whose chosen take is flagged and still its take (a segment edited since is pending, not
+    flagged). Cheap for the many unflagged segments: the render key is computed only for a flagged take."""
+    take = project.chosen_take(segment)
+    return (
+        is_flagged(take)
+        and take is not None
+        and not project.is_skipped(segment)
+        and take.key == project.render_key(segment)
+    )
 
 
 def flagged_numbers(project: Project) -> list[int]:
