@@ -22,6 +22,7 @@ from core.narration import (
     segment_flagged,
 )
 from core.narration import accept as accept_take
+from core.narration import set_thresholds as set_book_thresholds
 from core.wording import describe_error
 
 NO_PROJECT = "No project: File → New project, Import or Open."
@@ -179,6 +180,21 @@ class StudioController:
             self.dirty = True
             raise
         return True
+
+    def set_thresholds(self, values: dict[str, float]) -> list[int]:
+        """The book's take-screen thresholds, and every stored take judged again against them, stored at once (with
+        unsaved edits, as :meth:`accept` stores them); the numbers of the segments whose verdicts changed."""
+        project = self._open()
+        changed = set_book_thresholds(project, values)
+        try:
+            if self.dirty:
+                self.save()
+            else:
+                project.save(changed)
+        except ChatterboxError:
+            self.dirty = True  # the thresholds and verdicts stay as set, stored with the next save
+            raise
+        return [project.number(s) for s in changed]
 
     def set_voice(self, number: int, name: str | None) -> None:
         self._open().set_voice(self._segment(number), name)

@@ -22,6 +22,7 @@ from core.wording import describe_error
 from ..controllers.review import alternative_take, review_view, step
 from .lexicon_dialog import edit_spoken
 from .review_bar import HINT, KEYS
+from .screen_thresholds import ThresholdsDialog
 
 if TYPE_CHECKING:  # typed as the panel it is a part of; at run time a plain class (the panel is the QWidget)
     from .studio_base import StudioBase
@@ -70,8 +71,30 @@ class TakeReview(_Part):
         key = self.review_action.shortcut().toString(QKeySequence.SequenceFormat.NativeText)
         self.review_action.setToolTip(REVIEW_TIP.format(key=key, keys=HINT))
         self.review_action.toggled.connect(self.toggle_review)
+        self.takes.thresholds_action.triggered.connect(self.edit_thresholds)
         self.segments.selectionModel().currentChanged.connect(self._on_review_row)
         self.review_bar.setVisible(False)
+
+    def edit_thresholds(self) -> None:
+        """Takes ▾ → Screen thresholds…: the book's own, stored; every rendered take judged again against them."""
+        if not self._writable():
+            self.message.emit("The thresholds can be changed when no render or export has the project.", True)
+            return
+        project = self.controller.project
+        assert project is not None  # _writable: a project is open
+        dialog = ThresholdsDialog(dict(project.screening), self)
+        if not dialog.exec():
+            return
+        try:
+            changed = self.controller.set_thresholds(dialog.values())
+        except ChatterboxError as exc:
+            self.message.emit(describe_error(exc), True)
+            return
+        self.segments.segments_changed(changed)
+        self._show_counts()
+        self.changed.emit()
+        flagged = len(self.segments.flagged())
+        self.status.setText(f"Thresholds stored: {len(changed)} segment(s) judged differently; {flagged} need review.")
 
     # --- the review shown, and where it is -----------------------------------------------------------------------
     @property

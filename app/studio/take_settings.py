@@ -1,9 +1,11 @@
 """Takes ▾ beside Render: how many takes a render makes of each segment (:class:`~core.narration.TakePolicy`) —
 re-takes of the takes the take screen flags, and candidates — remembered in the app settings like where the studio
-renders. The defaults (no re-takes, one candidate) render as before: one take a segment."""
+renders. The defaults (no re-takes, one candidate) render as before: one take a segment. The menu also opens the
+book's screen thresholds (:mod:`~app.studio.screen_thresholds`)."""
 
 from __future__ import annotations
 
+from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QFormLayout, QMenu, QSpinBox, QToolButton, QWidget, QWidgetAction
 
 from core.narration import MAX_EXTRA_TAKES, TakePolicy
@@ -52,6 +54,13 @@ class TakeSettings(QToolButton):
         action = QWidgetAction(menu)
         action.setDefaultWidget(box)
         menu.addAction(action)
+        menu.addSeparator()
+        self.thresholds_action = QAction("Screen &thresholds for this book…", menu)
+        self.thresholds_action.setToolTip(
+            "When the take screen marks a take “needs review”: a long silence, a length far from the voice's usual, "
+            "a loop, a cut end, noise after it, clipping, loudness (kept in the project)"
+        )
+        menu.addAction(self.thresholds_action)
         self.setMenu(menu)
         self._show()
 

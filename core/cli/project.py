@@ -412,10 +412,7 @@ def project_command(args, runtime) -> int:
         return _print_lexicon(project)
     if args.dump_json:
         return _dump_json(project, Path(args.dump_json), args.json)
-    if apply_thresholds(project, args):
-        from core.narration.screening import Screener
-
-        Screener(project).rejudge(project.segments)  # the stored measures against the new thresholds
+    apply_thresholds(project, args)
     if args.check_takes:
         project.save()
         return check_takes_command(project, args, _chosen_numbers(project, args))

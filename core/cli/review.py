@@ -96,18 +96,21 @@ def recogniser_of(args, language: str | None):
         line.close()
 
 
-def apply_thresholds(project, args) -> bool:
-    """``--screen NAME=VALUE``: the book's own thresholds (``True`` when any was given)."""
-    from core.narration import parse_setting
+def apply_thresholds(project, args) -> None:
+    """``--screen NAME=VALUE``: the book's own thresholds, and its takes judged again against them (stored with the
+    command's save)."""
+    from core.narration import parse_setting, set_thresholds
 
     settings = getattr(args, "screen", None) or []
+    values = dict(project.screening)
     for text in settings:
         try:
             name, value = parse_setting(text)
         except ValueError as exc:
             raise CliError(f"--screen {text}: {exc}.") from exc
-        project.screening[name] = value
-    return bool(settings)
+        values[name] = value
+    if settings:
+        set_thresholds(project, values)
 
 
 def accept_command(project, number: int) -> None:

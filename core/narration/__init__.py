@@ -93,6 +93,7 @@ from core.narration.screening import (
     parse_setting,
     reasons_of,
     segment_flagged,
+    set_thresholds,
 )
 
 __all__ = [
@@ -110,6 +111,7 @@ __all__ = [
     "parse_setting",
     "reasons_of",
     "segment_flagged",
+    "set_thresholds",
     "Block",
     "ClusterError",
     "ClusterInfo",

@@ -16,6 +16,7 @@ from core.narration.screening.screen import (
     is_flagged,
     reasons_of,
     segment_flagged,
+    set_thresholds,
 )
 from core.narration.screening.thresholds import Thresholds, parse_setting
 
@@ -40,4 +41,5 @@ __all__ = [
     "parse_setting",
     "reasons_of",
     "segment_flagged",
+    "set_thresholds",
 ]

@@ -91,6 +91,17 @@ def accept(project: Project, segment: Segment) -> bool:
     return True
 
 
+def set_thresholds(project: Project, values: dict[str, float]) -> list[Segment]:
+    """The book's own thresholds (``values`` by name; a default's value is not kept) and every stored take judged
+    again against them; the segments whose takes' screens changed (the caller stores them with the book)."""
+    defaults = Thresholds()
+    known = set(Thresholds.names())
+    project.screening = {
+        name: float(value) for name, value in values.items() if name in known and value != getattr(defaults, name)
+    }
+    return Screener(project).rejudge(project.segments)
+
+
 def measures_of(take: Take) -> TakeMeasures | None:
     data = (take.screen or {}).get("measures")
     try:
@@ -324,4 +335,5 @@ __all__ = [
     "is_flagged",
     "reasons_of",
     "segment_flagged",
+    "set_thresholds",
 ]

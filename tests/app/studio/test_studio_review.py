@@ -373,3 +373,35 @@ def test_a_strict_export_with_takes_that_need_review_says_why_and_writes_nothing
         assert studio.export(ExportRequest(out=out, strict=True))
     assert studio.status.text().startswith("Export stopped: 3 segment(s) to export have takes flagged for review")
     assert "Needs review" in studio.status.text() and not out.exists()
+
+
+def test_the_books_thresholds_are_set_from_takes_and_judge_every_take_again(qtbot, tmp_path, book_copy, monkeypatch):
+    from app.studio import screen_thresholds
+
+    window = make_window(qtbot, tmp_path, None, load=False)
+    panel = open_in(window, book_copy.folder)
+    assert panel.segments.flagged() == []  # the rendered book's own screens: nothing to review
+    wanted = {"rate_takes": 1.0, "duration_margin_s": 0.0, "short_ratio": 0.99, "long_ratio": 1.1}
+
+    def choose(dialog):
+        assert dialog.spins["silence_s"].value() == 1.5  # the defaults, as the book has none of its own
+        for name, value in wanted.items():
+            dialog.spins[name].setValue(value)
+        return 1
+
+    monkeypatch.setattr(screen_thresholds.ThresholdsDialog, "exec", choose)
+    panel.takes.thresholds_action.trigger()
+    flagged = panel.segments.flagged()
+    assert flagged and "Thresholds stored" in panel.status.text()  # lengths judged tightly: several need review
+    reopened = open_project(book_copy.folder)
+    assert reopened.screening == wanted and flagged_numbers(reopened) == flagged
+    reopened.close()
+
+    def defaults(dialog):
+        dialog.restore_defaults()
+        return 1
+
+    monkeypatch.setattr(screen_thresholds.ThresholdsDialog, "exec", defaults)
+    panel.takes.thresholds_action.trigger()
+    assert panel.segments.flagged() == [] and panel.controller.project.screening == {}
+    window.close()
