@@ -185,7 +185,7 @@ class StudioPanel(
         )
         self.search.setAccessibleName("Find in the text")
         self.search.setClearButtonEnabled(True)
-        self.search.setMinimumWidth(120)
+        self.search.setMinimumWidth(64)
         self.found = QLabel("", self)
         self.review_filter = QToolButton(self)  # a tool button: narrower, the title beside it keeps its room
         self.review_filter.setText("Needs review (0)")
@@ -246,6 +246,8 @@ class StudioPanel(
             self.review_button,
         ):
             buttons.addWidget(widget)
+            if isinstance(widget, QPushButton):  # as wide as its words, not the style's 80 px: small screens fit
+                widget.setMinimumWidth(widget.fontMetrics().horizontalAdvance(widget.text().replace("&", "")) + 12)
         buttons.addStretch(1)
         pace = QHBoxLayout()
         pace.addWidget(self.pace_label)

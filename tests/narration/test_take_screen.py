@@ -224,12 +224,15 @@ def test_flagged_takes_are_rendered_again_with_retakes(book, tmp_path, bundles):
     shutil.copytree(project.folder, folder)
     copy = open_project(folder)
     segment = copy.segment(3)
-    segment.takes[0].screen = {**segment.takes[0].screen, "reasons": [{"code": "clipping", "ms": 9.0}], "score": 75.0}
-    copy.save([segment])
+    path = copy.path(segment.takes[0].file)
+    audio, _ = sf.read(path, dtype="float32")
+    sf.write(path, np.clip(audio * 6, -1, 1), SAMPLE_RATE)  # the take as a clipped one would be
+    check_takes(copy)
     assert flagged_numbers(copy) == [3]
     summary = render_pending(copy, Pipeline.from_bundle(bundles["original"]), policy=TakePolicy(retakes=1))
     assert summary.rendered == 1 and summary.flagged == 0
     assert len(segment.takes) == 2 and segment.chosen == 1 and segment.takes[1].seed != segment.takes[0].seed
+    assert is_flagged(segment.takes[0]) and "clipping" in {r["code"] for r in segment.takes[0].screen["reasons"]}
     copy.close()
 
 
