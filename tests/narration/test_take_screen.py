@@ -70,7 +70,9 @@ def make_book(folder, bundle, lines: list[str], policy: TakePolicy = ONE_TAKE, *
 @pytest.fixture(scope="module")
 def book(tmp_path_factory, bundles):
     """300 sentences rendered once (tests copy the folder before changing it)."""
-    project, summary = make_book(tmp_path_factory.mktemp("screen") / "Book.cbproj", bundles["original"], sentences(300))
+    project, summary = make_book(
+        tmp_path_factory.mktemp("screen") / "Book.cbproj", bundles["original"], sentences(300, longest=6)
+    )
     return project, summary
 
 
