@@ -23,6 +23,7 @@ from core.narration import (
 )
 from core.narration import accept as accept_take
 from core.narration import set_thresholds as set_book_thresholds
+from core.narration import store_checked as store_checked_takes
 from core.wording import describe_error
 
 NO_PROJECT = "No project: File → New project, Import or Open."
@@ -180,6 +181,15 @@ class StudioController:
             self.dirty = True
             raise
         return True
+
+    def store_checked(self, measured: list, cancelled: bool = False) -> Any:
+        """Takes measured again on another thread, judged against the whole book and stored (with unsaved edits, as
+        :meth:`accept` stores them): the core's ``CheckReport``."""
+        project = self._open()
+        report = store_checked_takes(project, measured, cancelled)
+        if self.dirty:
+            self.save()
+        return report
 
     def set_thresholds(self, values: dict[str, float]) -> list[int]:
         """The book's take-screen thresholds, and every stored take judged again against them, stored at once (with

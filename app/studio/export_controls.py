@@ -98,4 +98,6 @@ class ExportControls(_Part):
         """The window closes: an export is cancelled and waited for, and the project's lock is given back."""
         if not self.export_runner.shutdown(timeout):
             log.warning("the export did not stop within %.0f s", timeout)
+        if not self.take_check.shutdown(timeout):
+            log.warning("screening the takes did not stop within %.0f s", timeout)
         self.controller.close()

@@ -46,6 +46,7 @@ from .preview_windows import PreviewWindows
 from .review_bar import ReviewBar
 from .seekable_waveform import SeekableWaveform
 from .segment_list import SegmentList
+from .take_check_runner import TakeCheckRunner
 from .take_settings import TakeSettings
 
 
@@ -74,6 +75,7 @@ class StudioBase(QWidget):
     _heard_marks: list[tuple[int, int]]
     _windows: PreviewWindows
     export_runner: ExportRunner
+    take_check: TakeCheckRunner
     _export_target: Path | None
     check_report: CheckReport | None
     _target: RenderTarget
@@ -142,13 +144,18 @@ class StudioBase(QWidget):
         return self.controller.rendering
 
     @property
+    def checking(self) -> bool:
+        """The rendered takes are being screened again (:mod:`app.studio.take_check`)."""
+        return self.take_check.running
+
+    @property
     def exporting(self) -> bool:
         return self.export_runner.running
 
     @property
     def busy(self) -> bool:
         """The project belongs to a render or an export: no edits, no second render or export."""
-        return self.rendering is not None or self.exporting
+        return self.rendering is not None or self.exporting or self.checking
 
     def _writable(self) -> bool:
         """Edits are possible: a project is open, neither a render nor an export has it, no other process holds it."""
@@ -166,7 +173,7 @@ class StudioBase(QWidget):
 
     def _update_controls(self) -> None:
         has, rendering, exporting = self.project is not None, self.rendering is not None, self.exporting
-        busy = rendering or exporting
+        busy = self.busy  # a render, an export, or the takes being screened again
         writable = has and not busy and not self.controller.read_only
         self.render_button.setEnabled(writable)
         self.render_more.setEnabled(writable)
@@ -189,7 +196,12 @@ class StudioBase(QWidget):
         self.lexicon_button.setEnabled(writable)
         self.search.setEnabled(has)
         self.review_action.setEnabled(has)
-        self.takes.setEnabled(not busy)
+        checking = self.checking
+        self.takes.setEnabled(not busy or checking)  # while screening: its Stop is in the menu
+        self.takes.check_action.setText("&Stop screening" if checking else "&Screen the rendered takes again")
+        self.takes.listen_action.setEnabled(has and not busy)
+        self.takes.thresholds_action.setEnabled(has and not busy)
+        self.takes.check_action.setEnabled(has and (checking or not busy))
         if self.reviewing:
             self._show_review()  # its buttons follow what can be done now
         self.pace.setEnabled(has and not exporting and not self.controller.read_only)

@@ -78,6 +78,8 @@ from .segment_playback import SegmentPlayback
 from .segment_search import SegmentSearch
 from .shape_edits import ShapeEdits
 from .studio_base import StudioBase
+from .take_check import TakeCheck
+from .take_check_runner import TakeCheckRunner
 from .take_review import TakeReview
 from .take_settings import TakeSettings
 
@@ -94,6 +96,7 @@ class StudioPanel(
     ExportControls,
     SegmentSearch,
     TakeReview,
+    TakeCheck,
     StudioBase,
 ):
     """The studio: made here (its widgets, their layout and connections), opened on a project, saved; what each
@@ -123,6 +126,7 @@ class StudioPanel(
         self._windows = PreviewWindows()
         """Finished segments are played a window at a time (see :mod:`app.studio.preview_windows`)."""
         self.export_runner = ExportRunner(export_project, self)
+        self.take_check = TakeCheckRunner(self)
         self._export_target: Path | None = None
         self.check_report: CheckReport | None = None
         self._target = RenderTarget()
@@ -322,6 +326,7 @@ class StudioPanel(
         self.find_action.triggered.connect(self._find)
         self.review_filter.toggled.connect(self.filter_review)
         self._connect_review()
+        self._connect_take_check()
         self._update_controls()
 
     def resizeEvent(self, event) -> None:
@@ -337,6 +342,8 @@ class StudioPanel(
         self.stop()
         if self.exporting:  # the export reads the project being closed
             self.export_runner.shutdown()
+        if self.checking:  # its takes' measures are the project being closed's
+            self.take_check.shutdown()
         self.undo_stack.clear()
         self.controller.open(project)
         self._restore_undo()

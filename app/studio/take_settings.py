@@ -61,6 +61,18 @@ class TakeSettings(QToolButton):
             "a loop, a cut end, noise after it, clipping, loudness (kept in the project)"
         )
         menu.addAction(self.thresholds_action)
+        self.check_action = QAction("&Screen the rendered takes again", menu)
+        self.check_action.setToolTip(
+            "Read and measure every rendered take again (a project rendered before takes were screened, or takes "
+            "changed by hand), then mark those that need review"
+        )
+        self.listen_action = QAction("Screen again with speech &recognition", menu)
+        self.listen_action.setToolTip(
+            "As above, and compare what a speech recogniser hears with each text (pocketsphinx for English, or "
+            "faster-whisper with its model downloaded: pip install '.[asr]'); about a fifth of real time"
+        )
+        menu.addAction(self.check_action)
+        menu.addAction(self.listen_action)
         self.setMenu(menu)
         self._show()
 

@@ -90,10 +90,14 @@ from core.narration.screening import (
     check_takes,
     flagged_numbers,
     is_flagged,
+    measure_again,
     parse_setting,
     reasons_of,
+    recogniser_for,
     segment_flagged,
     set_thresholds,
+    store_checked,
+    takes_to_check,
 )
 
 __all__ = [
@@ -112,6 +116,10 @@ __all__ = [
     "reasons_of",
     "segment_flagged",
     "set_thresholds",
+    "measure_again",
+    "store_checked",
+    "takes_to_check",
+    "recogniser_for",
     "Block",
     "ClusterError",
     "ClusterInfo",

@@ -12,12 +12,11 @@ A take is *flagged* while it has reasons and is not accepted; a segment is flagg
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 import numpy as np
-import soundfile as sf
 
 from core.engine import SAMPLE_RATE
 from core.narration.projects.project import Project, Segment, Take
@@ -150,7 +149,7 @@ class Screener:
     def judge_new(self, segment: Segment, measures: TakeMeasures, asr: dict | None = None) -> dict:
         """The screen of a new take measured elsewhere (a cluster actor measures its own takes)."""
         voice = self.project.voice_of(segment)
-        verdict = self._judge(voice, measures, asr)
+        verdict = self.judge_again(voice, measures, asr)
         self.screened[segment.id] = segment
         self.context.add(voice, measures)
         return record(verdict, measures, asr)
@@ -158,10 +157,7 @@ class Screener:
     def recognise(self, audio: np.ndarray, text: str) -> dict | None:
         if self.recogniser is None:
             return None
-        from core.narration.screening.word_errors import compare_words
-
-        heard = self.recogniser.transcribe(audio, SAMPLE_RATE, self.project.language)
-        return {"recogniser": self.recogniser.name, "heard": heard, **compare_words(text, heard).to_dict()}
+        return transcript(self.recogniser, audio, text, self.project.language)
 
     def rejudge(self, segments: Iterable[Segment]) -> list[Segment]:
         """Judge the takes of ``segments`` again from their stored measures (thresholds or context changed); the
@@ -174,7 +170,7 @@ class Screener:
                 measures = measures_of(take)
                 if measures is None or take.screen is None:
                     continue
-                verdict = self._judge(voice, measures, take.screen.get("asr"))
+                verdict = self.judge_again(voice, measures, take.screen.get("asr"))
                 if verdict.reasons == take.screen.get("reasons") and abs(verdict.score - take.screen["score"]) < 1:
                     continue  # the same verdict: the store is not rewritten for a score's decimals
                 take.screen = record(verdict, measures, take.screen.get("asr"), bool(take.screen.get("accepted")))
@@ -190,7 +186,7 @@ class Screener:
         waiting, self.screened = list(self.screened.values()), {}
         return self.rejudge(waiting)
 
-    def _judge(self, voice: str | None, measures: TakeMeasures, asr: dict | None) -> Verdict:
+    def judge_again(self, voice: str | None, measures: TakeMeasures, asr: dict | None) -> Verdict:
         thresholds = self.thresholds
         return judge(
             measures,
@@ -199,6 +195,14 @@ class Screener:
             self.context.book_loudness(thresholds),
             asr,
         )
+
+
+def transcript(recogniser: Recogniser, audio: np.ndarray, text: str, language: str) -> dict:
+    """What ``recogniser`` heard in a take, against the text it should say (a take's ``screen["asr"]``)."""
+    from core.narration.screening.word_errors import compare_words
+
+    heard = recogniser.transcribe(audio, SAMPLE_RATE, language)
+    return {"recogniser": recogniser.name, "heard": heard, **compare_words(text, heard).to_dict()}
 
 
 def record(verdict: Verdict, measures: TakeMeasures, asr: dict | None, accepted: bool = False) -> dict:
@@ -225,115 +229,15 @@ def book_context(project: Project) -> BookContext:
     return context
 
 
-@dataclass
-class CheckedTake:
-    number: int
-    take: int
-    """1-based, as the command line shows takes."""
-    score: float
-    reasons: list[dict]
-    accepted: bool
-    asr: dict | None = None
-
-    def to_dict(self) -> dict:
-        out = {"segment": self.number, "take": self.take, "score": self.score, "reasons": self.reasons}
-        out["accepted"] = self.accepted
-        if self.asr is not None:
-            out["asr"] = {k: self.asr[k] for k in ("recogniser", "heard", "wer", "missing", "extra") if k in self.asr}
-        return out
-
-
-@dataclass
-class CheckReport:
-    checked: int = 0
-    flagged: list[CheckedTake] = field(default_factory=list)
-    missing: list[int] = field(default_factory=list)
-    """Segments whose take file could not be read (numbers)."""
-
-
-CheckProgress = Callable[[int, int], None]
-
-
-def check_takes(
-    project: Project,
-    numbers: Iterable[int] | None = None,
-    recogniser: Recogniser | None = None,
-    progress: CheckProgress | None = None,
-) -> CheckReport:
-    """Screen the chosen takes of the rendered segments (all, or ``numbers``) again from their audio, with speech
-    recognition when a ``recogniser`` is given, and store what changed. The stop reasons of a take screened when
-    it was rendered are kept (they cannot be read from the audio)."""
-    wanted = set(numbers) if numbers is not None else None
-    todo = [
-        (n, s)
-        for n, s in enumerate(project.segments, 1)
-        if (wanted is None or n in wanted) and project.status(s) == "rendered"
-    ]
-    screener = Screener(project, recogniser)
-    measured: list[tuple[int, Segment, Take, TakeMeasures, dict | None]] = []
-    report = CheckReport()
-    for done, (number, segment) in enumerate(todo, 1):
-        take = project.chosen_take(segment)
-        assert take is not None
-        try:
-            audio = _read(project, take)
-        except (OSError, ValueError, sf.LibsndfileError) as exc:  # a missing or damaged file: the others go on
-            log.warning("take %s of segment %s unreadable: %s", take.file, number, exc)
-            report.missing.append(number)
-            continue
-        before = measures_of(take)
-        text = project.spoken_text(segment)
-        measures = measure_take(audio, text, take.tokens, before.stop_reasons if before else [])
-        asr = screener.recognise(audio, text) if recogniser is not None else (take.screen or {}).get("asr")
-        measured.append((number, segment, take, measures, asr))
-        if progress is not None:
-            progress(done, len(todo))
-    checked = {segment.id for _n, segment, _t, _m, _a in measured}
-    context = BookContext()
-    for segment in project.segments:
-        take = project.chosen_take(segment) if segment.id not in checked else None
-        stored = measures_of(take) if take is not None else None
-        if stored is not None:
-            context.add(project.voice_of(segment), stored)
-    for _number, segment, _take, measures, _asr in measured:
-        context.add(project.voice_of(segment), measures)
-    screener.context = context
-    changed = []
-    for number, segment, take, measures, asr in measured:
-        verdict = screener._judge(project.voice_of(segment), measures, asr)
-        accepted = bool(take.screen and take.screen.get("accepted"))
-        fresh = record(verdict, measures, asr, accepted)
-        if fresh != take.screen:
-            take.screen = fresh
-            changed.append(segment)
-        report.checked += 1
-        if verdict.flagged and not fresh["accepted"]:
-            report.flagged.append(
-                CheckedTake(number, (segment.chosen or 0) + 1, verdict.score, verdict.reasons, False, asr)
-            )
-    if changed:
-        project.save(changed)
-    return report
-
-
-def _read(project: Project, take: Take) -> np.ndarray:
-    audio, rate = sf.read(project.path(take.file), dtype="float32", always_2d=False)
-    if rate != SAMPLE_RATE or audio.ndim != 1:
-        raise ValueError(f"{take.file} is not a take of this app (mono, {SAMPLE_RATE} Hz)")
-    return np.asarray(audio, dtype=np.float32)
-
-
 __all__ = [
-    "CheckReport",
-    "CheckedTake",
     "Screener",
     "accept",
     "best_take",
     "book_context",
-    "check_takes",
     "flagged_numbers",
     "is_flagged",
     "reasons_of",
     "segment_flagged",
     "set_thresholds",
+    "transcript",
 ]

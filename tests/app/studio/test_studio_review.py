@@ -405,3 +405,62 @@ def test_the_books_thresholds_are_set_from_takes_and_judge_every_take_again(qtbo
     panel.takes.thresholds_action.trigger()
     assert panel.segments.flagged() == [] and panel.controller.project.screening == {}
     window.close()
+
+
+def put_a_hole_in(project, number: int) -> None:
+    import numpy as np
+    import soundfile as sf
+
+    path = project.path(project.chosen_take(project.segments[number - 1]).file)
+    audio, rate = sf.read(path, dtype="float32")
+    middle = audio.size // 2
+    sf.write(path, np.concatenate([audio[:middle], np.zeros(3 * rate, np.float32), audio[middle:]]), rate)
+
+
+def test_screening_again_reads_the_takes_on_a_thread_and_marks_what_it_finds(qtbot, tmp_path, book_copy):
+    put_a_hole_in(book_copy, 3)  # the take changed on disk since it was screened
+    window = make_window(qtbot, tmp_path, None, load=False)
+    panel = open_in(window, book_copy.folder)
+    assert panel.segments.flagged() == []
+    panel.takes.check_action.trigger()
+    assert panel.checking and panel.busy and not panel.render_button.isEnabled()
+    assert panel.takes.check_action.text() == "&Stop screening"
+    qtbot.waitUntil(lambda: not panel.checking, timeout=30000)
+    assert panel.segments.flagged() == [3] and "Screened 10 take(s): 1 need review" in panel.status.text()
+    assert panel.render_button.isEnabled() and panel.takes.check_action.text() == "&Screen the rendered takes again"
+    reopened = open_project(book_copy.folder)
+    assert flagged_numbers(reopened) == [3]
+    reopened.close()
+    window.close()
+
+
+def test_screening_again_can_be_stopped_and_keeps_what_it_measured(qtbot, tmp_path, book_copy, monkeypatch):
+    import core.narration.screening.check as check
+
+    measure = check.measure_take
+    window = make_window(qtbot, tmp_path, None, load=False)
+    panel = open_in(window, book_copy.folder)
+
+    def slow(*args, **kwargs):
+        panel.take_check.cancel()  # Stop, while the first take is measured
+        return measure(*args, **kwargs)
+
+    monkeypatch.setattr(check, "measure_take", slow)
+    panel.takes.check_action.trigger()
+    qtbot.waitUntil(lambda: not panel.checking, timeout=30000)
+    assert "Screened 1 take(s) (stopped early" in panel.status.text()
+    window.close()
+
+
+def test_screening_again_with_speech_recognition_stores_what_was_heard(qtbot, tmp_path, book_copy):
+    pytest.importorskip("pocketsphinx")
+    window = make_window(qtbot, tmp_path, None, load=False)
+    panel = open_in(window, book_copy.folder)
+    panel.takes.listen_action.trigger()
+    qtbot.waitUntil(lambda: not panel.checking, timeout=60000)
+    project = panel.controller.project
+    heard = [project.chosen_take(s).screen.get("asr") for s in project.segments]
+    assert all(h is not None and h["recogniser"] == "pocketsphinx" for h in heard)
+    # the stand-in's takes say no words: what the recogniser heard is nothing like the text
+    assert panel.segments.flagged() and "need review" in panel.status.text()
+    window.close()
