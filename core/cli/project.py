@@ -804,7 +804,8 @@ def _print_summary(project, summary, result) -> None:
             status = project.status(segment)
             takes = f"{len(segment.takes)} take(s)" if segment.takes else "no takes"
             chosen = f", take {segment.chosen + 1}" if segment.chosen is not None else ""
-            print(f"{number:>4}  {status:<8}  {takes}{chosen:<9}  {_short(segment.text)}")
+            review = "  (needs review)" if flagged_fields(project, segment)["flagged"] else ""
+            print(f"{number:>4}  {status:<8}  {takes}{chosen:<9}  {_short(segment.text)}{review}")
     skipped = f", {counts['skipped']} skipped" if counts["skipped"] else ""
     print(
         f"{counts['rendered']} rendered, {counts['pending']} pending, {counts['failed']} failed{skipped} "

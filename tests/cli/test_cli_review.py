@@ -37,6 +37,8 @@ def test_check_takes_exits_3_and_lists_the_flagged_take(book_copy):
     assert code == 3 and "1 of" in text and "flagged for review" in text and "A silence of 3.0 s" in text
     code, out, _ = run_cli("project", folder, "--list", "--json")  # the list says it too
     assert [s["number"] for s in out["segments"] if s["flagged"]] == [2]
+    code, text, _ = run_cli("project", folder, "--list")
+    assert [line.split()[0] for line in text.splitlines() if "(needs review)" in line] == ["2"]
 
 
 def test_check_takes_follows_chapters_and_thresholds(book_copy):

@@ -23,8 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from core.engine import Downloader, HubModel, user_data
-from core.engine.model.hub_download import COMMIT, DownloadCancelled, Expected
+from core.engine import COMMIT, DownloadCancelled, Downloader, Expected, HubModel, user_data
 from core.narration.screening.recognition_errors import INSTALL_WHISPER, RecognitionUnavailable
 from core.narration.text.sentences import base_language
 
