@@ -32,7 +32,7 @@ def _loop(r: Reason) -> str:
 
 
 def _guard(r: Reason) -> str:
-    return "Started repeating and was stopped" + (f" ({r['detail']})" if r.get("detail") else "")
+    return "Started repeating itself and was stopped: the end of the sentence may be missing"
 
 
 def _cap(r: Reason) -> str:
