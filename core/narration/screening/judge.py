@@ -9,7 +9,6 @@ even under the thresholds. A take is *flagged* while it has a reason and nobody 
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -35,6 +34,9 @@ PENALTY = {
 }
 """What each reason takes off the score (the more likely a listener hears it as wrong, the more)."""
 REASONS = tuple(PENALTY)
+LOOP_SHARE = Thresholds().loop_share
+"""A take looping this much says nothing of its voice's rate (the default threshold: the rate is the book's own,
+whatever a book sets for its flags)."""
 
 
 @dataclass
@@ -43,32 +45,36 @@ class BookContext:
 
     rates: dict[str, list[float]] = field(default_factory=dict)
     loudness: list[float] = field(default_factory=list)
+    _medians: dict[str | None, float] = field(default_factory=dict, repr=False)
+    """Medians computed since the last :meth:`add` (voice name, ``None`` for the loudness): judging a whole book
+    again asks for them once per take."""
 
     def add(self, voice: str | None, measures: TakeMeasures) -> None:
         """Count a take in (a take whose generation ran away or hit its cap says nothing of the voice's rate)."""
         if measures.stop_reasons and any(r != "stop_token" for r in measures.stop_reasons):
             return
-        if measures.loop_share >= Thresholds().loop_share:
+        if measures.loop_share >= LOOP_SHARE:
             return
         if measures.letters >= MIN_RATE_LETTERS and measures.speech_seconds > 0:
             self.rates.setdefault(voice or "", []).append(measures.speech_seconds / measures.letters)
+            self._medians.pop(voice or "", None)
         if measures.loudness_lufs is not None:
             self.loudness.append(measures.loudness_lufs)
+            self._medians.pop(None, None)
 
     def rate(self, voice: str | None, thresholds: Thresholds) -> float | None:
         """Median seconds per letter of ``voice`` (``None`` until :attr:`Thresholds.rate_takes` takes are known)."""
         rates = self.rates.get(voice or "", [])
-        return float(np.median(rates)) if len(rates) >= max(1, thresholds.rate_takes) else None
+        return self._median(voice or "", rates) if len(rates) >= max(1, thresholds.rate_takes) else None
 
     def book_loudness(self, thresholds: Thresholds) -> float | None:
-        return float(np.median(self.loudness)) if len(self.loudness) >= max(1, thresholds.rate_takes) else None
+        return self._median(None, self.loudness) if len(self.loudness) >= max(1, thresholds.rate_takes) else None
 
-    @classmethod
-    def of(cls, takes: Iterable[tuple[str | None, TakeMeasures]]) -> BookContext:
-        context = cls()
-        for voice, measures in takes:
-            context.add(voice, measures)
-        return context
+    def _median(self, key: str | None, values: list[float]) -> float:
+        found = self._medians.get(key)
+        if found is None:
+            found = self._medians[key] = float(np.median(values))
+        return found
 
 
 @dataclass(frozen=True)
