@@ -24,7 +24,6 @@ import soundfile as sf
 
 from core.engine import SAMPLE_RATE
 from core.narration.projects.project import Project
-from core.narration.screening.judge import BookContext
 from core.narration.screening.measures import TakeMeasures, measure_take
 from core.narration.screening.screen import Screener, measures_of, record, transcript
 
@@ -167,17 +166,7 @@ def store_checked(project: Project, measured: list[Measured], cancelled: bool = 
             report.missing.append(project.number(segment))
             continue
         found.append((segment, take, item.measures, item.asr))
-    fresh_ids = {segment.id for segment, *_ in found}
-    context = BookContext()
-    for segment in project.segments:
-        take = project.chosen_take(segment) if segment.id not in fresh_ids else None
-        stored = measures_of(take) if take is not None else None
-        if stored is not None:
-            context.add(project.voice_of(segment), stored)
-    for segment, _take, measures, _asr in found:
-        context.add(project.voice_of(segment), measures)
-    screener = Screener(project)
-    screener.context = context
+    screener = Screener(project, fresh={segment.id: measures for segment, _take, measures, _asr in found})
     changed = []
     for segment, take, measures, asr in found:
         verdict = screener.judge_again(project.voice_of(segment), measures, asr)

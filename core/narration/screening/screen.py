@@ -12,8 +12,8 @@ A take is *flagged* while it has reasons and is not accepted; a segment is flagg
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable
-from dataclasses import dataclass, field
+from collections.abc import Iterable, Mapping
+from dataclasses import InitVar, dataclass, field
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -113,18 +113,21 @@ def measures_of(take: Take) -> TakeMeasures | None:
 class Screener:
     """Screens takes of one project, keeping the book's context (each voice's rate, the loudness) as takes come.
 
-    ``recogniser``: speech recognition for every take (``None``: none; :mod:`.recognition`)."""
+    ``recogniser``: speech recognition for every take (``None``: none; :mod:`.recognition`). ``fresh``: measures
+    just taken of some segments' chosen takes (by segment id), counted in the book's context instead of the stored
+    ones."""
 
     project: Project
     recogniser: Recogniser | None = None
+    fresh: InitVar[Mapping[int, TakeMeasures] | None] = None
     thresholds: Thresholds = field(init=False)
     context: BookContext = field(init=False)
     screened: dict[int, Segment] = field(default_factory=dict, init=False)
     """Segments screened by this screener (their voice's rate and the loudness grew meanwhile): :meth:`settle`."""
 
-    def __post_init__(self) -> None:
+    def __post_init__(self, fresh: Mapping[int, TakeMeasures] | None) -> None:
         self.thresholds = Thresholds.of(self.project.screening)
-        self.context = book_context(self.project)
+        self.context = book_context(self.project, fresh)
 
     def screen(self, segment: Segment, audio: np.ndarray, tokens: list[int], stop_reasons: list[str]) -> dict | None:
         """The screen of a new take of ``segment`` (not attached: the caller stores it with the take). A screen that
@@ -218,12 +221,13 @@ def record(verdict: Verdict, measures: TakeMeasures, asr: dict | None, accepted:
     return screen
 
 
-def book_context(project: Project) -> BookContext:
-    """Each voice's rate and the book's loudness, from the stored measures of the chosen takes."""
+def book_context(project: Project, fresh: Mapping[int, TakeMeasures] | None = None) -> BookContext:
+    """Each voice's rate and the book's loudness, from the stored measures of the chosen takes (or ``fresh`` ones, by
+    segment id)."""
     context = BookContext()
     for segment in project.segments:
         take = project.chosen_take(segment)
-        measures = measures_of(take) if take is not None else None
+        measures = (fresh or {}).get(segment.id) or (measures_of(take) if take is not None else None)
         if measures is not None:
             context.add(project.voice_of(segment), measures)
     return context
