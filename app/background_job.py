@@ -4,7 +4,8 @@ The job's thread puts ``(kind, value)`` events on a queue that a QTimer on the G
 emitted on the GUI thread only (as :mod:`app.engine_bridge` does for the worker's events). An event whose kind is in
 :attr:`BackgroundJob.PASSING` (a progress report) is handed on as it comes; any other is the job's last: its thread
 is joined (it has put its last event, it ends now) and the timer stops before :meth:`BackgroundJob._deliver` sees
-it. Used by a project export (:mod:`app.studio.export_runner`) and a cluster's connection test
+it. Used by a project export (:mod:`app.studio.export_runner`), the takes screened again
+(:mod:`app.studio.take_check_runner`) — both :class:`CancellableJob` — and a cluster's connection test
 (:mod:`app.panels.connection_test`).
 """
 
@@ -65,3 +66,34 @@ class BackgroundJob(QObject):
     def _deliver(self, kind: str, value: Any) -> None:
         """On the GUI thread: emit the signal for one event."""
         raise NotImplementedError
+
+
+class CancellableJob(BackgroundJob):
+    """A job that can be asked to stop: its target gets a :class:`threading.Event` as its last argument and checks it
+    between steps; :meth:`shutdown` (the window closing) sets it and waits for the thread."""
+
+    def __init__(self, parent: QObject | None = None, poll_ms: int = 50) -> None:
+        super().__init__(parent, poll_ms)
+        self._cancel = threading.Event()
+
+    def _start_cancellable(self, target: Callable[..., None], args: tuple[Any, ...], name: str) -> bool:
+        """:meth:`_start` with a fresh cancel event after ``args``; ``False`` while a job runs."""
+        if self.running:
+            return False
+        self._cancel = threading.Event()
+        return self._start(target, (*args, self._cancel), name)
+
+    @Slot()
+    def cancel(self) -> None:
+        """Ask the job to stop (it stops at its next check; its last event follows)."""
+        self._cancel.set()
+
+    def shutdown(self, timeout: float = 10.0) -> bool:
+        """Cancel and wait for the thread (the window is closing); ``False`` if it did not end in time."""
+        thread = self._thread
+        if thread is None:
+            return True
+        self._cancel.set()
+        thread.join(timeout)
+        self._drain()
+        return not thread.is_alive()

@@ -15,12 +15,12 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from PySide6.QtCore import QObject, Signal, Slot
+from PySide6.QtCore import QObject, Signal
 
 from core.engine import ChatterboxError
 from core.wording import describe_error
 
-from ..background_job import BackgroundJob
+from ..background_job import CancellableJob
 
 log = logging.getLogger(__name__)
 
@@ -32,7 +32,7 @@ PROGRESS_EVERY_S = 0.1
 """At most ten progress reports a second reach the GUI (an export reports every segment)."""
 
 
-class ExportRunner(BackgroundJob):
+class ExportRunner(CancellableJob):
     progress = Signal(object)  # the export's progress report (``stage``, ``done``, ``total``, ``seconds_left``…)
     finished = Signal(object)  # the export's result
     failed = Signal(str)  # the sentence a person reads
@@ -42,29 +42,10 @@ class ExportRunner(BackgroundJob):
     def __init__(self, export: Export, parent: QObject | None = None, poll_ms: int = 50) -> None:
         super().__init__(parent, poll_ms)
         self.export = export
-        self._cancel = threading.Event()
 
     def start(self, project: Any, request: Any) -> bool:
-        """Start exporting; ``False`` when an export already runs."""
-        if self.running:
-            return False
-        self._cancel = threading.Event()
-        return self._start(self._run, (project, request, self._cancel), "export")
-
-    @Slot()
-    def cancel(self) -> None:
-        """Ask the export to stop (it stops at its next check; :attr:`cancelled` follows)."""
-        self._cancel.set()
-
-    def shutdown(self, timeout: float = 10.0) -> bool:
-        """Cancel and wait for the thread (the window is closing); ``False`` if it did not end in time."""
-        thread = self._thread
-        if thread is None:
-            return True
-        self._cancel.set()
-        thread.join(timeout)
-        self._drain()
-        return not thread.is_alive()
+        """Start exporting; ``False`` when an export already runs (:meth:`cancel` stops it: :attr:`cancelled`)."""
+        return self._start_cancellable(self._run, (project, request), "export")
 
     # --- the export's thread -----------------------------------------------------------------------------------
     def _run(self, project: Any, request: Any, cancel: threading.Event) -> None:

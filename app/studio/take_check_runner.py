@@ -10,20 +10,20 @@ import threading
 import time
 from typing import Any
 
-from PySide6.QtCore import QObject, Signal, Slot
+from PySide6.QtCore import Signal
 
 from core.engine import ChatterboxError
 from core.narration import measure_again, recogniser_for
 from core.wording import describe_error
 
-from ..background_job import BackgroundJob
+from ..background_job import CancellableJob
 
 log = logging.getLogger(__name__)
 
 PROGRESS_EVERY_S = 0.1
 
 
-class TakeCheckRunner(BackgroundJob):
+class TakeCheckRunner(CancellableJob):
     """The measuring part on its own thread: ``progress(done, total)``, then ``finished(measured, cancelled)`` or
     ``failed(sentence)``."""
 
@@ -32,28 +32,9 @@ class TakeCheckRunner(BackgroundJob):
     failed = Signal(str)
     PASSING = frozenset({"progress"})
 
-    def __init__(self, parent: QObject | None = None, poll_ms: int = 50) -> None:
-        super().__init__(parent, poll_ms)
-        self._cancel = threading.Event()
-
     def start(self, takes: list, listen: bool, language: str) -> bool:
-        if self.running:
-            return False
-        self._cancel = threading.Event()
-        return self._start(self._run, (takes, listen, language, self._cancel), "take-check")
-
-    @Slot()
-    def cancel(self) -> None:
-        self._cancel.set()
-
-    def shutdown(self, timeout: float = 10.0) -> bool:
-        thread = self._thread
-        if thread is None:
-            return True
-        self._cancel.set()
-        thread.join(timeout)
-        self._drain()
-        return not thread.is_alive()
+        """Start measuring ``takes``; ``False`` while it runs (:meth:`cancel` stops it, keeping what was measured)."""
+        return self._start_cancellable(self._run, (takes, listen, language), "take-check")
 
     def _run(self, takes: list, listen: bool, language: str, cancel: threading.Event) -> None:
         sent = [0.0]
