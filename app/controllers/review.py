@@ -106,18 +106,19 @@ def review_view(project: Project, number: int, flagged: list[int]) -> ReviewView
         number=number,
         position=position,
         count=len(flagged),
-        text=_short(segment.text, TEXT_CHARS),
+        text=short_text(segment.text, TEXT_CHARS),
         reasons=tuple(describe_reason(r) for r in reasons_of(take)),
         take=(segment.chosen + 1) if take is not None and segment.chosen is not None else None,
         takes=len(segment.takes),
         score=float(score) if isinstance(score, (int, float)) else None,
         accepted=bool(screen.get("accepted")),
         alternative=alternative_take(project, segment),
-        heard=_short(str(heard), HEARD_CHARS) if heard else None,
+        heard=short_text(str(heard), HEARD_CHARS) if heard else None,
         rendered=project.status(segment) == "rendered",
     )
 
 
-def _short(text: str, limit: int) -> str:
+def short_text(text: str, limit: int) -> str:
+    """``text`` on one line, cut to ``limit`` characters with an ellipsis."""
     text = " ".join(text.split())
     return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"

@@ -36,6 +36,7 @@ from core.engine import ChatterboxError
 from core.narration import ExportRequest, Project, check_request, check_space, reasons_of, segment_flagged
 from core.wording import describe, describe_error, describe_reasons
 
+from ..controllers.review import short_text
 from .export_choices import (
     ACX,
     BITRATE_FORMATS,
@@ -339,7 +340,7 @@ class ExportDialog(QDialog):
         for number in numbers[:FLAGGED_SHOWN]:
             segment = project.segments[number - 1]
             reasons = reasons_of(project.chosen_take(segment))
-            item = QListWidgetItem(f"{number} · {_short(segment.text)} — {describe_reasons(reasons)}")
+            item = QListWidgetItem(f"{number} · {short_text(segment.text, SHORT_TEXT)} — {describe_reasons(reasons)}")
             item.setToolTip(f"Segment {number}: {segment.text}\n\n{describe_reasons(reasons, chr(10))}")
             self.flagged.addItem(item)
         if count > FLAGGED_SHOWN:
@@ -436,11 +437,6 @@ def export_name(text: str, suffix: str = ".wav", words: int = 6) -> str:
 
 def _takes(count: int) -> str:
     return f"{count} take{'' if count == 1 else 's'}"
-
-
-def _short(text: str) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= SHORT_TEXT else text[: SHORT_TEXT - 1].rstrip() + "…"
 
 
 def _safe(title: str) -> str:

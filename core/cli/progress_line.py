@@ -1,9 +1,14 @@
 """One progress line on stderr, shared by the render and export bars: drawn in place on a terminal (``\\r``), a new
-line each time when stderr is a log or a pipe."""
+line each time when stderr is a log or a pipe; and a segment's text cut to fit a line of a listing."""
 
 from __future__ import annotations
 
 WIDTH = 24
+
+
+def short(text: str, width: int = 70) -> str:
+    """``text`` cut to ``width`` characters with an ellipsis (a segment's text in a listing)."""
+    return text if len(text) <= width else text[: width - 1] + "…"
 
 
 def bar(fraction: float) -> str:

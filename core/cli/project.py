@@ -15,7 +15,7 @@ from pathlib import Path
 
 from core.cli.cluster import add_cluster_arguments, check_cluster_arguments, render_on_cluster, wants_cluster
 from core.cli.errors import CliError
-from core.cli.progress_line import ProgressLine, bar
+from core.cli.progress_line import ProgressLine, bar, short
 from core.cli.review import (
     accept_command,
     add_review_arguments,
@@ -805,7 +805,7 @@ def _print_summary(project, summary, result) -> None:
             takes = f"{len(segment.takes)} take(s)" if segment.takes else "no takes"
             chosen = f", take {segment.chosen + 1}" if segment.chosen is not None else ""
             review = "  (needs review)" if flagged_fields(project, segment)["flagged"] else ""
-            print(f"{number:>4}  {status:<8}  {takes}{chosen:<9}  {_short(segment.text)}{review}")
+            print(f"{number:>4}  {status:<8}  {takes}{chosen:<9}  {short(segment.text)}{review}")
     skipped = f", {counts['skipped']} skipped" if counts["skipped"] else ""
     print(
         f"{counts['rendered']} rendered, {counts['pending']} pending, {counts['failed']} failed{skipped} "
@@ -846,10 +846,6 @@ def _check_line(check: dict) -> str:
         f"noise floor {figure(check['noise_floor_db'], ' dB')}, head {figure(check['head_s'], ' s')}, tail "
         f"{figure(check['tail_s'], ' s')}, {rate} {bitrate} {kind}  {verdict}"
     )
-
-
-def _short(text: str, width: int = 70) -> str:
-    return text if len(text) <= width else text[: width - 1] + "…"
 
 
 class _ProgressBar:

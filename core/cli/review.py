@@ -11,7 +11,7 @@ import json
 import sys
 
 from core.cli.errors import CliError
-from core.cli.progress_line import ProgressLine, bar
+from core.cli.progress_line import ProgressLine, bar, short
 from core.wording import describe_error, describe_reasons
 
 EXIT_FLAGGED = 3
@@ -144,7 +144,7 @@ def check_takes_command(project, args, numbers: list[int] | None) -> int:
     else:
         for item in report.flagged:
             segment = project.segment(item.number)
-            print(f"{item.number:>5}  take {item.take}  score {item.score:5.1f}  {_short(segment.text)}")
+            print(f"{item.number:>5}  take {item.take}  score {item.score:5.1f}  {short(segment.text)}")
             print(f"       {describe_reasons(item.reasons)}")
         for number in report.missing:
             print(f"{number:>5}  the take's audio cannot be read: regenerate it", file=sys.stderr)
@@ -187,7 +187,3 @@ def flagged_fields(project, segment) -> dict:
         "score": screen.get("score") if screen else None,
         "reasons": reasons_of(take),
     }
-
-
-def _short(text: str, width: int = 70) -> str:
-    return text if len(text) <= width else text[: width - 1] + "…"
