@@ -75,7 +75,7 @@ from core.engine.generation.sampler import Sampler
 from core.engine.languages import language_label
 from core.engine.model.bundle import GRAPHS, SUFFIXES, file_stamp, locate_bundle
 from core.engine.model.gpu import nvidia_gpu_present
-from core.engine.model.hub_download import COMMIT, HUB_MODELS, DownloadCancelled, Downloader, Expected, HubModel
+from core.engine.model.hub_download import HUB_MODELS, Downloader, HubModel
 from core.engine.model.model_parts import Capabilities
 from core.engine.options import (
     DECODER_PRECISIONS,
@@ -121,9 +121,6 @@ from core.engine.worker.scheduler import Scheduler
 
 __all__ = [
     "HUB_MODELS",
-    "COMMIT",
-    "DownloadCancelled",
-    "Expected",
     "Downloader",
     "HubModel",
     "ENCODINGS",

@@ -262,18 +262,23 @@ class Downloader:
         hub = self._api()
         info = hub.HfApi().model_info(model.repo, revision=model.revision, files_metadata=True)
         revision = getattr(info, "sha", None) or model.revision
-        if COMMIT.fullmatch(revision) and revision != model.revision:
+        if revision != model.revision:
             raise RuntimeError(f"the hub answered with commit {revision} for {model.repo}@{model.revision}")
         self.revision = revision
         expected = {s.rfilename: Expected.of(s) for s in info.siblings}
-        files = wanted_files(model, list(expected))
-        if not files:
-            raise RuntimeError(f"{model.repo} holds no Chatterbox ONNX files")
+        files = self._files(list(expected))
         self.total_bytes = sum(expected[f].size or 0 for f in files)
         for name in files:
             if self._cancel.is_set():
                 raise DownloadCancelled
             self._fetch(hub, name, expected[name], revision)
+
+    def _files(self, available: list[str]) -> list[str]:
+        """The repository files to fetch, of those the pinned commit holds (a Chatterbox bundle's: one precision)."""
+        files = wanted_files(self.model, available)
+        if not files:
+            raise RuntimeError(f"{self.model.repo} holds no Chatterbox ONNX files")
+        return files
 
     def _fetch(self, hub: Any, name: str, expected: Expected, revision: str) -> None:
         final = self.target / name

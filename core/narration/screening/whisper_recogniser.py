@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from core.engine import COMMIT, DownloadCancelled, Downloader, Expected, HubModel, user_data
+from core.engine import Downloader, HubModel, user_data
 from core.narration.screening.recognition_errors import INSTALL_WHISPER, RecognitionUnavailable
 from core.narration.text.sentences import base_language
 
@@ -69,31 +69,14 @@ def whisper_installed() -> bool:
 
 
 class WhisperDownloader(Downloader):
-    """:class:`Downloader` for a Whisper model: the same pinned commit, staging folder and checks, with the files
-    faster-whisper needs instead of a Chatterbox bundle's."""
+    """:class:`Downloader` for a Whisper model: the same pinned commit, staging folder and checks (its ``_download``),
+    with the files faster-whisper needs instead of a Chatterbox bundle's."""
 
-    def _download(self) -> None:
-        model = self.model
-        if not COMMIT.fullmatch(model.revision):
-            raise RuntimeError(
-                f"{model.repo} is not pinned to a commit (revision {model.revision!r}); downloads are only made from "
-                "a fixed commit so that the hub's sizes and hashes can be checked."
-            )
-        hub = self._api()
-        info = hub.HfApi().model_info(model.repo, revision=model.revision, files_metadata=True)
-        revision = getattr(info, "sha", None) or model.revision
-        if revision != model.revision:
-            raise RuntimeError(f"the hub answered with commit {revision} for {model.repo}@{model.revision}")
-        self.revision = revision
-        expected = {s.rfilename: Expected.of(s) for s in info.siblings}
-        absent = [name for name in WHISPER_FILES if name not in expected]
+    def _files(self, available: list[str]) -> list[str]:
+        absent = [name for name in WHISPER_FILES if name not in available]
         if absent:
-            raise RuntimeError(f"{model.repo}@{revision[:12]} holds no {', '.join(absent)}")
-        self.total_bytes = sum(expected[name].size or 0 for name in WHISPER_FILES)
-        for name in WHISPER_FILES:
-            if self._cancel.is_set():
-                raise DownloadCancelled
-            self._fetch(hub, name, expected[name], revision)
+            raise RuntimeError(f"{self.model.repo}@{self.model.revision[:12]} holds no {', '.join(absent)}")
+        return list(WHISPER_FILES)
 
 
 def download_whisper_model(
