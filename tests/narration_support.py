@@ -75,3 +75,20 @@ def stored_state(folder: Path) -> str:
         return "\n".join(db.iterdump())
     finally:
         db.close()
+
+
+def with_a_hole(audio, seconds: float = 3.0):
+    """``audio`` (mono float32 at 24 kHz) with ``seconds`` of silence in its middle, as a decoder stall leaves."""
+    import numpy as np
+
+    middle = audio.size // 2
+    return np.concatenate([audio[:middle], np.zeros(round(seconds * 24000), np.float32), audio[middle:]])
+
+
+def put_a_hole_in(project, number: int, seconds: float = 3.0) -> None:
+    """Segment ``number``'s chosen take rewritten on disk :func:`with_a_hole`."""
+    import soundfile as sf
+
+    path = project.path(project.chosen_take(project.segments[number - 1]).file)
+    audio, rate = sf.read(path, dtype="float32")
+    sf.write(path, with_a_hole(audio, seconds), rate)

@@ -3,21 +3,9 @@
 
 from __future__ import annotations
 
-import numpy as np
-import soundfile as sf
-
 from core.narration import open_project
 from tests.export_support import run_cli
-
-SILENCE = np.zeros(3 * 24000, np.float32)
-
-
-def put_a_hole_in(project, number: int) -> None:
-    """Three seconds of silence in the middle of segment ``number``'s take, as a decoder stall would leave."""
-    path = project.path(project.chosen_take(project.segment(number)).file)
-    audio, rate = sf.read(path, dtype="float32")
-    middle = audio.size // 2
-    sf.write(path, np.concatenate([audio[:middle], SILENCE, audio[middle:]]), rate)
+from tests.narration_support import put_a_hole_in
 
 
 def test_check_takes_exits_3_and_lists_the_flagged_take(book_copy):

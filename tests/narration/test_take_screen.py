@@ -37,6 +37,7 @@ from core.narration.screening import BookContext, TakeMeasures, judge, measure_t
 from core.narration.screening.measures import token_loop
 from core.narration.screening.screen import Screener, book_context, measures_of
 from core.standin import make_standin
+from tests.narration_support import put_a_hole_in, with_a_hole
 
 WORDS = (  # noqa: SIM905 - a sentence of words reads better than a list
     "the a river morning quiet old house garden window light road farmer basket seeds child mother evening bird "
@@ -94,9 +95,8 @@ def test_a_clean_render_of_300_sentences_flags_at_most_2_percent(book):
 
 
 def faults(audio: np.ndarray, rng: np.random.Generator) -> dict[str, np.ndarray]:
-    middle = audio.size // 2
     return {
-        "long_silence": np.concatenate([audio[:middle], np.zeros(3 * SAMPLE_RATE, np.float32), audio[middle:]]),
+        "long_silence": with_a_hole(audio),
         "cut": audio[: int(audio.size * 0.6)],
         "sound_after_end": np.concatenate([audio, (rng.standard_normal(2 * SAMPLE_RATE) * 0.1).astype(np.float32)]),
         "clipping": np.clip(audio * 6, -1, 1),
@@ -192,8 +192,7 @@ def test_retakes_replace_a_flagged_take_and_keep_it(tmp_path, bundles, monkeypat
         audio, report = spoken(*args, **kwargs)
         calls.append(args[2].id)
         if calls.count(args[2].id) == 1 and len(calls) > 12:  # the book's first takes set the voice's rate
-            middle = audio.size // 2
-            audio = np.concatenate([audio[:middle], np.zeros(3 * SAMPLE_RATE, np.float32), audio[middle:]])
+            audio = with_a_hole(audio)
         return audio, report
 
     monkeypatch.setattr(render, "speak_segment", first_take_has_a_hole)
@@ -262,11 +261,7 @@ def test_check_takes_screens_again_from_the_audio(book, tmp_path):
     folder = tmp_path / "Check.cbproj"
     shutil.copytree(project.folder, folder)
     copy = open_project(folder)
-    target = copy.segment(7)
-    path = copy.path(copy.chosen_take(target).file)
-    audio, _ = sf.read(path, dtype="float32")
-    middle = audio.size // 2
-    sf.write(path, np.concatenate([audio[:middle], np.zeros(3 * SAMPLE_RATE, np.float32), audio[middle:]]), 24000)
+    put_a_hole_in(copy, 7)
     report = check_takes(copy)
     assert report.checked == 300 and [t.number for t in report.flagged] == [7]
     assert "long_silence" in {r["code"] for r in report.flagged[0].reasons}

@@ -25,6 +25,7 @@ from core.narration.screening.judge import Verdict
 from tests.app.studio.support import cell, segment_rows
 from tests.app.studio.test_studio_book_scale import book, take
 from tests.app_support import make_window
+from tests.narration_support import put_a_hole_in
 
 SILENCE = {"code": "long_silence", "seconds": 3.1, "at": 1.0, "limit": 1.5}
 LOOP = {"code": "loop", "period_s": 0.4, "share": 0.5, "at": 2.2}
@@ -405,16 +406,6 @@ def test_the_books_thresholds_are_set_from_takes_and_judge_every_take_again(qtbo
     panel.takes.thresholds_action.trigger()
     assert panel.segments.flagged() == [] and panel.controller.project.screening == {}
     window.close()
-
-
-def put_a_hole_in(project, number: int) -> None:
-    import numpy as np
-    import soundfile as sf
-
-    path = project.path(project.chosen_take(project.segments[number - 1]).file)
-    audio, rate = sf.read(path, dtype="float32")
-    middle = audio.size // 2
-    sf.write(path, np.concatenate([audio[:middle], np.zeros(3 * rate, np.float32), audio[middle:]]), rate)
 
 
 def test_screening_again_reads_the_takes_on_a_thread_and_marks_what_it_finds(qtbot, tmp_path, book_copy):
