@@ -23,6 +23,7 @@ class ProgressLine:
         self.tty = stream.isatty()
         self.open = False
         """A line is on the terminal without its newline (the next one overwrites it; :meth:`close` ends it)."""
+        self._shown_at: float | None = None
 
     def show(self, line: str, keep: bool = False) -> None:
         """Show ``line``; ``keep``: on a terminal, a line of its own that the next update does not overwrite."""
@@ -35,6 +36,14 @@ class ProgressLine:
         else:
             self.stream.write(line + "\n")
         self.stream.flush()
+
+    def fraction(self, done: float, total: float, words: str) -> None:
+        """A bar for ``done`` of ``total`` and ``words``: every call on a terminal; in a log, the first, then one a
+        tenth of the way, and the last."""
+        last = self._shown_at
+        if self.tty or last is None or done >= total or done - last >= total / 10:
+            self._shown_at = done
+            self.show(f"{bar(done / max(total, 1))} {words}")
 
     def close(self) -> None:
         if self.open:

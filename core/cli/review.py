@@ -11,7 +11,7 @@ import json
 import sys
 
 from core.cli.errors import CliError
-from core.cli.progress_line import ProgressLine, bar, short
+from core.cli.progress_line import ProgressLine, short
 from core.wording import describe_error, describe_reasons
 
 EXIT_FLAGGED = 3
@@ -81,12 +81,9 @@ def recogniser_of(args, language: str | None):
     from core.narration.screening.recognition import RecognitionUnavailable, recogniser_for
 
     line = ProgressLine(sys.stderr)
-    shown = [0.0]
 
     def progress(done: int, total: int) -> None:  # the Whisper model's first download (~145 MB)
-        if line.tty or done >= total or done - shown[0] >= total / 10:
-            shown[0] = done
-            line.show(f"{bar(done / max(total, 1))} speech-recognition model {done / 1e6:.0f} of {total / 1e6:.0f} MB")
+        line.fraction(done, total, f"speech-recognition model {done / 1e6:.0f} of {total / 1e6:.0f} MB")
 
     try:
         return recogniser_for(language or "en", choice, progress=progress)
@@ -127,13 +124,9 @@ def check_takes_command(project, args, numbers: list[int] | None) -> int:
 
     recogniser = recogniser_of(args, project.language)
     line = ProgressLine(sys.stderr)
-    step = 1 if line.tty else 0
 
     def progress(done: int, total: int) -> None:
-        nonlocal step
-        if line.tty or done == total or done >= step:  # a log gets a line per 10 %, a terminal every take
-            step = done + max(1, total // 10)
-            line.show(f"{bar(done / max(total, 1))} screening take {done}/{total}")
+        line.fraction(done, total, f"screening take {done}/{total}")
 
     try:
         report = check_takes(project, numbers, recogniser, progress)
