@@ -194,8 +194,8 @@ def pending_steps(
     """:func:`render_pending` as steps (``pipeline()`` is asked again for every step)."""
     adopt_model(project, pipeline())
     todo = render_todo(project, numbers, policy)
-    seeds: dict[int, int | None] = {s.id: None for s in todo if project.status(s) == "rendered"}  # a new seed each
-    return (yield from _render(project, pipeline, todo, seeds, progress, cancelled, policy))
+    retaking = {s.id for s in todo if project.status(s) == "rendered"}  # flagged takes made again: a new seed each
+    return (yield from _render(project, pipeline, todo, dict.fromkeys(retaking), progress, cancelled, policy, retaking))
 
 
 def regenerate_steps(
@@ -211,7 +211,7 @@ def regenerate_steps(
     adopt_model(project, pipeline())
     segment = project.segment(number)
     seeds = {segment.id: seed if seed is not None else new_seed()}
-    return (yield from _render(project, pipeline, [segment], seeds, progress, cancelled, policy, regenerating=True))
+    return (yield from _render(project, pipeline, [segment], seeds, progress, cancelled, policy))
 
 
 def run_steps(steps: Generator[None, None, T]) -> T:
@@ -240,15 +240,13 @@ def _render(
     progress: Progress | None,
     cancelled: Callable[[], bool] | None,
     policy: TakePolicy = ONE_TAKE,
-    regenerating: bool = False,
+    retaking: frozenset[int] | set[int] = frozenset(),
 ) -> RenderSteps:
-    """``regenerating``: a new take asked for by a person (it becomes the chosen take, as :func:`regenerate` says;
-    the earlier takes are not its rivals), not a re-take of a flagged take."""
+    """``retaking``: the rendered segments whose flagged takes are made again (each has used one of its re-takes,
+    and its earlier takes compete with the new ones). A regenerated segment is not among them: a new take asked for by
+    a person becomes the chosen take, as :func:`regenerate` says."""
     check_voices(project, pipeline(), todo)
     screener = Screener(project, policy.recogniser)
-    retaking = (  # flagged takes made again: one re-take used
-        set() if regenerating else {s.id for s in todo if project.status(s) == "rendered"}
-    )
     cancelled = cancelled or (lambda: False)
     summary = RenderSummary()
     started = time.perf_counter()
