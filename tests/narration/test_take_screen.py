@@ -37,6 +37,7 @@ from core.narration.screening import BookContext, TakeMeasures, judge, measure_t
 from core.narration.screening.measures import token_loop
 from core.narration.screening.screen import Screener, book_context, measures_of
 from core.standin import make_standin
+from tests.export_support import copy_project
 from tests.narration_support import put_a_hole_in, with_a_hole
 
 WORDS = (  # noqa: SIM905 - a sentence of words reads better than a list
@@ -221,9 +222,7 @@ def test_candidates_render_k_takes_and_keep_the_best(tmp_path, bundles):
 
 def test_flagged_takes_are_rendered_again_with_retakes(book, tmp_path, bundles):
     project, _ = book
-    folder = tmp_path / "Again.cbproj"
-    shutil.copytree(project.folder, folder)
-    copy = open_project(folder)
+    copy = copy_project(project.folder, tmp_path / "Again.cbproj")
     segment = copy.segment(3)
     path = copy.path(segment.takes[0].file)
     audio, _ = sf.read(path, dtype="float32")
@@ -239,9 +238,8 @@ def test_flagged_takes_are_rendered_again_with_retakes(book, tmp_path, bundles):
 
 def test_accepting_a_flagged_take_clears_its_mark_and_is_stored(book, tmp_path):
     project, _ = book
-    folder = tmp_path / "Accept.cbproj"
-    shutil.copytree(project.folder, folder)
-    copy = open_project(folder)
+    copy = copy_project(project.folder, tmp_path / "Accept.cbproj")
+    folder = copy.folder
     segment = copy.segment(5)
     take = copy.chosen_take(segment)
     take.screen = {**take.screen, "reasons": [{"code": "loudness", "db": 7.0, "book": -20.0}]}
@@ -258,9 +256,7 @@ def test_accepting_a_flagged_take_clears_its_mark_and_is_stored(book, tmp_path):
 
 def test_check_takes_screens_again_from_the_audio(book, tmp_path):
     project, _ = book
-    folder = tmp_path / "Check.cbproj"
-    shutil.copytree(project.folder, folder)
-    copy = open_project(folder)
+    copy = copy_project(project.folder, tmp_path / "Check.cbproj")
     put_a_hole_in(copy, 7)
     report = check_takes(copy)
     assert report.checked == 300 and [t.number for t in report.flagged] == [7]
@@ -381,9 +377,7 @@ def test_candidates_are_generated_together_with_the_tokens_each_seed_gives_alone
 
 def test_a_flagged_segment_edited_since_is_pending_not_flagged(book, tmp_path):
     project, _ = book
-    folder = tmp_path / "Edited.cbproj"
-    shutil.copytree(project.folder, folder)
-    copy = open_project(folder)
+    copy = copy_project(project.folder, tmp_path / "Edited.cbproj")
     segment = copy.segment(9)
     take = copy.chosen_take(segment)
     take.screen = {**take.screen, "reasons": [{"code": "clipping", "ms": 4.0}]}
