@@ -72,6 +72,8 @@ class WhisperDownloader(Downloader):
     """:class:`Downloader` for a Whisper model: the same pinned commit, staging folder and checks (its ``_download``),
     with the files faster-whisper needs instead of a Chatterbox bundle's."""
 
+    any_answer_pinned = True
+
     def _files(self, available: list[str]) -> list[str]:
         absent = [name for name in WHISPER_FILES if name not in available]
         if absent:
