@@ -4,6 +4,7 @@ It knows nothing of narration, HTTP or Qt. The layers above (voices, narration, 
 names below."""
 
 from core.engine.audio.audio_io import FORMATS, AudioWriteError, audio_format, write_audio, write_audio_stream
+from core.engine.audio.conversion_windows import Window, plan_windows
 from core.engine.audio.encoder import (
     ENCODINGS,
     FILE_SUFFIXES,
@@ -26,6 +27,13 @@ from core.engine.audio.finishing import (
     normalize_loudness,
     parse_loudness,
     stretch,
+)
+from core.engine.audio.source_recording import (
+    MAX_SOURCE_SECONDS,
+    MIN_SOURCE_SECONDS,
+    SourceRecording,
+    load_source,
+    source_from_array,
 )
 from core.engine.audio.speech_decoder import FADE_OUT, finish_sentence
 from core.engine.audio.voice_reference import VoiceReference, load_voice, voice_from_array
@@ -91,6 +99,7 @@ from core.engine.options import (
     upstream_defaults,
 )
 from core.engine.pipeline import Pipeline
+from core.engine.streaming.conversion import ConversionRequest, ConversionStream
 from core.engine.streaming.forecast import AUTO_SMOOTH_RTF
 from core.engine.streaming.synthesis import AudioChunk, RequestReport, SynthesisRequest, new_seed, wait_cancellable
 from core.engine.text import (
@@ -116,7 +125,7 @@ from core.engine.worker.events import (
     Started,
 )
 from core.engine.worker.inference_worker import InferenceWorker, LoadModel
-from core.engine.worker.jobs import EventSink, Job, JobContext, JobInfo, Priority, Speak, WorkerStatus
+from core.engine.worker.jobs import Convert, EventSink, Job, JobContext, JobInfo, Priority, Speak, WorkerStatus
 from core.engine.worker.scheduler import Scheduler
 
 __all__ = [
@@ -194,6 +203,15 @@ __all__ = [
     "SynthesisCancelled",
     "SynthesisOptions",
     "SynthesisRequest",
+    "ConversionRequest",
+    "ConversionStream",
+    "SourceRecording",
+    "load_source",
+    "source_from_array",
+    "MAX_SOURCE_SECONDS",
+    "MIN_SOURCE_SECONDS",
+    "Window",
+    "plan_windows",
     "TEXT_START",
     "TEXT_STOP",
     "TextInputError",
@@ -242,6 +260,7 @@ __all__ = [
     "JobInfo",
     "Priority",
     "Speak",
+    "Convert",
     "WorkerStatus",
     "Scheduler",
 ]

@@ -25,9 +25,11 @@ from core.engine.generation import batch_generate
 from core.engine.generation.batch_generate import Generated, Row
 from core.engine.generation.lm_runners import ChainedKV, CopiedKV
 from core.engine.model.bundle import BundleFiles
+from core.engine.model.fixed_noise import FLOW_NOISE_SEED as FIXED_NOISE_SEED
 from core.engine.model.model_info import ModelInfo
 from core.engine.model.model_parts import Capabilities, LoadProgress, ModelParts, load_decoder, load_parts
 from core.engine.options import RuntimeOptions, SamplingParams, SynthesisOptions
+from core.engine.streaming.conversion import ConversionRequest, ConversionStream
 from core.engine.streaming.synthesis import AudioChunk, RequestReport, SynthesisRequest, SynthesisStream
 
 
@@ -164,9 +166,9 @@ class Pipeline:
         """One sentence's speech tokens through the ordinary decode loop (any model, guidance included)."""
         return batch_generate.generate_alone(self._parts, conditioning, voice_key, row, cancelled)
 
-    def decode(self, conditioning: Conditioning, tokens: list[int]) -> np.ndarray:
-        """One sentence's speech tokens to samples in one decoder call."""
-        return self._parts.decoder.decode(conditioning, tokens)
+    def decode(self, conditioning: Conditioning, tokens: list[int], seed: int | None = None) -> np.ndarray:
+        """One sentence's speech tokens to samples in one decoder call (its noise from ``seed``; ``None``: random)."""
+        return self._parts.decoder.decode(conditioning, tokens, seed=seed)
 
     def other_decoder(
         self, runtime: RuntimeOptions, fixed_noise: bool = False
@@ -175,11 +177,15 @@ class Pipeline:
         graph optimisation): ``decode(conditioning, tokens)``, for comparisons. With ``fixed_noise`` its random
         nodes are seeded, so two variants draw the same noise call for call. Its calls do not teach the stream
         plan."""
-        return load_decoder(self._parts.files.root, runtime, self._parts.info, fixed_noise).decode
+        decoder = load_decoder(self._parts.files.root, runtime, self._parts.info, fixed_noise)
+        seed = FIXED_NOISE_SEED if fixed_noise else None
+        return lambda conditioning, tokens: decoder.decode(conditioning, tokens, seed=seed)
 
-    def decode_joined(self, conditioning: Conditioning, sentences: list[list[int]]) -> list[np.ndarray]:
-        """Several sentences' tokens in one decoder call, the samples cut back into sentences."""
-        return self._parts.decoder.decode_joined(conditioning, sentences)
+    def decode_joined(
+        self, conditioning: Conditioning, sentences: list[list[int]], seed: int | None = None
+    ) -> list[np.ndarray]:
+        """Several sentences' tokens in one decoder call (its noise from ``seed``), cut back into sentences."""
+        return self._parts.decoder.decode_joined(conditioning, sentences, seed)
 
     def interrupt_decoder(self) -> None:
         """Abort the decoder call in progress (from another thread)."""
@@ -212,6 +218,26 @@ class Pipeline:
         if runtime is not None:
             self.update_runtime(runtime)
         stream = self.stream(SynthesisRequest(text, voice, options or SynthesisOptions()), cancelled)
+        chunks = list(stream)
+        audio = np.concatenate([c.samples for c in chunks]) if chunks else np.zeros(0, np.float32)
+        return SynthesisResult(audio, SAMPLE_RATE, stream.report, chunks)
+
+    # --- voice conversion --------------------------------------------------------------------------------------
+    def convert_stream(
+        self, request: ConversionRequest, cancelled: Callable[[], bool] | None = None
+    ) -> ConversionStream:
+        """Re-voice a recording, window by window (:mod:`core.engine.streaming.conversion`)."""
+        return ConversionStream(self._parts, request, cancelled)
+
+    def convert(
+        self,
+        source: Any,
+        voice: VoiceReference | Path | str | None = None,
+        seed: int | None = None,
+        cancelled: Callable[[], bool] = lambda: False,
+    ) -> SynthesisResult:
+        """Re-voice ``source`` (a file or a loaded :class:`SourceRecording`) into ``voice`` in one go."""
+        stream = self.convert_stream(ConversionRequest(source, voice, seed), cancelled)
         chunks = list(stream)
         audio = np.concatenate([c.samples for c in chunks]) if chunks else np.zeros(0, np.float32)
         return SynthesisResult(audio, SAMPLE_RATE, stream.report, chunks)

@@ -111,6 +111,13 @@ VOICE = {
         "{name} is only {seconds:.1f} s long; a voice needs at least {minimum:.0f} s (ideally {recommended:.0f}–10 s "
         "of clean speech)."
     ),
+    "source.too_long": Words(
+        "{name} is {minutes} minutes long; re-voice at most {maximum_minutes} minutes at a time: split the recording "
+        "at a pause or a chapter and convert each part."
+    ),
+    "source.too_short": Words(
+        "{name} is only {seconds:.2f} s long; a recording to re-voice needs at least {minimum:.1f} s of speech."
+    ),
     "voice.library_unreadable": Words("The library voice {name} cannot be read: {reason}."),
     "voice.upload_suffix": Words(
         lambda d: f"{d['name'] or 'The upload'} is not a supported recording: send a {_join(d['suffixes'])} file."

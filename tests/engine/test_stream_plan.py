@@ -182,9 +182,9 @@ def test_a_shorter_decoder_prompt_reaches_the_decoder(bundles, voice_wav, monkey
     seen = []
     original = pipe._parts.decoder.decode
 
-    def spy(cond, tokens, final=True, alone=False):
+    def spy(cond, tokens, final=True, alone=False, seed=None):
         seen.append((cond.prompt_tokens, cond.speaker_features.shape[1]))
-        return original(cond, tokens, final, alone)
+        return original(cond, tokens, final, alone, seed)
 
     monkeypatch.setattr(pipe._parts.decoder, "decode", spy)
     result = pipe.synthesize("Hello there.", voice_wav, SynthesisOptions(seed=1))

@@ -70,7 +70,7 @@ class ContextSensitiveDecoder:
     def end_padding(self, final):
         return 0
 
-    def decode(self, cond, tokens, final=True, alone=False):
+    def decode(self, cond, tokens, final=True, alone=False, seed=None):
         self.windows.append(len(tokens))
         t = np.arange(len(tokens) * 960)
         level = 0.01 * len(tokens)  # differs between calls: seams would jump without a crossfade
@@ -97,9 +97,9 @@ def test_decoder_windows_are_bounded_in_the_pipeline(bundles, voice_wav, monkeyp
     sizes = []
     original = pipe._parts.decoder.decode
 
-    def spy(cond, tokens, final=True, alone=False):
+    def spy(cond, tokens, final=True, alone=False, seed=None):
         sizes.append(len(tokens))
-        return original(cond, tokens, final, alone)
+        return original(cond, tokens, final, alone, seed)
 
     monkeypatch.setattr(pipe._parts.decoder, "decode", spy)
     result = pipe.synthesize(TEXT + " " + TEXT, voice_wav, SynthesisOptions(seed=1))

@@ -6,6 +6,10 @@ been decoded are always held back and blended with the same stretch of the next 
 click. Trailing silence is held back too (and dropped at the end of the sentence, with stray end noise), so a
 streamed sentence and a one-shot sentence come out the same. Only the final call gets Turbo's end padding.
 
+Noise: every call feeds the decoder's noise seed (:mod:`core.engine.model.seeded_noise`): a sentence's calls take
+its seed (the request's seed plus the sentence's number, as its sampler), so a seeded request gives the same samples
+each time; an unseeded call draws a random one.
+
 Joined: :meth:`SpeechDecoder.decode_joined` decodes several sentences in one call, each followed by the end padding,
 and cuts the waveform at the token boundaries, so the voice prompt's fixed cost is paid once for all of them.
 """
@@ -22,6 +26,7 @@ import onnxruntime as ort
 from core.engine.caches.conditioning import Conditioning
 from core.engine.constants import SAMPLE_RATE, SILENCE_TOKEN, SPEECH_VOCAB, TURBO_TAIL_SILENCE
 from core.engine.model.model_info import ModelInfo
+from core.engine.model.seeded_noise import NOISE_SEED, fed_seed, new_noise_seed
 from core.engine.streaming.stream_plan import CostModel
 
 CROSSFADE = SAMPLE_RATE // 50  # 20 ms
@@ -41,6 +46,7 @@ class SpeechDecoder:
         self.costs = costs or CostModel()
         self.calls = 0
         self._running: ort.RunOptions | None = None
+        self._seeded: bool | None = None
 
     def interrupt(self) -> None:
         """Abort the call in progress (from another thread): a cancelled request does not wait for the decoder."""
@@ -56,11 +62,27 @@ class SpeechDecoder:
         codes = [t for t in tokens if 0 <= t < SPEECH_VOCAB] + [SILENCE_TOKEN] * self.end_padding(final)
         return np.concatenate([cond.audio_tokens[:1], np.asarray([codes], dtype=np.int64)], axis=1)
 
+    @property
+    def seeded(self) -> bool:
+        """Whether the decoder's noise comes from the fed seed (its graph had random nodes, rewritten at load)."""
+        if self._seeded is None:
+            loaded = getattr(self.session, "loaded", None)  # a session still loading: the real one's inputs
+            session = loaded() if callable(loaded) else self.session
+            inputs: list[Any] = getattr(session, "get_inputs", list)()  # a test's stand-in session may have none
+            self._seeded = any(i.name == NOISE_SEED for i in inputs)
+        return self._seeded
+
     def decode(
-        self, cond: Conditioning, tokens: Sequence[int], final: bool = True, lm_waits: bool = False
+        self,
+        cond: Conditioning,
+        tokens: Sequence[int],
+        final: bool = True,
+        lm_waits: bool = False,
+        seed: int | None = None,
     ) -> np.ndarray:
         """``lm_waits``: the language model waits for this call. A call during which the language model does not run
-        is timed as the decoder's cost by itself; the others as its cost beside the language model."""
+        is timed as the decoder's cost by itself; the others as its cost beside the language model. ``seed``: the
+        noise seed (``None``: a random one)."""
         names = self.info.decoder
         specs = names.specs
         feeds: dict[str, np.ndarray] = {
@@ -68,6 +90,8 @@ class SpeechDecoder:
             names.speaker_embeddings: cond.speaker_embeddings.astype(specs["speaker_embeddings"].dtype, copy=False),
             names.speaker_features: cond.speaker_features.astype(specs["speaker_features"].dtype, copy=False),
         }
+        if self.seeded:
+            feeds[NOISE_SEED] = fed_seed(new_noise_seed() if seed is None else seed)
         self.calls += 1
         self._running = run_options = ort.RunOptions()
         alone = lm_waits or not self.costs.lm_running
@@ -85,17 +109,19 @@ class SpeechDecoder:
         )
         return np.ascontiguousarray(wav.reshape(-1), dtype=np.float32)
 
-    def decode_joined(self, cond: Conditioning, sentences: Sequence[Sequence[int]]) -> list[np.ndarray]:
-        """Several sentences' tokens in one call, the waveform cut back into sentences (to be finished with
-        :func:`finish_sentence` as a one-shot sentence is). Each sentence is followed by Turbo's end padding (three
-        silence tokens; the original models' decoder gets the same gap between sentences), so every cut falls in
-        silence the decoder itself produced."""
+    def decode_joined(
+        self, cond: Conditioning, sentences: Sequence[Sequence[int]], seed: int | None = None
+    ) -> list[np.ndarray]:
+        """Several sentences' tokens in one call (noise from ``seed``), the waveform cut back into sentences (to be
+        finished with :func:`finish_sentence` as a one-shot sentence is). Each sentence is followed by Turbo's end
+        padding (three silence tokens; the original models' decoder gets the same gap between sentences), so every
+        cut falls in silence the decoder itself produced."""
         gap = TURBO_TAIL_SILENCE
         codes = [[t for t in tokens if 0 <= t < SPEECH_VOCAB] for tokens in sentences]
         joined: list[int] = []
         for i, sentence in enumerate(codes):
             joined += sentence + ([SILENCE_TOKEN] * gap if i < len(codes) - 1 else [])
-        wav = self.decode(cond, joined, final=True)
+        wav = self.decode(cond, joined, final=True, seed=seed)
         lengths = [len(sentence) + gap for sentence in codes[:-1]] + [len(codes[-1]) + self.end_padding(True)]
         per_token = wav.size / max(1, sum(lengths))  # 960 samples (24 kHz, 25 tokens per second)
         cuts = np.round(np.cumsum([0, *lengths]) * per_token).astype(int)
@@ -112,8 +138,10 @@ class SentenceDecoding(Protocol):
 class SentenceAudio:
     """Decodes one sentence's tokens chunk by chunk and returns the samples ready to play."""
 
-    def __init__(self, decoder: SpeechDecoder, cond: Conditioning, context: int, trim: bool):
+    def __init__(self, decoder: SpeechDecoder, cond: Conditioning, context: int, trim: bool, seed: int | None = None):
         self.decoder, self.cond, self.context, self.trim = decoder, cond, context, trim
+        self.seed = new_noise_seed() if seed is None else seed
+        """The noise seed of every window of this sentence."""
         self.decoded: list[int] = []
         self.pending = np.zeros(0, dtype=np.float32)
 
@@ -123,7 +151,7 @@ class SentenceAudio:
         window = context + tokens
         padded = len(window) + self.decoder.end_padding(final)
         if tokens or (padded > len(context)):
-            out = self.decoder.decode(self.cond, window, final, lm_waits)
+            out = self.decoder.decode(self.cond, window, final, lm_waits, self.seed)
             ctx_samples = round(out.size * len(context) / padded) if padded else 0
             overlap = min(CROSSFADE, ctx_samples, self.pending.size)
             if overlap:

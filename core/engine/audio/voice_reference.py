@@ -61,7 +61,7 @@ def load_voice(path: Path | str) -> VoiceReference:
     except PermissionError as exc:
         raise VoiceReferenceError("voice.permission_denied", path=str(path), name=name) from exc
     except (sf.LibsndfileError, RuntimeError, OSError, ValueError) as exc:
-        raise VoiceReferenceError("voice.unreadable", path=str(path), name=name, reason=_short(exc)) from exc
+        raise VoiceReferenceError("voice.unreadable", path=str(path), name=name, reason=short_reason(exc)) from exc
     return voice_from_array(data, rate, source=str(path), total_frames=max(total, data.shape[0]))
 
 
@@ -131,7 +131,7 @@ def _is_noisy(mono: np.ndarray, rate: int) -> bool:
     return bool(floor > NOISE_FLOOR and 20 * np.log10(loud / floor) < NOISY_SNR_DB)
 
 
-def _short(exc: Exception) -> str:
+def short_reason(exc: Exception) -> str:
     text = getattr(exc, "error_string", None) or str(exc)  # libsndfile's reason, without its "Error opening <…>"
     # Without its final full stop: the reason goes in brackets inside a sentence ("(Format not recognised).").
     return first_line(text, 200, default=type(exc).__name__).rstrip(" .") or type(exc).__name__

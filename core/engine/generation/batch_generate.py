@@ -54,6 +54,8 @@ class Generated:
     stop_reason: str = "token_cap"
     audio: np.ndarray | None = None
     """The sentence's samples when it was decoded beforehand (joined with its neighbours in one decoder call)."""
+    seed: int | None = None
+    """The row's seed (its sampler's): a joined decoder call takes its first sentence's as its noise seed."""
 
 
 def can_batch(parts: ModelParts, options: SynthesisOptions) -> bool:
@@ -112,7 +114,7 @@ def generate_rows(
     vocab = parts.info.logits_vocab or LOGITS_VOCAB
     samplers = [Sampler(row.params, row.seed, vocab) for row in rows]
     guards = [RunawayGuard() for _ in rows]
-    results = [Generated([]) for _ in rows]
+    results = [Generated([], seed=row.seed) for row in rows]
     active = list(range(batch))
     fed = np.zeros(batch, dtype=np.int64)
     logits = runner.prefill_rows(texts)
@@ -158,7 +160,7 @@ def generate_alone(
     weight = params.cfg_weight if cfg else 0.0
     tokens = list(generate(start.runner, start.prompt, sampler, row.cap, weight, stats, cancelled, guard))
     guard.trim(tokens)
-    return Generated(tokens, stats.stop_reason)
+    return Generated(tokens, stats.stop_reason, seed=row.seed)
 
 
 def _repeat(past: Any, batch: int, device: str) -> Any:

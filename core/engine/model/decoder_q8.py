@@ -32,8 +32,9 @@ from core.engine.files.atomic import atomic_path, write_json_atomic
 from core.engine.model.bundle import SUFFIXES
 
 log = logging.getLogger(__name__)
-FORMAT_VERSION = 1
-"""Raised when the quantization recipe changes: files made by an earlier recipe are then made again."""
+FORMAT_VERSION = 2
+"""Raised when the quantization recipe changes: files made by an earlier recipe are then made again. 2: the noise
+is seeded (:mod:`core.engine.model.seeded_noise`) in the made file, so a start need not parse it to rewrite it."""
 MADE_NAME = "conditional_decoder_q8.onnx"
 SHIPPED_NAME = f"conditional_decoder{SUFFIXES['q8']}.onnx"
 
@@ -163,6 +164,13 @@ def quantize(source: str, target: str) -> None:
         reduce_range=False,
         extra_options={"MatMulConstBOnly": True},
     )
+    import onnx
+
+    from core.engine.model.seeded_noise import with_seeded_noise
+
+    model = onnx.load(target)
+    if with_seeded_noise(model):
+        onnx.save(model, target)
 
 
 def _writable(folder: Path) -> bool:

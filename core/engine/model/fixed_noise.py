@@ -8,7 +8,9 @@ vocoder's source phases. Two calls with the same tokens therefore differ by them
 :func:`with_fixed_noise` rewrites a decoder graph (in memory, for benchmark sessions only; what users run is not
 changed) so that they do:
 
-- every random node gets a seed derived from its name: without one onnxruntime seeds each node from a global counter
+- every random node gets a seed derived from its name (a graph whose noise is already seeded, such as the int8 file
+  made at first start, is fed one fixed seed instead, :mod:`core.engine.model.seeded_noise`): without one
+  onnxruntime seeds each node from a global counter
   in the order it builds the kernels, which differs between the float32 and int8 graphs. The n-th call of every
   variant then draws the same noise.
 - the flow's starting noise (the random node that the flow solver's first update adds to) becomes the **last** T
@@ -62,7 +64,10 @@ def _flow_noise_node(graph: Any) -> Any | None:
         return None
     start = next(name for name in chain[0].add.input if name != chain[0].mul.output[0])
     for node in graph.node:
-        if node.op_type == "RandomNormalLike" and node.output[0] == start:
+        if node.output[0] != start:
+            continue
+        seeded = node.op_type == "Cast" and node.name.endswith("RandomNormalLike")  # an int8 file made seeded
+        if node.op_type == "RandomNormalLike" or seeded:
             return node
     return None
 

@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 
 from core.engine.errors import ModelSignatureError
+from core.engine.model.seeded_noise import NOISE_SEED
 
 _ORT_DTYPES = {
     "tensor(float)": np.float32,
@@ -383,6 +384,7 @@ def read_model_info(sessions: dict[str, Any], paths: dict[str, Path], is_multili
         )
 
     dec_in, dec_out = io("conditional_decoder")
+    dec_in = [t for t in dec_in if t.name != NOISE_SEED]  # added at load (seeded noise), fed by the speech decoder
     f = failer("conditional_decoder")
     decoder = _merge(
         _match("conditional_decoder", "input", _DECODER_IN, dec_in, f),

@@ -32,12 +32,13 @@ from core.engine.files.user_dirs import (
 )
 from core.engine.generation.lm_runners import ChainedKV, CopiedKV, KVRunner
 from core.engine.model.bundle import BundleFiles, file_stamp, locate_bundle
-from core.engine.model.decoder_q8 import DecoderQ8, DecoderQ8Failed
+from core.engine.model.decoder_q8 import MADE_NAME, DecoderQ8, DecoderQ8Failed
 from core.engine.model.embedding import PromptEmbedder, load_text_table
 from core.engine.model.fixed_noise import with_fixed_noise
 from core.engine.model.flow_steps import exported_steps, with_flow_steps
 from core.engine.model.model_info import ModelInfo, graph_signature, read_model_info
 from core.engine.model.q4_compute import has_4bit_weights, int8_graph
+from core.engine.model.seeded_noise import with_seeded_noise
 from core.engine.model.sessions import SessionFactory
 from core.engine.options import PRECISIONS, RuntimeOptions
 from core.engine.streaming.stream_plan import CostFile, CostModel
@@ -269,19 +270,22 @@ def load_decoder(
 def decoder_graph_bytes(
     graph: Path, steps: int | None, fixed_noise: bool = False, source: Path | None = None
 ) -> bytes | None:
-    """The decoder graph with ``steps`` flow steps (:mod:`core.engine.model.flow_steps`) and, with ``fixed_noise``,
-    repeatable noise; ``None`` to load the file as it is (nothing to change: steps as exported, or a graph
-    without an unrolled solver, such as Turbo's). ``source``: the float32 graph ``graph`` was made from. The int8
-    file holds its weights inline (260 MB), so whether there are steps to cut is read from the source's small graph
-    first: a Turbo start no longer parses its whole int8 decoder to find none (0.7 s)."""
-    if steps is None and not fixed_noise:
-        return None
-    if not fixed_noise and steps is not None and source not in (None, graph) and steps >= exported_steps(source):
+    """The decoder graph as it is run: its noise drawn from the fed seed (:mod:`core.engine.model.seeded_noise`),
+    with ``steps`` flow steps (:mod:`core.engine.model.flow_steps`), or, with ``fixed_noise``, the comparisons'
+    repeatable noise instead; ``None`` to load the file as it is (nothing to change).
+
+    ``source``: the float32 graph ``graph`` was made from. The int8 file holds its weights inline (260 MB) and is
+    made with its noise already seeded (:mod:`core.engine.model.decoder_q8`), so whether there are steps to cut is
+    read from the source's small graph first: a Turbo start does not parse its whole int8 decoder (1.7 s)."""
+    made_q8 = graph.name == MADE_NAME
+    uncut = steps is None or (source not in (None, graph) and steps >= exported_steps(source))
+    if made_q8 and not fixed_noise and uncut:
         return None
     import onnx
 
     model = onnx.load(str(graph), load_external_data=False)
-    changed = fixed_noise and with_fixed_noise(model) > 0  # first: it finds the flow noise by the whole solver
+    # First: the fixed noise finds the flow noise by the whole solver, before the steps are cut.
+    changed = with_fixed_noise(model) > 0 if fixed_noise else (not made_q8 and with_seeded_noise(model) > 0)
     exported = with_flow_steps(model, steps) if steps is not None else 0
     changed = changed or (bool(exported) and steps is not None and steps < exported)
     if not changed:
@@ -323,6 +327,10 @@ class LoadingSession:
 
     def session(self) -> Any:
         return self._future.result()  # raises the load error (a clear ModelLoadError) to the request that waits
+
+    def loaded(self) -> Any:
+        """The session, once loaded (waits)."""
+        return self.session()
 
     def _io(self) -> tuple[list[Any], list[Any]]:
         if self._future.done() and self._future.exception() is None:

@@ -276,7 +276,8 @@ class SynthesisStream:
             return DecodedAudio(decoded.audio)
         runtime = self.parts.runtime
         trim = self.request.options.trim_silence
-        return SentenceAudio(self.parts.decoder, ctx.decoder_conditioning, runtime.decoder_context_tokens, trim)
+        seed = self.report.seed + number  # as the sentence's sampler: a seeded request gives the same samples
+        return SentenceAudio(self.parts.decoder, ctx.decoder_conditioning, runtime.decoder_context_tokens, trim, seed)
 
     def _next_index(self) -> int:
         index, self._index = self._index, self._index + 1

@@ -30,9 +30,10 @@ from typing import Any
 from core.engine.errors import ChatterboxError, Notice, SynthesisCancelled, first_line
 from core.engine.options import RuntimeOptions
 from core.engine.pipeline import Pipeline
+from core.engine.streaming.conversion import ConversionRequest
 from core.engine.streaming.synthesis import SynthesisRequest
 from core.engine.worker.events import Cancelled, Failed, LoadProgress, ModelFailed, ModelLoaded, Started
-from core.engine.worker.jobs import EventSink, Job, JobContext, Priority, Speak, WorkerStatus, job_info
+from core.engine.worker.jobs import Convert, EventSink, Job, JobContext, Priority, Speak, WorkerStatus, job_info
 from core.engine.worker.scheduler import Scheduler
 
 log = logging.getLogger(__name__)
@@ -102,6 +103,16 @@ class InferenceWorker:
     ) -> int:
         """Queue an interactive request; its events go to ``sink`` or, by default, :attr:`events`."""
         return self.submit(Speak(request, runtime, sink, label))
+
+    def convert(
+        self,
+        request: ConversionRequest,
+        runtime: RuntimeOptions | None = None,
+        sink: EventSink | None = None,
+        label: str = "Re-voice",
+    ) -> int:
+        """Queue a recording to re-voice (interactive, as Speak); its events go to ``sink`` or :attr:`events`."""
+        return self.submit(Convert(request, runtime, sink, label))
 
     @property
     def queued(self) -> int:

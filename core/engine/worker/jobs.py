@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Protocol
 
 from core.engine.errors import SynthesisCancelled
 from core.engine.options import RuntimeOptions
+from core.engine.streaming.conversion import ConversionRequest
 from core.engine.streaming.synthesis import SynthesisRequest
 from core.engine.worker.events import Chunk, Finished
 
@@ -144,6 +145,32 @@ class Speak:
     def steps(self, context: JobContext) -> Generator[None, None, object]:
         rid = self.request_id
         stream = context.pipeline.stream(self.request, cancelled=context.cancelled)
+        for chunk in stream:
+            if context.cancelled():
+                raise SynthesisCancelled()
+            context.sink.put(Chunk(rid, chunk))
+        return Finished(rid, stream.report)
+        yield  # a generator of one step
+
+
+@dataclass(frozen=True)
+class Convert:
+    """Re-voice one recording, streaming its windows as they are converted (interactive: one step, as Speak)."""
+
+    request: ConversionRequest
+    runtime: RuntimeOptions | None = None
+    sink: EventSink | None = None
+    label: str = "Re-voice"
+    priority: Priority = Priority.INTERACTIVE
+    kind: str = "convert"
+
+    @property
+    def request_id(self) -> int:
+        return self.request.request_id
+
+    def steps(self, context: JobContext) -> Generator[None, None, object]:
+        rid = self.request_id
+        stream = context.pipeline.convert_stream(self.request, cancelled=context.cancelled)
         for chunk in stream:
             if context.cancelled():
                 raise SynthesisCancelled()

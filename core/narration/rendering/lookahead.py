@@ -149,19 +149,19 @@ class TokenLookahead:
         for call in calls:
             if len(call) < 2:
                 continue
-            pieces = self._interruptible(cond, [g.tokens for g, _ in call])
+            pieces = self._interruptible(cond, [g.tokens for g, _ in call], call[0][0].seed)
             for (generated, trim), samples in zip(call, pieces):
                 generated.audio = finish_sentence(samples, trim)
             yield
 
-    def _interruptible(self, cond, sentences: list[list[int]]) -> list:
+    def _interruptible(self, cond, sentences: list[list[int]], seed: int | None) -> list:
         """Run a long decoder call on a helper thread, so that a cancel stops it at once (a joined call of the
         Original decoder takes 15-20 s on a CPU)."""
         if self.cancelled():
             raise SynthesisCancelled()
         pipe = self.pipeline()
         with ThreadPoolExecutor(1, thread_name_prefix="joined-decode") as pool:
-            future = pool.submit(pipe.decode_joined, cond, sentences)
+            future = pool.submit(pipe.decode_joined, cond, sentences, seed)
             wait_cancellable(future, self.cancelled, pipe.interrupt_decoder)
             return future.result()
 
