@@ -1,4 +1,5 @@
-"""``python -m core``: make-standin, info, synth, bench, bench-export, bench-api, soak, narrate, project and serve.
+"""``python -m core``: make-standin, info, synth, convert, bench, bench-export, bench-api, soak, narrate, project,
+serve.
 A public interface: keep flags, JSON fields and exit codes.
 
 Exit codes: 0 success; 2 bad input or bad bundle, or a render that could not finish (failed segments, a Ray cluster
@@ -20,6 +21,8 @@ from typing import TypeAlias
 import numpy as np
 
 from core.cli.cluster import check_cluster_arguments, claim_status, note_finished, run_watched, watched
+from core.cli.convert import add_parser as add_convert_parser
+from core.cli.convert import convert
 from core.cli.errors import CliError
 from core.cli.project import add_parsers as add_project_parsers
 from core.cli.project import add_sampling_arguments, narrate_locked, project_locked, sampling_given
@@ -81,6 +84,7 @@ def build_parser() -> argparse.ArgumentParser:
         _add_synth,
     ):
         add(sub, defaults)
+    add_convert_parser(sub, runtime_arguments)
     add_project_parsers(sub, runtime_arguments)
     add_serve_parser(sub, runtime_arguments)
     return parser
@@ -109,6 +113,11 @@ def _add_make_standin(sub: Subparsers, defaults: RuntimeOptions) -> None:
         "--repeating",
         action="store_true",
         help="greedy decoding repeats a token unless the repetition penalty covers the whole history",
+    )
+    p.add_argument(
+        "--noisy-decoder",
+        action="store_true",
+        help="the decoder draws random noise on every call, as the real decoders do",
     )
 
 
@@ -445,6 +454,7 @@ def _main(argv: list[str] | None) -> int:
             "make-standin": _make_standin,
             "info": _info,
             "synth": _synth,
+            "convert": lambda a: convert(a, _runtime(a)),
             "bench": _bench,
             "bench-export": _bench_export,
             "bench-project": _bench_project,
@@ -549,10 +559,21 @@ def _make_standin(args) -> int:
 
     started = time.perf_counter()
     out = make_standin(
-        args.out, args.variant, args.size, args.precision, args.seed, names=args.names, repeating=args.repeating
+        args.out,
+        args.variant,
+        args.size,
+        args.precision,
+        args.seed,
+        names=args.names,
+        repeating=args.repeating,
+        decoder_noise=args.noisy_decoder,
     )
     extras = "".join(
-        [f", {args.names} names" if args.names != "contract" else "", ", repeating" if args.repeating else ""]
+        [
+            f", {args.names} names" if args.names != "contract" else "",
+            ", repeating" if args.repeating else "",
+            ", noisy decoder" if args.noisy_decoder else "",
+        ]
     )
     print(
         f"built {args.size} {args.variant} stand-in ({args.precision}{extras}) in {out} "
@@ -582,6 +603,13 @@ def _runtime(args):
                 stream=False,
                 lm_batch=args.lm_batch,
                 joined_decoding=not args.no_joined_decoding,
+            )
+        if args.command == "convert":
+            return RuntimeOptions(
+                **common,
+                threads=args.threads,
+                cache_dir=args.cache_dir,
+                decoder_prompt_seconds=args.decoder_prompt_seconds,
             )
         if args.command == "serve":
             return RuntimeOptions(**common, threads=args.threads, cache_dir=args.cache_dir)

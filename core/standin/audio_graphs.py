@@ -163,5 +163,9 @@ def build_conditional_decoder(spec: StandinSpec, seed: int) -> GraphBuilder:
     amp = b.mul(b.op("Unsqueeze", audible, b.const([2], np.int64)), b.add(b.const(0.25), b.mul(texture, b.const(0.1))))
     wave = b.mul(b.mul(wave, amp), b.init("decoder.fade", fade))
     wave = b.op("Reshape", wave, b.const([0, -1], np.int64))
+    if spec.decoder_noise:  # as the real decoders: a noise over the samples and a random phase, fresh each call
+        hiss = b.op("RandomNormalLike", wave, dtype=1, scale=0.01)
+        phase = b.op("RandomUniformLike", b.op("ConstantOfShape", b.const([1, 9], np.int64)), dtype=1)
+        wave = b.add(b.add(wave, hiss), b.mul(b.op("ReduceMean", phase, keepdims=0), b.const(0.001)))
     b.output(wave, "waveform", F32, ["batch_size", "num_samples"])
     return b

@@ -35,6 +35,7 @@ def make_standin(
     spec: StandinSpec | None = None,
     names: str = "contract",
     repeating: bool = False,
+    decoder_noise: bool = False,
 ) -> Path:
     """Build a stand-in bundle in ``out`` and return its path.
 
@@ -42,7 +43,7 @@ def make_standin(
     as the original/multilingual repositories ship them; the runtime's per-graph fallback picks fp32 for the rest.
     ``precision="fp16"`` likewise writes ``language_model_fp16`` with a float16 KV cache. ``names`` picks the tensor
     names (:mod:`.naming`); ``repeating`` makes greedy decoding repeat a token unless the repetition penalty covers
-    the whole history.
+    the whole history; ``decoder_noise`` gives the decoder the real ones' random nodes.
     """
     if precision not in PRECISIONS:
         raise ValueError(f"unknown stand-in precision {precision!r}; choose one of {', '.join(PRECISIONS)}")
@@ -51,6 +52,8 @@ def make_standin(
     spec = spec or spec_for(variant, size)
     if repeating:
         spec = replace(spec, repeating=True)
+    if decoder_noise:
+        spec = replace(spec, decoder_noise=True)
     out = Path(out)
     onnx_dir = out / "onnx"
     onnx_dir.mkdir(parents=True, exist_ok=True)

@@ -48,6 +48,9 @@ class StandinSpec:
     """How many speech tokens the stand-in LM emits per prompt text token before it says STOP."""
     repeating: bool = False
     """Greedy decoding repeats one token per sentence unless the repetition penalty covers the whole history."""
+    decoder_noise: bool = False
+    """The decoder draws noise as the real ones do: unseeded ``RandomNormalLike`` over its output and a
+    ``RandomUniformLike`` phase per call (:mod:`core.engine.model.seeded_noise` replaces them at load)."""
 
     @property
     def hidden(self) -> int:

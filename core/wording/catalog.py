@@ -111,6 +111,7 @@ VOICE = {
         "{name} is only {seconds:.1f} s long; a voice needs at least {minimum:.0f} s (ideally {recommended:.0f}–10 s "
         "of clean speech)."
     ),
+    "source.missing": Words("{path} does not exist. Check the recording's name and folder."),
     "source.too_long": Words(
         "{name} is {minutes} minutes long; re-voice at most {maximum_minutes} minutes at a time: split the recording "
         "at a pause or a chapter and convert each part."

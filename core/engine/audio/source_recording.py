@@ -46,7 +46,7 @@ def load_source(path: Path | str) -> SourceRecording:
     path = Path(path)
     name = path.name
     if not path.exists():
-        raise VoiceReferenceError("voice.missing", path=str(path))
+        raise VoiceReferenceError("source.missing", path=str(path))
     if path.is_dir():
         raise VoiceReferenceError("voice.is_folder", path=str(path))
     try:

@@ -92,7 +92,7 @@ def _generator_nodes(graph: Any, node: Any, p: str) -> list[Any]:
     # 32 bits. The rotation's two halves share no bits, so the bitwise OR it needs is an addition here. The key (odd)
     # comes from the fed seed, already mixed (:func:`fed_seed`), and the node's name.
     seed = op("Cast", [NOISE_SEED], "seed", to=TensorProto.UINT64)
-    key = op("Add", [seed, const("node", [_node_key(node.name)])], "k")
+    key = op("Add", [seed, const("node", [_node_key(f"{node.name}|{node.output[0]}")])], "k")
     key = op("Add", [op("Mul", [key, const("two", [2])], "even"), const("odd", [1])], "key")
     y = op("Mul", [index, key], "y")
     z = op("Add", [y, key], "z")
