@@ -78,6 +78,7 @@ def build_parser() -> argparse.ArgumentParser:
         _add_bench_export,
         _add_bench_project,
         _add_bench_screen,
+        _add_bench_convert,
         _add_bench_api,
         _add_bench_cluster,
         _add_soak,
@@ -253,6 +254,40 @@ def _bench_screen(args) -> int:
     if args.json:
         args.json.write_text(json.dumps(report, indent=2), encoding="utf-8")
     return 0
+
+
+def _add_bench_convert(sub: Subparsers, defaults: RuntimeOptions) -> None:
+    """``bench-convert``: voice conversion's speed and first audio, and the seeded noise against the graph's."""
+    p = sub.add_parser(
+        "bench-convert",
+        help="voice conversion: first audio and x real time, and the seeded decoder noise against the graph's own",
+        description="Converts SOURCE (or synthetic speech of --seconds) into VOICE after a warm-up, then decodes the "
+        "same tokens alternately with the float32 decoder as exported and with its noise seeded.",
+    )
+    p.add_argument("--bundle", type=Path, required=True, help="the model (a faithful bundle: see PERFORMANCE)")
+    p.add_argument("--voice", type=Path, help="the target voice (Turbo has no voice of its own)")
+    p.add_argument("--source", type=Path, help="the recording to convert (default: synthetic speech)")
+    p.add_argument("--seconds", type=float, default=30.0, help="length of the synthetic source")
+    p.add_argument("--noise-calls", type=int, default=3, help="decoder calls per side in the noise comparison")
+    p.add_argument("--json", type=Path, help="also write the report as JSON")
+    runtime_arguments(p, cache_dir=False)
+
+
+def _bench_convert(args) -> int:
+    from core.bench.convert_bench import bench_convert
+
+    report = bench_convert(
+        args.bundle, args.voice, args.source, args.seconds, _runtime(args), args.noise_calls, say=_say
+    )
+    text = json.dumps(report, indent=2)
+    print(text)
+    if args.json:
+        args.json.write_text(text, encoding="utf-8")
+    return EXIT_OK
+
+
+def _say(message: str) -> None:
+    print(message, file=sys.stderr, flush=True)
 
 
 def _add_bench_api(sub: Subparsers, defaults: RuntimeOptions) -> None:
@@ -459,6 +494,7 @@ def _main(argv: list[str] | None) -> int:
             "bench-export": _bench_export,
             "bench-project": _bench_project,
             "bench-screen": _bench_screen,
+            "bench-convert": _bench_convert,
             "bench-api": _bench_api,
             "bench-cluster": _bench_cluster,
             "soak": _soak,

@@ -171,15 +171,19 @@ class Pipeline:
         return self._parts.decoder.decode(conditioning, tokens, seed=seed)
 
     def other_decoder(
-        self, runtime: RuntimeOptions, fixed_noise: bool = False
-    ) -> Callable[[Conditioning, list[int]], np.ndarray]:
+        self, runtime: RuntimeOptions, fixed_noise: bool = False, graph_noise: bool = False
+    ) -> Callable[..., np.ndarray]:
         """This model's speech decoder loaded again with other session settings (precision, flow steps, threads,
-        graph optimisation): ``decode(conditioning, tokens)``, for comparisons. With ``fixed_noise`` its random
-        nodes are seeded, so two variants draw the same noise call for call. Its calls do not teach the stream
-        plan."""
-        decoder = load_decoder(self._parts.files.root, runtime, self._parts.info, fixed_noise)
-        seed = FIXED_NOISE_SEED if fixed_noise else None
-        return lambda conditioning, tokens: decoder.decode(conditioning, tokens, seed=seed)
+        graph optimisation): ``decode(conditioning, tokens, seed=None)``, for comparisons. With ``fixed_noise`` its
+        random nodes are seeded, so two variants draw the same noise call for call; with ``graph_noise`` it draws the
+        exported graph's own unseeded noise (float32). Its calls do not teach the stream plan."""
+        decoder = load_decoder(self._parts.files.root, runtime, self._parts.info, fixed_noise, graph_noise)
+        fixed = FIXED_NOISE_SEED if fixed_noise else None
+
+        def decode(conditioning: Conditioning, tokens: list[int], seed: int | None = None) -> np.ndarray:
+            return decoder.decode(conditioning, tokens, seed=fixed if seed is None else seed)
+
+        return decode
 
     def decode_joined(
         self, conditioning: Conditioning, sentences: list[list[int]], seed: int | None = None

@@ -163,3 +163,22 @@ def test_bench_screen_reports_the_screen_beside_the_render(bundles, voice_wav, t
     assert code == 0 and report["takes"] == 3 and report["variant"] == "turbo"
     assert all(row["render_s"] > 0 and row["screen_ms"] > 0 and "asr_ms" in row for row in report["rows"])
     assert 0 < report["screen_share"] < 1 and report["asr"] == "pocketsphinx" and report["asr_share"] > 0
+
+
+def test_bench_convert_reports_speed_and_the_seeded_noise_beside_the_graphs(tmp_path, voice_wav):
+    from core.standin import make_standin
+
+    noisy = make_standin(tmp_path / "noisy", "turbo", seed=7, decoder_noise=True)
+    out = tmp_path / "convert.json"
+    code = main(
+        ["bench-convert", "--bundle", str(noisy), "--voice", str(voice_wav), "--seconds", "8", "--noise-calls", "2"]
+        + ["--json", str(out)]
+    )
+    report = json.loads(out.read_text())
+    conversion, noise = report["conversion"], report["noise"]
+    assert code == 0 and conversion["source_seconds"] == 8.0 and conversion["windows"] == 2
+    assert conversion["x_real_time"] > 0 and 0 < conversion["first_audio_ms"] < conversion["total_s"] * 1000
+    # The stand-in's noise is about 25 dB under its tone: every pair of draws is about equally far apart.
+    for pair in ("graph_vs_graph", "seeded_vs_graph", "seeded_vs_seeded"):
+        assert 10 < noise[pair]["log_mel_snr_db"] < 60
+    assert abs(noise["level_difference_db"]) < 0.5 and noise["call_ms"]["seeded"] > 0

@@ -253,22 +253,23 @@ def load_parts(
 
 
 def load_decoder(
-    path: Path | str, runtime: RuntimeOptions, info: ModelInfo, fixed_noise: bool = False
+    path: Path | str, runtime: RuntimeOptions, info: ModelInfo, fixed_noise: bool = False, graph_noise: bool = False
 ) -> SpeechDecoder:
     """Only a bundle's speech decoder, chosen and loaded as :func:`load_parts` would with ``runtime``. With
-    ``fixed_noise`` its noise is repeatable (:mod:`core.engine.model.fixed_noise`), for comparisons."""
+    ``fixed_noise`` its noise is repeatable (:mod:`core.engine.model.fixed_noise`), for comparisons; with
+    ``graph_noise`` it draws the exported graph's own unseeded noise (float32 only: the int8 file is made seeded)."""
     files = locate_bundle(path, runtime.precision)
     factory = SessionFactory(runtime)
     q8 = _decoder_q8(files, runtime, factory)
     graph = q8.make() if q8 is not None else files.graphs["conditional_decoder"]
     model_bytes = decoder_graph_bytes(
-        graph, runtime.decoder_flow_steps, fixed_noise, files.graphs["conditional_decoder"]
+        graph, runtime.decoder_flow_steps, fixed_noise, files.graphs["conditional_decoder"], graph_noise
     )
     return SpeechDecoder(factory.create("conditional_decoder", graph, model_bytes=model_bytes), info)
 
 
 def decoder_graph_bytes(
-    graph: Path, steps: int | None, fixed_noise: bool = False, source: Path | None = None
+    graph: Path, steps: int | None, fixed_noise: bool = False, source: Path | None = None, graph_noise: bool = False
 ) -> bytes | None:
     """The decoder graph as it is run: its noise drawn from the fed seed (:mod:`core.engine.model.seeded_noise`),
     with ``steps`` flow steps (:mod:`core.engine.model.flow_steps`), or, with ``fixed_noise``, the comparisons'
@@ -279,13 +280,16 @@ def decoder_graph_bytes(
     read from the source's small graph first: a Turbo start does not parse its whole int8 decoder (1.7 s)."""
     made_q8 = graph.name == MADE_NAME
     uncut = steps is None or (source not in (None, graph) and steps >= exported_steps(source))
-    if made_q8 and not fixed_noise and uncut:
+    if (made_q8 or graph_noise) and not fixed_noise and uncut:
         return None
     import onnx
 
     model = onnx.load(str(graph), load_external_data=False)
     # First: the fixed noise finds the flow noise by the whole solver, before the steps are cut.
-    changed = with_fixed_noise(model) > 0 if fixed_noise else (not made_q8 and with_seeded_noise(model) > 0)
+    if fixed_noise:
+        changed = with_fixed_noise(model) > 0
+    else:
+        changed = not made_q8 and not graph_noise and with_seeded_noise(model) > 0
     exported = with_flow_steps(model, steps) if steps is not None else 0
     changed = changed or (bool(exported) and steps is not None and steps < exported)
     if not changed:
