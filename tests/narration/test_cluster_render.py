@@ -55,8 +55,15 @@ def local_ray():
 
 
 @pytest.fixture(scope="module")
-def pipes(bundles):
-    return {variant: Pipeline.from_bundle(bundles[variant], RUNTIME) for variant in ("turbo", "original")}
+def pipes(bundles, tmp_path_factory):
+    """The stand-ins, and a Turbo stand-in whose decoder draws random noise as the real ones do (``noisy``): its
+    noise comes from the take's seed, on the owner and on the actors alike."""
+    from core.standin import make_standin
+
+    found = {variant: Pipeline.from_bundle(bundles[variant], RUNTIME) for variant in ("turbo", "original")}
+    noisy = make_standin(tmp_path_factory.mktemp("noisy") / "turbo", "turbo", seed=7, decoder_noise=True)
+    found["noisy"] = Pipeline.from_bundle(noisy, RUNTIME)
+    return found
 
 
 def new_project(folder, voice):
@@ -102,7 +109,7 @@ def cluster_render(project, pipe, stats=None, progress=None, cancelled=None, act
     return run_steps(cluster_steps(project, lambda: pipe, None, progress, cancelled, None, actors, stats))
 
 
-@pytest.mark.parametrize("variant", ["turbo", "original"])
+@pytest.mark.parametrize("variant", ["turbo", "original", "noisy"])
 def test_a_cluster_render_is_the_local_render_sample_for_sample(
     local_ray, pipes, local_takes, tmp_path, voice_wav, variant
 ):
