@@ -647,6 +647,8 @@ def _runtime(args):
                 cache_dir=args.cache_dir,
                 decoder_prompt_seconds=args.decoder_prompt_seconds,
             )
+        if args.command == "bench-convert":
+            return RuntimeOptions(**common, threads=args.threads)
         if args.command == "serve":
             return RuntimeOptions(**common, threads=args.threads, cache_dir=args.cache_dir)
         if args.command != "synth":
