@@ -7,8 +7,9 @@ model runs: the words, timing and intonation are the recording's, the voice is t
 exactly as long as the source.
 
 While the decoder renders one window (on a helper thread, so a cancel stops it at once), the encoder already reads
-the next; a window's audio is yielded as soon as it is decoded, and streaming gives the same samples as collecting
-the stream (the windows are planned from the whole recording first). Each window's decoder noise comes from the
+the next (without the runtime's decoder thread, one after the other); a window's audio is yielded as soon as it is
+decoded, and streaming gives the same samples as collecting the stream (the windows are planned from the whole
+recording first). Each window's decoder noise comes from the
 request's seed and the window's number (:mod:`core.engine.model.seeded_noise`): a seeded conversion is repeatable.
 """
 
@@ -90,7 +91,9 @@ class ConversionStream:
         join = WindowJoin()
         encoder_ms = decoder_ms = 0.0
         first_audio_ms: float | None = None
+        # With the runtime's decoder thread, the encoder reads the next window while the decoder renders this one.
         with ThreadPoolExecutor(1, thread_name_prefix="convert-decoder") as pool:
+            submit = pool.submit if runtime.decoder_thread else _run_now
             pending: Future[_Decoded] | None = None
             for number, window in enumerate(windows):
                 if self.cancelled():
@@ -103,7 +106,7 @@ class ConversionStream:
                     decoder_ms += chunk.decode_ms
                     first_audio_ms = chunk.at_ms if first_audio_ms is None else first_audio_ms
                 seed = report.seed + number
-                pending = pool.submit(self._decode, cond, tokens, seed, spent)
+                pending = submit(self._decode, cond, tokens, seed, spent)
                 report.speech_tokens += tokens.tolist()
             assert pending is not None
             yield (chunk := self._finish(pending, join, windows, len(windows) - 1, started))
@@ -171,3 +174,10 @@ class ConversionStream:
             last_in_sentence=True,
             request_id=self.request.request_id,
         )
+
+
+def _run_now(work: Callable[..., _Decoded], *args: Any) -> Future[_Decoded]:
+    """``work`` run here and now, as an already finished future (no decoder thread)."""
+    done: Future[_Decoded] = Future()
+    done.set_result(work(*args))
+    return done
