@@ -269,6 +269,7 @@ def _add_bench_convert(sub: Subparsers, defaults: RuntimeOptions) -> None:
     p.add_argument("--source", type=Path, help="the recording to convert (default: synthetic speech)")
     p.add_argument("--seconds", type=float, default=30.0, help="length of the synthetic source")
     p.add_argument("--noise-calls", type=int, default=3, help="decoder calls per side in the noise comparison")
+    p.add_argument("--runs", type=int, default=1, help="conversions of each side (decoder thread on, off)")
     p.add_argument("--json", type=Path, help="also write the report as JSON")
     runtime_arguments(p, cache_dir=False)
 
@@ -277,7 +278,7 @@ def _bench_convert(args) -> int:
     from core.bench.convert_bench import bench_convert
 
     report = bench_convert(
-        args.bundle, args.voice, args.source, args.seconds, _runtime(args), args.noise_calls, say=_say
+        args.bundle, args.voice, args.source, args.seconds, _runtime(args), args.noise_calls, say=_say, runs=args.runs
     )
     text = json.dumps(report, indent=2)
     print(text)
