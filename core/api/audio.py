@@ -4,6 +4,8 @@ Every format is streamed by :class:`core.engine.StreamEncoder` (PyAV's encoders 
 in Ogg, ``flac`` frames; ``wav`` with 0xFFFFFFFF sizes as OpenAI's own streamed WAV; raw ``pcm``): the bytes of the
 first sentence leave while the next one is generated. ``Pace`` applies the request's ``speed`` (pitch-preserving,
 :func:`core.engine.stretch`) one sentence at a time. A text with nothing to say becomes :func:`silence`.
+ElevenLabs' ``output_format`` (``mp3_44100_128``: codec, rate, kbps) is read by :func:`parse_output_format` into an
+:class:`Output`, whose encoder resamples to the asked rate.
 """
 
 from __future__ import annotations
