@@ -4,9 +4,13 @@ Every format is streamed by :class:`core.engine.StreamEncoder` (PyAV's encoders 
 in Ogg, ``flac`` frames; ``wav`` with 0xFFFFFFFF sizes as OpenAI's own streamed WAV; raw ``pcm``): the bytes of the
 first sentence leave while the next one is generated. ``Pace`` applies the request's ``speed`` (pitch-preserving,
 :func:`core.engine.stretch`) one sentence at a time. A text with nothing to say becomes :func:`silence`.
+ElevenLabs' ``output_format`` (``mp3_44100_128``: codec, rate, kbps) is read by :func:`parse_output_format` into an
+:class:`Output`, whose encoder resamples to the asked rate.
 """
 
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -27,6 +31,52 @@ SILENCE_S = 0.25
 
 def encoder(response_format: str) -> StreamEncoder:
     return StreamEncoder(response_format, SAMPLE_RATE)
+
+
+@dataclass(frozen=True)
+class Output:
+    """A response's audio: its format, and the rate and bitrate ElevenLabs' ``output_format`` may ask for."""
+
+    format: str = "mp3"
+    sample_rate: int | None = None
+    """``None``: the model's 24 kHz."""
+    bitrate: int | None = None
+    """Bits per second (``None``: the format's default); only for the lossy formats."""
+
+    @property
+    def media_type(self) -> str:
+        return MEDIA_TYPES[self.format]
+
+    def encoder(self) -> StreamEncoder:
+        """Raises :class:`core.engine.EncodeError` (``encode.bad_rate``) for a rate the codec cannot write."""
+        return StreamEncoder(self.format, self.sample_rate, self.bitrate)
+
+
+LOSSY = ("mp3", "opus", "aac")
+KBPS = (8, 320)
+
+
+def parse_output_format(value: str) -> Output:
+    """ElevenLabs' ``codec_rate[_kbps]`` (``mp3_44100_128``, ``pcm_16000``, ``wav_24000``, ``opus_48000_64``) or one of
+    :data:`FORMATS`; :class:`ValueError` with a sentence for anything else (``ulaw_8000``: no μ-law here)."""
+    codec, *numbers = value.strip().lower().split("_")
+    known = ", ".join(FORMATS)
+    if codec not in FORMATS:
+        raise ValueError(
+            f"output_format {value!r} is not offered here: use mp3, opus, aac, flac, wav or pcm, "
+            f"optionally with a rate and a bitrate as ElevenLabs writes them (mp3_44100_128, pcm_16000)."
+        )
+    if len(numbers) > 2 or not all(n.isdigit() for n in numbers):
+        raise ValueError(
+            f"output_format {value!r} is not codec_rate or codec_rate_kbps (mp3_44100_128); codecs: {known}."
+        )
+    rate = int(numbers[0]) if numbers else None
+    kbps = int(numbers[1]) if len(numbers) > 1 else None
+    if kbps is not None and codec not in LOSSY:
+        raise ValueError(f"output_format {value!r}: {codec} has no bitrate; write {codec}_{rate}.")
+    if kbps is not None and not KBPS[0] <= kbps <= KBPS[1]:
+        raise ValueError(f"output_format {value!r}: the bitrate must be {KBPS[0]}–{KBPS[1]} kbps.")
+    return Output(codec, rate, kbps * 1000 if kbps is not None else None)
 
 
 def silence(seconds: float = SILENCE_S) -> np.ndarray:

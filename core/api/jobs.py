@@ -7,6 +7,10 @@ and a short request's first audio comes within about two sentences' time whateve
 background job, yields to interactive jobs between its segments anyway). The silences between sentences and of
 ``[pause]`` tags are made here, in order with the sentences' audio.
 
+A recording to re-voice (speech-to-speech) takes turns the same way: it is cut into pieces of about
+:data:`PIECE_SECONDS` at the engine's own window cuts (:func:`plan_pieces`), each piece a Convert job, and the pieces'
+audio is crossfaded over the token they share (:class:`Seams`), as the engine joins its windows.
+
 Each request gets its own event sink (:class:`AsyncSink`), so its events reach only the coroutine that serves it.
 :class:`JobQueue` refuses a request when more than ``max_waiting`` API requests already wait, and a :class:`Job`
 that ends early (client gone, server stopping) cancels its worker jobs at once.
@@ -28,19 +32,23 @@ import numpy as np
 
 from core.engine import (
     SAMPLE_RATE,
+    SAMPLES_PER_TOKEN,
     SENTENCE_GAP_S,
     AudioChunk,
     Cancelled,
     Chunk,
+    ConversionRequest,
     Failed,
     Finished,
     InferenceWorker,
     Pause,
     RequestReport,
     RuntimeOptions,
+    SourceRecording,
     Started,
     SynthesisRequest,
     new_seed,
+    plan_windows,
     split_text,
 )
 
@@ -137,7 +145,12 @@ class _Progress:
 
 
 class Job:
-    """One API request on the worker: its sentences as worker jobs, their events relayed to one :class:`AsyncSink`."""
+    """One API request on the worker: its parts as worker jobs, their events relayed to one :class:`AsyncSink`.
+
+    What a part is and how it goes to the worker is the subclass's: a sentence to speak (:class:`SpeechJob`) or a
+    piece of a recording to re-voice (:class:`ConversionJob`)."""
+
+    kind = "speech"
 
     def __init__(
         self,
@@ -145,12 +158,12 @@ class Job:
         request_id: int,
         sink: AsyncSink,
         parts: list[Part],
-        request: SynthesisRequest,
         runtime: RuntimeOptions | None,
+        seed: int | None,
     ):
         self.jobs, self.request_id, self.sink = queue, request_id, sink
-        self.parts, self.request, self.runtime = parts, request, runtime
-        self.seed = request.options.seed if request.options.seed is not None else new_seed()
+        self.parts, self.runtime = parts, runtime
+        self.seed = seed if seed is not None else new_seed()
         self.sentences = [p.text or "" for p in parts if p.text is not None]
         self.started = False
         self.done = False
@@ -211,10 +224,12 @@ class Job:
                 continue
             rid = rid if rid is not None else self.jobs.worker.new_request_id()
             progress.running[rid] = index
-            options = replace(self.request.options, seed=(self.seed + part.piece) % 2**31)
-            request = SynthesisRequest(part.text, self.request.voice, options, rid)
-            self.jobs.worker.speak(request, self.runtime, self, "API request")
+            self._submit(part, rid)
             return
+
+    def _submit(self, part: Part, rid: int) -> None:
+        """Queue ``part`` on the worker as request ``rid`` (its events come back to :meth:`put`)."""
+        raise NotImplementedError
 
     def _silences(self, index: int) -> None:
         """Put the silences from part ``index`` up to the next sentence."""
@@ -238,23 +253,28 @@ class Job:
         progress.ended = True
         report = RequestReport(
             seed=self.seed,
-            text=" ".join(self.sentences),
+            text=self._text(),
             speech_tokens=progress.tokens,
             warnings=progress.warnings,
             samples=progress.samples,
         )
         self.sink.put(Finished(self.request_id, report))
 
+    def _text(self) -> str:
+        return " ".join(self.sentences)
+
     def status(self) -> dict[str, Any]:
         """Where the request is, for ``/health``."""
         with self._lock:
-            progress = self._progress
             return {
                 "request_id": self.request_id,
+                "kind": self.kind,
                 "state": "running" if self.started else "waiting",
-                "sentences": len(self.sentences),
-                "sentences_done": progress.finished,
+                **self._counts(self._progress.finished),
             }
+
+    def _counts(self, finished: int) -> dict[str, Any]:
+        return {"sentences": len(self.sentences), "sentences_done": finished}
 
     # --- the HTTP side (the event loop) -----------------------------------------------------------------------
     async def chunks(self, disconnected: Callable[[], Awaitable[bool]]) -> AsyncIterator[AudioChunk]:
@@ -304,6 +324,147 @@ class Job:
         self.jobs.ended(self, record)
 
 
+class SpeechJob(Job):
+    """``POST /v1/audio/speech``: each sentence a Speak request, seeded as the engine seeds it in one stream."""
+
+    def __init__(
+        self,
+        queue: JobQueue,
+        request_id: int,
+        sink: AsyncSink,
+        parts: list[Part],
+        request: SynthesisRequest,
+        runtime: RuntimeOptions | None,
+    ):
+        super().__init__(queue, request_id, sink, parts, runtime, request.options.seed)
+        self.request = request
+
+    def _submit(self, part: Part, rid: int) -> None:
+        options = replace(self.request.options, seed=(self.seed + part.piece) % 2**31)
+        request = SynthesisRequest(part.text or "", self.request.voice, options, rid)
+        self.jobs.worker.speak(request, self.runtime, self, "API request")
+
+
+PIECE_SECONDS = 20.0
+"""A recording to re-voice is converted in pieces of about this long (cut at the first of the engine's own window
+cuts past it), each a Convert job of its own: other requests take turns between two pieces, as between two
+sentences. Longer pieces cost fewer decoder calls (each piece's first window is short, for a quick start); shorter
+ones give shorter turns."""
+MIN_LAST_PIECE_SECONDS = 8.0
+"""A remainder shorter than this is converted with the piece before it, not alone."""
+PIECE_SEED_STRIDE = 1000
+"""Piece *k* is converted with the request's seed plus ``k`` times this (the engine adds a window's number to the
+seed it is given; a piece has far fewer windows than this), so a seed gives the same audio every time."""
+
+
+@dataclass(frozen=True)
+class SourcePiece:
+    """One piece of a recording to re-voice, in samples of its 24 kHz source."""
+
+    start: int
+    end: int
+    """One past its last sample: the piece shares its last token (:data:`OVERLAP`) with the next piece."""
+
+
+OVERLAP = SAMPLES_PER_TOKEN
+"""Samples two neighbouring pieces share and crossfade, as the engine joins its windows (one token, 40 ms)."""
+
+
+def plan_pieces(samples: np.ndarray) -> list[SourcePiece]:
+    """The pieces of a 24 kHz source: whole windows of the engine's own plan (so each cut falls on the token grid at
+    the quietest 40 ms in reach), about :data:`PIECE_SECONDS` each; neighbours share one token."""
+    windows = plan_windows(samples)
+    total = samples.size
+    pieces: list[SourcePiece] = []
+    start = 0
+    for window in windows[:-1]:
+        long_enough = window.keep - start >= PIECE_SECONDS * SAMPLE_RATE
+        enough_left = total - window.keep >= MIN_LAST_PIECE_SECONDS * SAMPLE_RATE
+        if long_enough and enough_left:
+            pieces.append(SourcePiece(start, window.end))
+            start = window.keep
+    pieces.append(SourcePiece(start, total))
+    return pieces
+
+
+class Seams:
+    """Joins the pieces' converted audio as it streams: each piece's last :data:`OVERLAP` samples are held back and
+    crossfaded with the next piece's first, so the whole is exactly as long as the source and a seam never clicks."""
+
+    def __init__(self, pieces: int):
+        self.pieces = pieces
+        self.piece = 0
+        self._held = np.zeros(0, np.float32)
+        """The current piece's audio not sent yet (its last samples, which may be the next seam's)."""
+        self._fade = np.zeros(0, np.float32)
+        """The previous piece's last token, waiting for this piece's first to crossfade with."""
+
+    def add(self, piece: int, samples: np.ndarray) -> np.ndarray:
+        """The samples of ``piece`` that are final now (its chunks come in order, piece after piece)."""
+        if piece != self.piece:
+            self.piece, self._fade, self._held = piece, self._held, np.zeros(0, np.float32)
+        audio = np.concatenate([self._held, np.asarray(samples, np.float32)])
+        if self._fade.size:
+            if audio.size < self._fade.size:
+                self._held = audio
+                return np.zeros(0, np.float32)
+            n = self._fade.size
+            ramp = np.linspace(0.0, 1.0, n + 2, dtype=np.float32)[1:-1]
+            audio[:n] = self._fade + (audio[:n] - self._fade) * ramp
+            self._fade = np.zeros(0, np.float32)
+        if piece == self.pieces - 1:
+            self._held = np.zeros(0, np.float32)
+            return audio
+        keep = max(0, audio.size - OVERLAP)
+        self._held = audio[keep:].copy()
+        return audio[:keep]
+
+
+class ConversionJob(Job):
+    """``POST /v1/speech-to-speech/{voice_id}``: the recording re-voiced piece by piece (:func:`plan_pieces`), each
+    piece a Convert request on the worker; the pieces' audio is joined here (:class:`Seams`)."""
+
+    kind = "speech-to-speech"
+
+    def __init__(
+        self,
+        queue: JobQueue,
+        request_id: int,
+        sink: AsyncSink,
+        request: ConversionRequest,
+        runtime: RuntimeOptions | None,
+    ):
+        source = request.source
+        if not isinstance(source, SourceRecording):
+            raise TypeError("the API converts a recording it has already loaded")
+        self.source = source
+        self.pieces = plan_pieces(source.samples)
+        parts = [Part("", sentence=k, piece=k) for k in range(len(self.pieces))]
+        super().__init__(queue, request_id, sink, parts, runtime, request.seed)
+        self.request = request
+        self._seams = Seams(len(self.pieces))
+
+    def _submit(self, part: Part, rid: int) -> None:
+        piece = self.pieces[part.piece]
+        samples = self.source.samples[piece.start : piece.end]
+        warnings = self.source.warnings if part.piece == 0 else ()
+        source = replace(self.source, samples=samples, warnings=warnings)
+        seed = (self.seed + part.piece * PIECE_SEED_STRIDE) % 2**32
+        request = ConversionRequest(source, self.request.voice, seed, rid)
+        self.jobs.worker.convert(request, self.runtime, self, "API re-voice")
+
+    def _relay(self, chunk: AudioChunk) -> None:
+        samples = self._seams.add(chunk.sentence, chunk.samples)
+        if samples.size:
+            super()._relay(replace(chunk, samples=samples))
+
+    def _text(self) -> str:
+        return ""
+
+    def _counts(self, finished: int) -> dict[str, Any]:
+        return {"pieces": len(self.pieces), "pieces_done": finished, "seconds": round(self.source.seconds, 2)}
+
+
 class JobQueue:
     """The API's requests on the worker: ids, the waiting limit, and what was served."""
 
@@ -326,12 +487,27 @@ class JobQueue:
 
         ``parts``: the request's :func:`plan` when the caller has it (it raises ``text.nothing_to_say``)."""
         parts = plan(request.text) if parts is None else parts
+        return self._add(lambda rid: SpeechJob(self, rid, AsyncSink(loop), parts, request, self.runtime))
+
+    def convert(self, request: ConversionRequest, loop: asyncio.AbstractEventLoop) -> Job:
+        """Queue a recording to re-voice (its ``source`` loaded), as :meth:`submit` queues speech."""
+        return self._add(lambda rid: ConversionJob(self, rid, AsyncSink(loop), request, self.runtime))
+
+    def check_room(self) -> None:
+        """:class:`QueueFull` when a request submitted now would be refused (a route asks before costly work)."""
         with self._lock:
-            waiting = sum(not job.started for job in self._active.values())
-            if waiting >= self.max_waiting:
-                raise QueueFull(waiting, self._retry_after(waiting))
+            self._check_room()
+
+    def _check_room(self) -> None:
+        waiting = sum(not job.started for job in self._active.values())
+        if waiting >= self.max_waiting:
+            raise QueueFull(waiting, self._retry_after(waiting))
+
+    def _add(self, make: Callable[[int], Job]) -> Job:
+        with self._lock:
+            self._check_room()
             rid = self.worker.new_request_id()
-            job = Job(self, rid, AsyncSink(loop), parts, request, self.runtime)
+            job = make(rid)
             self._active[rid] = job
             self._submitted[rid] = time.monotonic()
         job.begin()

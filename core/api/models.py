@@ -1,4 +1,5 @@
-"""What the local speech API accepts: the speech request's fields (OpenAI's plus ours) and the model names."""
+"""What the local speech API accepts: the speech request's fields (OpenAI's plus ours), the speech-to-speech
+request's (ElevenLabs'), and the model names."""
 
 from __future__ import annotations
 
@@ -46,6 +47,49 @@ class SpeechParams(BaseModel):
     @classmethod
     def _lower(cls, value: object) -> object:
         return value.strip().lower() if isinstance(value, str) else value
+
+
+class ConversionParams(BaseModel):
+    """``POST /v1/speech-to-speech/{voice_id}``: the fields of ElevenLabs' speech-to-speech request that mean something
+    here (the recording itself is the multipart file ``audio``), plus OpenAI's ``response_format``. Other fields
+    (``voice_settings``, ``remove_background_noise``, ``enable_logging``, ``optimize_streaming_latency`` …) are
+    ignored, and named in the response's ``X-Ignored-Fields``."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    model_id: str | None = None
+    """ElevenLabs' speech-to-speech ids (``eleven_english_sts_v2`` …) or the loaded model's names: all answered by the
+    loaded model's voice conversion."""
+    seed: int | None = Field(None, ge=0, le=2**32 - 1)
+    """ElevenLabs' range; the same seed gives the same audio."""
+    output_format: str | None = None
+    """ElevenLabs' ``codec_rate[_kbps]`` (``mp3_44100_128``, ``pcm_16000``, ``opus_48000_64``) or one of our formats;
+    taken from the query (as ElevenLabs sends it) or the form."""
+    response_format: Literal["mp3", "opus", "aac", "flac", "wav", "pcm"] | None = None
+    file_format: Literal["other", "pcm_s16le_16"] = "other"
+    """``pcm_s16le_16``: the upload is raw 16-bit little-endian mono PCM at 16 kHz."""
+
+    @field_validator("response_format", "file_format", "output_format", mode="before")
+    @classmethod
+    def _lower(cls, value: object) -> object:
+        return value.strip().lower() if isinstance(value, str) else value
+
+    @field_validator("model_id", "seed", mode="before")
+    @classmethod
+    def _blank(cls, value: object) -> object:
+        """A form field sent empty means "not given" (as a web form sends an unfilled input)."""
+        return None if isinstance(value, str) and not value.strip() else value
+
+
+CONVERSION_FIELDS = frozenset(ConversionParams.model_fields) | {"audio"}
+"""The fields and query parameters the speech-to-speech route honours."""
+
+
+def is_conversion_model(model: str, variant: str) -> bool:
+    """Whether ``model`` names a model that re-voices here: the loaded model's names, OpenAI's aliases, or any of
+    ElevenLabs' speech-to-speech models (``eleven_english_sts_v2``, ``eleven_multilingual_sts_v2``)."""
+    name = model.strip().lower()
+    return is_accepted(name, variant) or (name.startswith("eleven_") and "_sts" in name)
 
 
 def accepted_models(variant: str) -> tuple[str, ...]:

@@ -1,5 +1,6 @@
 """A speech request's response: the audio in the asked format, streamed as it is generated (raw, or as OpenAI's
-server-sent events), with the sentences' timestamps when asked.
+server-sent events), with the sentences' timestamps when asked; a re-voiced recording's, the audio only
+(:func:`respond_audio`).
 
 Errors before the first chunk are still answered as JSON; a request whose client goes away is cancelled at once.
 A text with nothing to say is answered with a short silence in the asked format (:func:`silent_response`).
@@ -20,7 +21,7 @@ from core.api.errors import error_response
 from core.api.jobs import Job, JobFailed
 from core.api.models import SpeechParams
 from core.api.timestamps import Timestamps
-from core.engine import AudioChunk
+from core.engine import AudioChunk, StreamEncoder
 from core.wording import describe
 
 SSE_TYPE = "text/event-stream"
@@ -30,8 +31,33 @@ async def respond(
     job: Job, params: SpeechParams, request: Request, headers: dict[str, str], marks: Timestamps | None
 ) -> Response:
     """Wait for the first chunk (errors until then are JSON), then stream the audio as it comes."""
-    chunks = job.chunks(request.is_disconnected)
+    started = await _first_chunk(job, request)
+    if isinstance(started, Response):
+        return started
+    first, chunks = started
     headers = {**headers, "X-Request-Id": str(job.request_id)}
+    audio = _audio(first, chunks, encoder(params.response_format), Pace(params.speed), marks)
+    if params.stream_format == "sse":
+        body = _events(audio, params, job, marks)
+        return _JobResponse(job, body, media_type=SSE_TYPE, headers={**headers, "Cache-Control": "no-cache"})
+    return _JobResponse(job, audio, media_type=MEDIA_TYPES[params.response_format], headers=headers)
+
+
+async def respond_audio(
+    job: Job, output: StreamEncoder, media_type: str, request: Request, headers: dict[str, str]
+) -> Response:
+    """A re-voiced recording: as :func:`respond`, the audio only, encoded by ``output`` (its format, rate, bitrate)."""
+    started = await _first_chunk(job, request)
+    if isinstance(started, Response):
+        return started
+    first, chunks = started
+    headers = {**headers, "X-Request-Id": str(job.request_id)}
+    return _JobResponse(job, _audio(first, chunks, output, Pace(1.0), None), media_type=media_type, headers=headers)
+
+
+async def _first_chunk(job: Job, request: Request) -> tuple[AudioChunk | None, AsyncIterator[AudioChunk]] | Response:
+    """The job's first chunk (``None``: it finished without audio) and the rest; a failure until then as JSON."""
+    chunks = job.chunks(request.is_disconnected)
     try:
         first = await anext(chunks, None)
     except JobFailed as exc:
@@ -40,11 +66,7 @@ async def respond(
     except BaseException:
         job.close()
         raise
-    audio = _audio(first, chunks, params, marks)
-    if params.stream_format == "sse":
-        body = _events(audio, params, job, marks)
-        return _JobResponse(job, body, media_type=SSE_TYPE, headers={**headers, "Cache-Control": "no-cache"})
-    return _JobResponse(job, audio, media_type=MEDIA_TYPES[params.response_format], headers=headers)
+    return first, chunks
 
 
 def silent_response(params: SpeechParams, headers: dict[str, str], marks: Timestamps | None) -> Response:
@@ -69,10 +91,13 @@ def _failure(exc: JobFailed) -> Response:
 
 
 async def _audio(
-    first: AudioChunk | None, chunks: AsyncIterator[AudioChunk], params: SpeechParams, marks: Timestamps | None
+    first: AudioChunk | None,
+    chunks: AsyncIterator[AudioChunk],
+    enc: StreamEncoder,
+    pace: Pace,
+    marks: Timestamps | None,
 ) -> AsyncIterator[bytes]:
     """The encoded audio, each part as soon as the encoder has it (paced per sentence when ``speed`` is not 1)."""
-    enc, pace = encoder(params.response_format), Pace(params.speed)
 
     def take(chunk: AudioChunk) -> bytes:
         samples = pace.add(chunk)

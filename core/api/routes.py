@@ -1,16 +1,20 @@
 """The HTTP routes of the local speech API (OpenAI-compatible): ``POST /v1/audio/speech`` (and its timestamps),
-``GET /v1/models`` and ``/v1/models/{id}``, ``GET /v1/audio/models``, ``GET``/``POST /v1/audio/voices`` (also at
-``/v1/voices``), ``DELETE /v1/audio/voices/{name}`` and ``GET /health``.
+ElevenLabs' ``POST /v1/speech-to-speech/{voice_id}`` (and ``…/stream``), ``GET /v1/models`` and ``/v1/models/{id}``,
+``GET /v1/audio/models``, ``GET``/``POST /v1/audio/voices`` (also at ``/v1/voices``), ``DELETE
+/v1/audio/voices/{name}`` and ``GET /health``.
 
-Each route reads what it needs from :class:`ApiState` (the app's ``state.api``); the speech route's checks are small
-functions in the order a request meets them: the body, its fields, the model, the voice, the options.
+Each route reads what it needs from :class:`ApiState` (the app's ``state.api``); the speech routes' checks are small
+functions in the order a request meets them: the body, its fields, the model, the voice, the options (and for
+speech-to-speech, last and off the event loop, the recording).
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
-from dataclasses import dataclass
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 from fastapi import APIRouter, Request
@@ -18,18 +22,34 @@ from fastapi.responses import Response
 from pydantic import ValidationError
 from starlette.datastructures import FormData, UploadFile
 
+from core.api.audio import Output, parse_output_format
 from core.api.errors import ApiError
 from core.api.jobs import JobQueue, Part, QueueFull, plan
-from core.api.models import SpeechParams, accepted_models, first_problem, is_accepted, model_list, model_object
-from core.api.respond import respond, silent_response
+from core.api.models import (
+    CONVERSION_FIELDS,
+    ConversionParams,
+    SpeechParams,
+    accepted_models,
+    first_problem,
+    is_accepted,
+    is_conversion_model,
+    model_list,
+    model_object,
+)
+from core.api.respond import respond, respond_audio, silent_response
+from core.api.sources import decode_source, in_thread
 from core.api.timestamps import Timestamps, TimestampStore
 from core.api.voices import OPENAI_VOICES, ApiVoices, UnknownVoice
 from core.engine import (
     Capabilities,
     ChatterboxError,
+    ConversionRequest,
+    EncodeError,
     InferenceWorker,
     InvalidOptions,
     JobInfo,
+    SourceRecording,
+    StreamEncoder,
     SynthesisOptions,
     SynthesisRequest,
     TextInputError,
@@ -40,6 +60,7 @@ from core.voices import VoiceLibrary
 from core.wording import describe_error, describe_notice
 
 router = APIRouter()
+DECODERS = 2
 
 
 @dataclass(frozen=True)
@@ -53,6 +74,10 @@ class ApiState:
     max_input_chars: int
     max_upload_bytes: int
     timestamps: TimestampStore
+    max_source_bytes: int = 100 * 1024 * 1024
+    """The largest recording to re-voice (the guard refuses a larger body before it is read)."""
+    decoding: asyncio.Semaphore = field(default_factory=lambda: asyncio.Semaphore(DECODERS))
+    """Recordings to re-voice decoded at once (each on a thread of its own); more wait their turn."""
 
 
 def _state(request: Request) -> ApiState:
@@ -181,9 +206,7 @@ async def speech(request: Request) -> Response:
     try:
         job = state.jobs.submit(SynthesisRequest(params.input, voice, options), asyncio.get_running_loop(), parts)
     except QueueFull as exc:
-        message = f"{exc.waiting} requests are already waiting; try again in {exc.retry_after} s."
-        headers = {"Retry-After": str(exc.retry_after)}
-        raise ApiError(429, message, "queue_full", "rate_limit_error", headers) from None
+        raise _queue_full(exc) from None
     marks = _timestamps(state, params, job.request_id, job.sentences, headers)
     return await respond(job, params, request, headers, marks)
 
@@ -196,6 +219,34 @@ async def speech_timestamps(request: Request, request_id: int) -> dict[str, Any]
         message = f'No timestamps for request {request_id}: ask for them with "timestamps": true.'
         raise ApiError(404, message, "not_found")
     return marks.as_json()
+
+
+@router.post("/v1/speech-to-speech/{voice_id}")
+@router.post("/v1/speech-to-speech/{voice_id}/stream")
+async def speech_to_speech(request: Request, voice_id: str) -> Response:
+    """ElevenLabs' speech-to-speech (voice changer): the multipart file ``audio`` re-voiced in ``voice_id``, streamed
+    as it is converted (both paths stream)."""
+    state = _state(request)
+    caps = _loaded(state.worker)
+    fields, upload = await _conversion_fields(request, state.max_source_bytes)
+    params = _conversion_params(fields, request.query_params)
+    if params.model_id is not None and not is_conversion_model(params.model_id, caps.variant):
+        known = ", ".join((*accepted_models(caps.variant), "eleven_english_sts_v2", "eleven_multilingual_sts_v2"))
+        message = f"The model {params.model_id!r} does not exist here. Use one of: {known}."
+        raise ApiError(404, message, "model_not_found")
+    output = _conversion_output(params)
+    enc = _encoder(output)
+    voice = _named_voice(state.voices, voice_id, caps)
+    try:
+        state.jobs.check_room()  # before the decoding, which may take seconds
+        async with state.decoding:
+            source = await _conversion_source(state.voices, upload, params.file_format)
+        job = state.jobs.convert(ConversionRequest(source, voice, params.seed), asyncio.get_running_loop())
+    except QueueFull as exc:
+        raise _queue_full(exc) from None
+    ignored = _ignored_fields(fields, request.query_params)
+    headers = {IGNORED_HEADER: ", ".join(ignored)} if ignored else {}
+    return await respond_audio(job, enc, output.media_type, request, headers)
 
 
 # --- the speech request's checks, in order -------------------------------------------------------------------------
@@ -245,6 +296,11 @@ def _speech_headers(params: SpeechParams) -> dict[str, str]:
     return {INSTRUCTIONS_HEADER: INSTRUCTIONS_IGNORED} if params.instructions else {}
 
 
+def _queue_full(exc: QueueFull) -> ApiError:
+    message = f"{exc.waiting} requests are already waiting; try again in {exc.retry_after} s."
+    return ApiError(429, message, "queue_full", "rate_limit_error", {"Retry-After": str(exc.retry_after)})
+
+
 def _speakable(text: str) -> list[Part] | None:
     """The request's sentences and silences, or ``None`` when nothing in it can be spoken."""
     try:
@@ -264,12 +320,17 @@ def _timestamps(
     return state.timestamps.new(request_id, texts)
 
 
-def _loaded_model(worker: InferenceWorker, model: str) -> Capabilities:
-    """What the loaded model can do (503 while none is loaded; 404 for a model name it does not answer to)."""
+def _loaded(worker: InferenceWorker) -> Capabilities:
+    """What the loaded model can do (503 while none is loaded)."""
     pipe = worker.pipeline
     if pipe is None or not worker.alive:
         raise ApiError(503, "No model is loaded yet.", "model_not_loaded", "server_error", {"Retry-After": "5"})
-    caps = pipe.capabilities
+    return pipe.capabilities
+
+
+def _loaded_model(worker: InferenceWorker, model: str) -> Capabilities:
+    """What the loaded model can do (503 while none is loaded; 404 for a model name it does not answer to)."""
+    caps = _loaded(worker)
     if not is_accepted(model, caps.variant):
         known = ", ".join(accepted_models(caps.variant))
         raise ApiError(404, f"The model {model!r} does not exist here. Use one of: {known}.", "model_not_found")
@@ -305,6 +366,86 @@ def _speech_options(params: SpeechParams, caps: Capabilities) -> SynthesisOption
         known = ", ".join(caps.languages)
         raise ApiError(422, f"Language {params.language!r} is not one of the model's: {known}.", "invalid_value")
     return options
+
+
+# --- the speech-to-speech request's checks, in order ----------------------------------------------------------------
+IGNORED_HEADER = "X-Ignored-Fields"
+"""The fields and query parameters of a speech-to-speech request that were sent and are not honoured here."""
+
+
+async def _conversion_fields(request: Request, max_source: int) -> tuple[dict[str, str], Upload]:
+    """The form's text fields, and the recording (the multipart file ``audio``)."""
+    form = await _form(request)
+    try:
+        fields = {k: v for k, v in form.multi_items() if isinstance(v, str)}
+        upload = form.get("audio")
+        if not isinstance(upload, UploadFile):
+            message = "Send the recording to re-voice as the multipart/form-data file field 'audio'."
+            raise ApiError(422, message, "missing_file")
+        return fields, (upload.filename, await _read_source(upload, max_source))
+    finally:
+        await form.close()
+
+
+def _conversion_params(fields: dict[str, str], query: Mapping[str, str]) -> ConversionParams:
+    """The form's fields, with ElevenLabs' query parameter ``output_format`` (the query's wins)."""
+    given: dict[str, Any] = dict(fields)
+    if "output_format" in query:
+        given["output_format"] = query["output_format"]
+    try:
+        return ConversionParams.model_validate(given)
+    except ValidationError as exc:
+        raise ApiError(422, first_problem(exc.errors()), "invalid_value") from None
+
+
+def _conversion_output(params: ConversionParams) -> Output:
+    if params.output_format:
+        try:
+            return parse_output_format(params.output_format)
+        except ValueError as exc:
+            raise ApiError(422, str(exc), "invalid_value") from None
+    return Output(params.response_format or "mp3")
+
+
+def _encoder(output: Output) -> StreamEncoder:
+    try:
+        return output.encoder()
+    except EncodeError as exc:
+        raise ApiError(422, describe_error(exc, "api"), "invalid_value") from None
+
+
+def _named_voice(voices: ApiVoices, name: str, caps: Capabilities) -> VoiceReference | None:
+    """A library voice by name (404 when there is none), or ``None`` for the model's own voice."""
+    try:
+        return voices.resolve(name, caps.has_default_voice)
+    except UnknownVoice as exc:
+        raise ApiError(404, describe_error(exc, "api"), "voice_not_found") from None
+    except ChatterboxError as exc:
+        raise ApiError(422, describe_error(exc, "api"), "invalid_audio") from None
+
+
+async def _conversion_source(voices: ApiVoices, upload: Upload, file_format: str) -> SourceRecording:
+    """The uploaded recording, decoded and checked off the event loop (400 unusable, 413 longer than the engine
+    takes)."""
+    filename, data = upload
+    try:
+        return await in_thread(decode_source, voices, filename, data, file_format)
+    except ChatterboxError as exc:
+        if exc.code == "source.too_long":
+            raise ApiError(413, describe_error(exc, "api"), "audio_too_long") from None
+        raise ApiError(400, describe_error(exc, "api"), "invalid_audio") from None
+    except OSError as exc:
+        message = f"The recording could not be staged: {exc.strerror or exc}."
+        raise ApiError(500, message, "write_failed", "server_error") from None
+
+
+def _ignored_fields(fields: dict[str, str], query: Mapping[str, str]) -> list[str]:
+    """What was sent and is not honoured (names only, and only names a header can carry)."""
+    sent = {*fields, *query} - CONVERSION_FIELDS
+    return sorted(n for n in sent if _HEADER_SAFE.fullmatch(n))[:20]
+
+
+_HEADER_SAFE = re.compile(r"[A-Za-z0-9_.-]{1,64}")
 
 
 # --- uploads -------------------------------------------------------------------------------------------------------
@@ -343,6 +484,16 @@ async def _read_upload(upload: UploadFile, limit: int) -> bytes:
         raise ApiError(413, message, "file_too_large")
     if not data:
         raise ApiError(422, "The uploaded recording is empty.", "invalid_audio")
+    return data
+
+
+async def _read_source(upload: UploadFile, limit: int) -> bytes:
+    data = await upload.read(limit + 1)
+    if len(data) > limit:
+        message = f"The recording is larger than {limit / 2**20:.3g} MB; send a shorter or compressed one."
+        raise ApiError(413, message, "file_too_large")
+    if not data:
+        raise ApiError(400, "The uploaded recording is empty.", "invalid_audio")
     return data
 
 

@@ -1,7 +1,8 @@
 """The local speech API: an OpenAI-compatible FastAPI app on the one inference worker, and its uvicorn server.
 
 ``create_app(worker, library, config)`` builds the app: the routes of :mod:`core.api.routes` (``POST
-/v1/audio/speech``, ``GET /v1/models``, ``/v1/audio/voices`` …, ``GET /health``) behind the guard of
+/v1/audio/speech``, ``POST /v1/speech-to-speech/{voice_id}``, ``GET /v1/models``, ``/v1/audio/voices`` …,
+``GET /health``) behind the guard of
 :mod:`core.api.guard` (which also answers the same paths without ``/v1``), with CORS for the origins asked for;
 :class:`ApiServer` serves it on a socket it binds itself, in a thread (the window) or in the calling thread
 (``python -m core serve``). Errors, 404 and 405 included, use OpenAI's shape:
@@ -43,6 +44,9 @@ class ApiConfig:
     """Origins allowed to call the API from a browser (none: no CORS headers at all)."""
     max_input_chars: int = 100_000
     max_upload_bytes: int = 20 * 1024 * 1024
+    """The largest reference recording (``voice_file``, a new library voice)."""
+    max_source_bytes: int = 100 * 1024 * 1024
+    """The largest recording to re-voice (speech-to-speech): a 30-minute 24 kHz mono WAV fits, as any compressed one."""
     max_waiting: int = 16
     """API requests allowed to wait for the worker; one more is answered 429 with Retry-After."""
 
@@ -64,8 +68,10 @@ def check_bind(host: str, port: int, api_key: str | None) -> None:
         raise InvalidOptions("api.open_host", host=host)
 
 
-EXPOSED_HEADERS = ("X-Request-Id", "X-Timestamps-Url", "X-Instructions", "Retry-After")
+EXPOSED_HEADERS = ("X-Request-Id", "X-Timestamps-Url", "X-Instructions", "X-Ignored-Fields", "Retry-After")
 """Response headers a web page may read."""
+FORM_SLACK = 256 * 1024
+"""What a multipart body may hold beyond its recording (the other fields, the parts' headers)."""
 
 
 # --- the app -----------------------------------------------------------------------------------------------------
@@ -82,8 +88,14 @@ def create_app(worker: InferenceWorker, library: VoiceLibrary, config: ApiConfig
         config.max_input_chars,
         config.max_upload_bytes,
         TimestampStore(),
+        config.max_source_bytes,
     )
-    app.add_middleware(RequestGuard, api_key=config.api_key, body_limit=config.max_upload_bytes + 256 * 1024)
+    app.add_middleware(
+        RequestGuard,
+        api_key=config.api_key,
+        body_limit=config.max_upload_bytes + FORM_SLACK,
+        source_limit=config.max_source_bytes + FORM_SLACK,
+    )
     if config.cors:  # added last: outside the guard, so a browser's preflight (sent without the key) is answered
         from fastapi.middleware.cors import CORSMiddleware
 

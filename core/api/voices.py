@@ -10,6 +10,8 @@ from __future__ import annotations
 import secrets
 import shutil
 from collections import OrderedDict
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from core.engine import ChatterboxError, VoiceReference, VoiceReferenceError, load_voice
@@ -90,28 +92,25 @@ class ApiVoices:
         stem = safe_stem(Path(base).stem, "reference")[:60]
         return stem + suffix
 
-    def _staged(self, filename: str, data: bytes) -> Path:
+    @contextmanager
+    def staged(self, filename: str, data: bytes) -> Iterator[Path]:
+        """``data`` as the file ``filename`` (a safe name) in a fresh staging folder inside the library folder, for
+        the loaders that read files; removed again afterwards."""
         folder = self.library.directory / STAGING / secrets.token_hex(8)
-        folder.mkdir(parents=True, exist_ok=True)
-        path = folder / filename
-        path.write_bytes(data)
-        return path
-
-    def _unstage(self, path: Path) -> None:
-        shutil.rmtree(path.parent, ignore_errors=True)
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+            path = folder / filename
+            path.write_bytes(data)
+            yield path
+        finally:
+            shutil.rmtree(folder, ignore_errors=True)
 
     def load_upload(self, filename: str | None, data: bytes) -> VoiceReference:
         """Check an uploaded reference for one request (it is not kept)."""
-        path = self._staged(self.check_upload_name(filename), data)
-        try:
+        with self.staged(self.check_upload_name(filename), data) as path:
             return load_voice(path)
-        finally:
-            self._unstage(path)
 
     def add_upload(self, name: str, filename: str | None, data: bytes) -> tuple[LibraryVoice, VoiceReference]:
         """Check an uploaded reference and keep it in the library under ``name``."""
-        path = self._staged(self.check_upload_name(filename), data)
-        try:
+        with self.staged(self.check_upload_name(filename), data) as path:
             return self.library.add(name, path)
-        finally:
-            self._unstage(path)
