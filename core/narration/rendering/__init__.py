@@ -6,6 +6,7 @@ person, re-voiced into the segment's voice (``perform.py``)."""
 from core.narration.rendering.job import RenderDone, RenderJob, RenderStep
 from core.narration.rendering.perform import (
     Performance,
+    load_recording,
     perform_segment,
     performance_source,
     plan_performance,
@@ -29,6 +30,7 @@ __all__ = [
     "ONE_TAKE",
     "TakePolicy",
     "Performance",
+    "load_recording",
     "perform_segment",
     "performance_source",
     "plan_performance",

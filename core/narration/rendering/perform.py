@@ -55,7 +55,7 @@ from core.narration.projects.project import (
     performance_file,
 )
 from core.narration.projects.voices import voice_reference
-from core.narration.rendering.render import add_take
+from core.narration.rendering.render import add_take, capabilities_identity
 from core.narration.screening import Screener
 
 PerformProgress = Callable[[float, float], None]
@@ -101,11 +101,14 @@ def plan_performance(
     source: Path | str | SourceRecording,
     capabilities: Capabilities,
     seed: int | None = None,
+    loaded: SourceRecording | None = None,
 ) -> Performance:
     """``source`` (a recording's file, or one loaded) checked for re-voicing into ``segment``'s voice with the model
     ``capabilities`` describe. Raises worded errors (a missing or unreadable file, a silent, too short or too long
     recording: :class:`~core.engine.VoiceReferenceError`; no voice for a model without one of its own:
-    ``render.no_voice``) and changes nothing."""
+    ``render.no_voice``) and changes nothing, but the model's name in a project never rendered. ``loaded``: the
+    file's recording, already checked by :func:`load_recording` (the command line checks it before the model
+    loads)."""
     number = project.number(segment)
     name = project.voice_of(segment)
     if name is None and not capabilities.has_default_voice:
@@ -114,11 +117,20 @@ def plan_performance(
         recording, file = source, None
     else:
         file = Path(source).expanduser()
-        if not file.exists():
-            raise ProjectError("perform.no_recording", path=str(file), segment=number)
-        recording = load_source(file)
+        recording = loaded if loaded is not None else load_recording(file, number)
     voice = voice_reference(project, name, {})
+    if not project.model:  # never rendered: it takes the model's name, as a render would, so its first render
+        project.model = capabilities_identity(capabilities)  # does not find this take outdated
     return Performance(segment, number, recording, file, voice, name, project.render_key(segment), seed)
+
+
+def load_recording(file: Path | str, number: int) -> SourceRecording:
+    """The recording of segment ``number`` in ``file``, loaded and checked (``perform.no_recording`` when there is no
+    such file; the engine's words for one it cannot use)."""
+    file = Path(file).expanduser()
+    if not file.exists():
+        raise ProjectError("perform.no_recording", path=str(file), segment=number)
+    return load_source(file)
 
 
 def store_performance(project: Project, plan: Performance, audio: np.ndarray, report: RequestReport) -> Take:
@@ -166,11 +178,12 @@ def perform_segment(
     seed: int | None = None,
     cancelled: Callable[[], bool] | None = None,
     progress: PerformProgress | None = None,
+    loaded: SourceRecording | None = None,
 ) -> Take:
     """Re-voice ``source`` into ``segment``'s voice and store it as the segment's chosen take, marked performed (the
     three parts in a row). Bad recordings are refused before the model runs; a cancel
-    (:class:`~core.engine.SynthesisCancelled`) stores nothing."""
-    plan = plan_performance(project, segment, source, pipeline.capabilities, seed)
+    (:class:`~core.engine.SynthesisCancelled`) stores nothing. ``loaded``: as for :func:`plan_performance`."""
+    plan = plan_performance(project, segment, source, pipeline.capabilities, seed, loaded)
     stream = pipeline.convert_stream(plan.request(), cancelled)
     blocks, done = [], 0
     for chunk in stream:

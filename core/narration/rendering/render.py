@@ -26,6 +26,7 @@ from core.engine import (
     SAMPLE_RATE,
     AudioChunk,
     AudioWriteError,
+    Capabilities,
     ChatterboxError,
     Pipeline,
     SynthesisCancelled,
@@ -120,7 +121,11 @@ def clock(seconds: float | None) -> str:
 
 def model_identity(pipeline: Pipeline) -> dict:
     """What of the model changes a segment's audio (part of every render key)."""
-    caps = pipeline.capabilities
+    return capabilities_identity(pipeline.capabilities)
+
+
+def capabilities_identity(caps: Capabilities) -> dict:
+    """:func:`model_identity` of a model known by its capabilities (the worker's, in the window)."""
     return {"variant": caps.variant, "precision": caps.lm_precision, "q4_compute": caps.q4_compute or "none"}
 
 
