@@ -11,8 +11,8 @@ edit of the text, the voice or an audio setting makes the segment pending again 
 
 The recording itself is kept beside the take (``takes/00012-3.source.wav``: the file as it was given, or, for a
 recording made in memory, its samples as FLAC), so it can be re-voiced into another voice later: performing the
-line again from that file shares it rather than copying it. A render with re-takes never takes a performed take
-over (:func:`~core.narration.rendering.take_choice.render_todo`).
+line again from that file shares it (and its name) rather than copying it. A render with re-takes never takes a
+performed take over (:func:`~core.narration.rendering.take_choice.render_todo`).
 
 Three parts, so that a front end can run the slow one elsewhere (the window runs it on the inference worker):
 
@@ -159,7 +159,7 @@ def store_performance(project: Project, plan: Performance, audio: np.ndarray, re
         undo()
         reason = str(getattr(exc, "strerror", None) or exc)
         raise ProjectError("project.save_failed", folder=str(project.folder), reason=reason) from exc
-    take.performed = {"source": rel, "name": plan.name}
+    take.performed = {"source": rel, "name": _kept_name(segment, rel) if kept else plan.name}
     try:
         project.save([segment])
     except ProjectError:
@@ -212,6 +212,14 @@ def _kept_in_project(project: Project, file: Path | None) -> str | None:
     except OSError:
         return None
     return f"{TAKES_DIR}/{file.name}" if inside else None
+
+
+def _kept_name(segment: Segment, rel: str) -> str:
+    """The name a kept recording came with (performing again from it keeps the name the user knows)."""
+    for take in segment.takes:
+        if take.performed is not None and take.performed.get("source") == rel and take.performed.get("name"):
+            return str(take.performed["name"])
+    return rel.rsplit("/", 1)[-1]
 
 
 def _suffix(file: Path | None) -> str:
