@@ -491,7 +491,7 @@ def takes_tip(project, segment) -> str:
     for number, take in enumerate(segment.takes, 1):
         made = take.created.replace("T", " ")[:16] if take.created else "date unknown"
         mark = "▶ " if number - 1 == segment.chosen else "  "
-        performed = take.performed
+        performed = getattr(take, "performed", None)  # a take of any shape that has a key, seed and length
         if performed is not None:
             made_from = f"performed from {performed.get('name') or 'your recording'}"
             about = f"{made_from}, in {voice}" if take.key == current else f"{made_from}, for an older text or voice"
