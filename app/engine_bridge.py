@@ -7,7 +7,9 @@ Speak goes to the worker as an interactive job, a project render as a background
 Speak during a book render runs between two of the render's segments while the render goes on. With Settings →
 Render on set to a Ray cluster, the pending segments go to :class:`~core.narration.ClusterRenderJob` instead (same
 events; a new take of one segment stays a local ``RenderJob``), and what the cluster render reports as it goes
-(nodes, actors, re-queued units) reaches the studio as :attr:`EngineBridge.cluster_changed`. What the worker
+(nodes, actors, re-queued units) reaches the studio as :attr:`EngineBridge.cluster_changed`. A line the studio's
+user performed goes to the worker as its interactive Convert job, in a lane of its own: its audio is gathered here
+and reaches the studio whole (:attr:`EngineBridge.performed`), which stores it as the segment's take. What the worker
 runs and what waits (:meth:`InferenceWorker.status`, which includes the local API's requests) reaches the window as
 :attr:`EngineBridge.work_changed`.
 """
@@ -16,13 +18,16 @@ from __future__ import annotations
 
 import queue
 from collections.abc import Mapping
+from dataclasses import replace
 from pathlib import Path
 
+import numpy as np
 from PySide6.QtCore import QObject, QTimer, Signal, Slot
 
 from core.engine import (
     Cancelled,
     Chunk,
+    ConversionRequest,
     Failed,
     Finished,
     InferenceWorker,
@@ -71,6 +76,9 @@ class EngineBridge(QObject):
     work_changed = Signal(str)  # describe_work(status): what the worker runs and what waits
     speak_submitted = Signal(int)  # a Speak request was queued (a render being listened to hands over the player)
     cluster_changed = Signal(object)  # the cluster render's ClusterStats, when its nodes, actors or re-queues change
+    perform_progress = Signal(int, float)  # id, seconds of the recording re-voiced so far
+    performed = Signal(int, object, object)  # id, the re-voiced audio (mono float32, 24 kHz), RequestReport
+    perform_failed = Signal(int, str)  # id, why (in words)
 
     def __init__(self, worker: InferenceWorker | None = None, parent=None, poll_ms: int = 10):
         super().__init__(parent)
@@ -79,6 +87,9 @@ class EngineBridge(QObject):
         """The Speak request whose events reach the window."""
         self.rendering: int | None = None
         """The project render whose events reach the studio."""
+        self.performing: int | None = None
+        """The recording being re-voiced for the studio (a performed line)."""
+        self._performed_blocks: list[np.ndarray] = []
         self.model: ModelLoaded | None = None
         self.work = WorkerStatus()
         """What the worker ran and what waited at the last poll."""
@@ -136,6 +147,23 @@ class EngineBridge(QObject):
         self.worker.submit(job)
         return rid
 
+    def perform(self, request: ConversionRequest, runtime: RuntimeOptions | None = None) -> int:
+        """Re-voice a recording (a line the studio's user performed) on the inference thread, as an interactive job
+        (a Speak or a render goes on around it); a performance already running is cancelled first. Its audio comes
+        back whole, as :attr:`performed`."""
+        self.cancel_perform()
+        rid = self.worker.new_request_id()
+        self.performing, self._performed_blocks = rid, []
+        self.worker.convert(replace(request, request_id=rid), runtime, label="Perform this line")
+        return rid
+
+    def cancel_perform(self) -> None:
+        """Stop re-voicing the performed line (nothing is stored)."""
+        if self.performing is not None:
+            self.worker.cancel(self.performing)
+            self.request_cancelled.emit(self.performing)
+            self.performing, self._performed_blocks = None, []
+
     def cancel(self) -> None:
         """Stop the running Speak request (a project render goes on)."""
         if self.current is not None:
@@ -157,7 +185,7 @@ class EngineBridge(QObject):
 
     def shutdown(self, timeout: float = 5.0) -> bool:
         self._timer.stop()
-        self.current = self.rendering = None
+        self.current = self.rendering = self.performing = None
         return self.worker.shutdown(timeout)
 
     @Slot()
@@ -199,6 +227,8 @@ class EngineBridge(QObject):
             return
         elif event.request_id == self.rendering:
             self._dispatch_render(event)
+        elif event.request_id == self.performing:
+            self._dispatch_perform(event)
         elif event.request_id != self.current:
             return  # a cancelled or superseded request
         elif isinstance(event, Started):
@@ -213,6 +243,23 @@ class EngineBridge(QObject):
             self.request_failed.emit(event.request_id, describe_failure(event))
         elif isinstance(event, Cancelled):
             self.current = None
+
+    def _dispatch_perform(self, event: object) -> None:
+        """An event of the line being re-voiced: its chunks gathered, then the whole audio (or why it failed)."""
+        rid = self.performing
+        assert rid is not None
+        if isinstance(event, Chunk):
+            self._performed_blocks.append(event.chunk.samples)
+            self.perform_progress.emit(rid, sum(b.size for b in self._performed_blocks) / event.chunk.sample_rate)
+            return
+        if not isinstance(event, (Finished, Failed, Cancelled)):
+            return
+        blocks, self.performing, self._performed_blocks = self._performed_blocks, None, []
+        if isinstance(event, Finished):
+            audio = np.concatenate(blocks) if blocks else np.zeros(0, np.float32)
+            self.performed.emit(rid, audio, event.report)
+        elif isinstance(event, Failed):
+            self.perform_failed.emit(rid, describe_failure(event))
 
     def _dispatch_render(self, event: object) -> None:
         """An event of the project render (its own lane: a Speak between its segments does not end it)."""

@@ -68,6 +68,8 @@ class ReviewView:
     heard: str | None
     """What speech recognition heard, when it listened."""
     rendered: bool
+    performed: bool = False
+    """The chosen take is a person's recording, re-voiced (perform this line)."""
 
     @property
     def header(self) -> str:
@@ -83,6 +85,8 @@ class ReviewView:
         if self.take is None:
             return "No take yet: Regenerate (R) renders one."
         words = [f"Take {self.take} of {self.takes}"]
+        if self.performed:
+            words.append("performed")
         if self.score is not None:
             words.append(f"score {self.score:g} of 100")
         if self.accepted:
@@ -115,6 +119,7 @@ def review_view(project: Project, number: int, flagged: list[int]) -> ReviewView
         alternative=alternative_take(project, segment),
         heard=short_text(str(heard), HEARD_CHARS) if heard else None,
         rendered=project.status(segment) == "rendered",
+        performed=take is not None and take.is_performed,
     )
 
 

@@ -11,6 +11,7 @@ from core.engine import ChatterboxError
 from core.narration import (
     Edit,
     History,
+    Performance,
     Project,
     ProjectLock,
     ProjectLocked,
@@ -19,7 +20,9 @@ from core.narration import (
     RenderSummary,
     clock,
     editing,
+    plan_performance,
     segment_flagged,
+    store_performance,
 )
 from core.narration import accept as accept_take
 from core.narration import set_thresholds as set_book_thresholds
@@ -43,6 +46,10 @@ class StudioController:
         self._lock: ProjectLock | None = None
         self.history = History()
         """The undo records, kept in the project's store with it (the panel's undo stack mirrors them)."""
+        self.performing: int | None = None
+        """The request id of the performed line being re-voiced (the project waits for its take meanwhile)."""
+        self.performance: Performance | None = None
+        """What is being re-voiced: the recording, the segment and the voice."""
 
     def open(self, project: Project | None) -> None:
         """Open ``project`` (``None``: close): its lock is taken, or, held by another process, it opens read-only.
@@ -111,7 +118,8 @@ class StudioController:
         project = self._open()
         if project.status(segment) not in ("rendered", "skipped"):
             return True
-        return retakes > 0 and segment_flagged(project, segment)
+        take = project.chosen_take(segment)
+        return retakes > 0 and take is not None and not take.is_performed and segment_flagged(project, segment)
 
     def started(self, rid: int) -> None:
         self.rendering = rid
@@ -133,6 +141,32 @@ class StudioController:
 
     def edit_text(self, number: int, text: str) -> Edit:
         return self.apply(lambda project: editing.edit_text(project, number, text))
+
+    # --- a performed line: a recording of one segment, re-voiced on the worker, stored as its take ---------------
+    def plan_performance(self, number: int, source: Any, capabilities: Any) -> Performance:
+        """The recording (a file, or a ``SourceRecording`` from the microphone) checked for segment ``number``
+        (``ChatterboxError`` in words when it cannot be used; nothing changes)."""
+        return plan_performance(self._open(), self._segment(number), source, capabilities)
+
+    def perform_started(self, rid: int, plan: Performance) -> None:
+        self.performing, self.performance = rid, plan
+
+    def owns_performance(self, rid: int) -> bool:
+        return self.performing is not None and rid == self.performing
+
+    def perform_ended(self) -> Performance | None:
+        plan, self.performing, self.performance = self.performance, None, None
+        return plan
+
+    def store_performance(self, plan: Performance, audio: Any, report: Any) -> tuple[int, Any]:
+        """The re-voiced audio stored as the segment's chosen take, marked performed (with unsaved edits, as
+        :meth:`accept` stores them); its segment's number and the take. ``ChatterboxError`` when it cannot be
+        stored (nothing is)."""
+        project = self._open()
+        take = store_performance(project, plan, audio, report)
+        if self.dirty:
+            self.save()
+        return project.number(plan.segment), take
 
     # --- structural edits, each returning its undo record (the panel keeps them on Qt's undo stack) --------------
     def apply(self, operation: Callable[[Project], Edit]) -> Edit:

@@ -11,27 +11,34 @@ hidden row by row). A flagged segment is marked in the Status column ("needs rev
 saying why in words.
 
 The segment being heard is highlighted and scrolled into view. A context menu and keys act on one segment: play
-from here (Enter), regenerate (R), edit the text (F2), choose a take, change the voice, the pause after it and its
-pace; and on the project's shape: delete (Del), skip or narrate again (S), merge with the next, split, start or
-remove a chapter boundary there. A chapter's menu renames it or skips it. The list only shows and asks; the studio
-panel does the work (and keeps the undo stack).
+from here (Enter), regenerate (R), edit the text (F2), perform it (a recording chosen or made with the microphone,
+re-voiced into the segment's voice; a recording file dropped on a segment's row does the same), choose a take,
+change the voice, the pause after it and its pace; and on the project's shape: delete (Del), skip or narrate again
+(S), merge with the next, split, start or remove a chapter boundary there. A chapter's menu renames it or skips
+it. The list only shows and asks; the studio panel does the work (and keeps the undo stack).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
+from pathlib import Path
 
-from PySide6.QtCore import QItemSelection, QItemSelectionModel, QModelIndex, Qt, Signal
+from PySide6.QtCore import QItemSelection, QItemSelectionModel, QMimeData, QModelIndex, Qt, Signal
 from PySide6.QtGui import QAction, QBrush, QKeySequence
 from PySide6.QtWidgets import QAbstractItemView, QMenu, QTreeView
 
 from core.narration import Project
+from core.voices import AUDIO_SUFFIXES
 
 from .segment_model import STATUS, TAKES, TEXT, TIMING, SegmentModel
 
 REGENERATE_TIP = (
     "Render a new take of this segment with a new seed, on this computer (also when Settings → Render on is a Ray "
     "cluster: one take is quicker here than starting the cluster's actors)"
+)
+PERFORM_TIP = (
+    "Say this line yourself: your recording, with its words, timing and intonation, re-voiced into the segment's "
+    "voice, becomes its take (dropping a recording file on the row does the same)"
 )
 Selection = QItemSelectionModel.SelectionFlag
 
@@ -54,6 +61,11 @@ class SegmentList(QTreeView):
     """A chapter number."""
     set_chapter_skipped = Signal(int, bool)
     edit_spoken = Signal(int)
+    perform_file = Signal(int, str)
+    """A recording file dropped on a segment's row: its number, the file."""
+    perform_choose = Signal(int)
+    perform_record = Signal(int)
+    perform_again = Signal(int)
 
     def __init__(self, parent=None):
         super().__init__(parent)
@@ -75,6 +87,8 @@ class SegmentList(QTreeView):
         self.voices: list[str] = []
         self.editable = True
         """False while the project renders: only playing is offered."""
+        self.setAcceptDrops(True)  # a recording dropped on a segment performs it
+        self.setDragDropMode(QAbstractItemView.DragDropMode.DropOnly)
 
     @property
     def project(self) -> Project | None:
@@ -273,6 +287,34 @@ class SegmentList(QTreeView):
         else:
             super().keyPressEvent(event)
 
+    # --- a recording dropped on a segment's row: perform this line ---------------------------------------------
+    def dragEnterEvent(self, event) -> None:
+        if self.editable and self.project is not None and dropped_recording(event.mimeData()) is not None:
+            event.acceptProposedAction()
+        else:
+            event.ignore()
+
+    def dragMoveEvent(self, event) -> None:
+        if self._drop_target(event) is not None:
+            event.acceptProposedAction()
+        else:
+            event.ignore()
+
+    def dropEvent(self, event) -> None:
+        number = self._drop_target(event)
+        path = dropped_recording(event.mimeData())
+        if number is None or path is None:
+            event.ignore()
+            return
+        event.acceptProposedAction()
+        self.perform_file.emit(number, str(path))
+
+    def _drop_target(self, event) -> int | None:
+        """The segment a recording is dragged over (``None``: a chapter row, no row, or not a recording)."""
+        if not self.editable or dropped_recording(event.mimeData()) is None:
+            return None
+        return self.segment_model.number_at(self.indexAt(event.position().toPoint()))
+
     def _double_clicked(self, index: QModelIndex) -> None:
         number = self.segment_model.number_at(index)
         if number is not None:
@@ -298,11 +340,13 @@ class SegmentList(QTreeView):
             if signal is self.regenerate:
                 action.setToolTip(REGENERATE_TIP)
         menu.setToolTipsVisible(True)
+        self._perform_actions(menu, number)
         takes = menu.addMenu("Choose &take")
         takes.setEnabled(self.editable and len(segment.takes) > 1)
         key = project.render_key(segment)
         for index, take in enumerate(segment.takes, 1):
-            label = f"Take {index} · seed {take.seed} · {take.seconds:.1f} s"
+            made = "performed" if take.is_performed else f"seed {take.seed}"
+            label = f"Take {index} · {made} · {take.seconds:.1f} s"
             action = _action(
                 takes,
                 label + ("" if take.key == key else " (outdated)"),
@@ -326,6 +370,31 @@ class SegmentList(QTreeView):
         menu.addSeparator()
         self._shape_actions(menu, number)
         return menu
+
+    def _perform_actions(self, menu: QMenu, number: int) -> None:
+        """Perform this line ▸ a recording chosen, the microphone, or the kept recording again."""
+        project = self.project
+        assert project is not None
+        segment = project.segments[number - 1]
+        perform = menu.addMenu("&Perform this line…")
+        perform.setToolTipsVisible(True)
+        perform.menuAction().setToolTip(PERFORM_TIP)
+        perform.setEnabled(self.editable)
+        kept = any(take.is_performed for take in segment.takes)
+        for text, signal, possible, tip in (
+            ("&Choose a recording…", self.perform_choose, True, "A file of your own reading of this line"),
+            ("&Record it…", self.perform_record, True, "Say the line into the microphone"),
+            (
+                "&Again from my recording",
+                self.perform_again,
+                kept,
+                "Your last recording of this line, re-voiced into the segment's voice now (after a change of voice)",
+            ),
+        ):
+            action = _action(perform, text, lambda s=signal: s.emit(number))
+            action.setEnabled(possible)
+            action.setToolTip(tip)
+            perform.addAction(action)
 
     def _shape_actions(self, menu: QMenu, number: int) -> None:
         """Delete, skip, merge, split and the chapter boundary (each undoable in the studio)."""
@@ -392,6 +461,16 @@ class SegmentList(QTreeView):
             self.menu_for(number).exec(self.viewport().mapToGlobal(position))
         elif chapter is not None:
             self.chapter_menu_for(chapter).exec(self.viewport().mapToGlobal(position))
+
+
+def dropped_recording(mime: QMimeData) -> Path | None:
+    """The one local recording file in a drag (``None``: none, several, or not a recording)."""
+    if not mime.hasUrls():
+        return None
+    paths = [Path(url.toLocalFile()) for url in mime.urls() if url.isLocalFile()]
+    if len(paths) != 1 or paths[0].suffix.lower() not in AUDIO_SUFFIXES:
+        return None
+    return paths[0]
 
 
 def _action(parent, text: str, slot, shortcut: str | None = None) -> QAction:

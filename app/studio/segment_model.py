@@ -27,6 +27,9 @@ NUMBER_ROLE = Qt.ItemDataRole.UserRole
 CHAPTER_ROLE = Qt.ItemDataRole.UserRole + 1
 """A chapter row's number (1-based), in the text column; ``None`` on a segment row."""
 STATUS_MARK = {"pending": "○ pending", "rendered": "● rendered", "failed": "✕ failed", "skipped": "– skipped"}
+PERFORMED_MARK = "● performed"
+"""The status column of a rendered segment whose chosen take a person performed (their recording, re-voiced)."""
+PERFORMED_TIP = "Performed: your recording of the line, re-voiced into {voice}"
 TEXT, STATUS, TAKES, TIMING = 0, 1, 2, 3
 COLUMNS = 4
 HEADERS = ("Text", "Status", "Takes", "Pause · pace")
@@ -74,8 +77,9 @@ class SegmentModel(QAbstractItemModel):
         """Per top-level row: the numbers of the segment rows under it (none under a segment)."""
         self._place: dict[int, tuple[int, int]] = {}
         """Per segment shown: its parent's internal id and its row under that parent."""
-        self._rows: dict[int, tuple[str, str]] = {}
-        """Per segment number: its status and its takes' words, until the row changes."""
+        self._rows: dict[int, tuple[str, str, bool]] = {}
+        """Per segment number: its status, its takes' words and whether its chosen take was performed, until the row
+        changes."""
         self.review_only = False
         """The "Needs review" filter: only flagged segments are rows (with the search, both must hold)."""
         self._flagged: set[int] = set()
@@ -326,11 +330,13 @@ class SegmentModel(QAbstractItemModel):
         return self._chapter_data(project, chapter, index.column(), role) if chapter is not None else None
 
     # --- the cells ---------------------------------------------------------------------------------------------
-    def _row(self, project: Project, number: int) -> tuple[str, str]:
+    def _row(self, project: Project, number: int) -> tuple[str, str, bool]:
         row = self._rows.get(number)
         if row is None:
             segment = project.segments[number - 1]
-            row = self._rows[number] = (project.status(segment), takes_text(project, segment))
+            take = project.chosen_take(segment)
+            performed = take is not None and take.is_performed
+            row = self._rows[number] = (project.status(segment), takes_text(project, segment), performed)
         return row
 
     def _segment_data(self, project: Project, number: int, column: int, role: int) -> Any:
@@ -339,8 +345,10 @@ class SegmentModel(QAbstractItemModel):
             if column == TEXT:
                 return segment.text
             if column == STATUS:
-                status = self._row(project, number)[0]
-                return REVIEW_MARK if status == "rendered" and number in self._flagged else STATUS_MARK[status]
+                status, _takes, performed = self._row(project, number)
+                if status == "rendered" and number in self._flagged:
+                    return REVIEW_MARK
+                return PERFORMED_MARK if status == "rendered" and performed else STATUS_MARK[status]
             if column == TAKES:
                 return self._row(project, number)[1]
             return timing_text(segment)
@@ -449,6 +457,9 @@ def review_icon() -> QIcon:
 def status_tip(project: Project, segment) -> str:
     status = project.status(segment)
     failed = status == "failed" and segment.error
+    take = project.chosen_take(segment)
+    if status == "rendered" and take is not None and take.is_performed:
+        return PERFORMED_TIP.format(voice=project.voice_of(segment) or "the model's voice")
     return STATUS_TIP[status] + (f": {describe_failure(segment)}" if failed else "")
 
 
@@ -480,7 +491,11 @@ def takes_tip(project, segment) -> str:
     for number, take in enumerate(segment.takes, 1):
         made = take.created.replace("T", " ")[:16] if take.created else "date unknown"
         mark = "▶ " if number - 1 == segment.chosen else "  "
-        if take.key == current:
+        performed = getattr(take, "performed", None)  # a take of any shape that has a key, seed and length
+        if performed is not None:
+            made_from = f"performed from {performed.get('name') or 'your recording'}"
+            about = f"{made_from}, in {voice}" if take.key == current else f"{made_from}, for an older text or voice"
+        elif take.key == current:
             about = f"voice {voice}, seed {take.seed}" + (f", {settings}" if settings else "")
         else:
             about = f"seed {take.seed}, made for an older text, voice or settings"

@@ -128,6 +128,9 @@ class SegmentPlayback(_Part):
             self._timer.stop()
 
     def stop(self) -> None:
+        if self.performing:  # the line being re-voiced: nothing is stored
+            self.cancel_performance()
+            return
         if self.rendering is not None:
             self.bridge.cancel_render()
             if not self._live:  # the player may be playing what Speak said

@@ -3,7 +3,8 @@
 controls and counts every part updates.
 
 The panel is this class and its parts (:mod:`render_controls`, :mod:`segment_playback`, :mod:`segment_actions`,
-:mod:`shape_edits`, :mod:`chapter_actions`, :mod:`export_controls`, :mod:`segment_search`, :mod:`take_review`).
+:mod:`shape_edits`, :mod:`chapter_actions`, :mod:`export_controls`, :mod:`segment_search`, :mod:`take_review`,
+:mod:`perform_line`).
 For the type checker each part is a ``StudioBase``; at run time each is a plain class, and what one part calls of
 another is named at the end of this class, for the type checker only. The parts' methods carry no ``@Slot``: PySide
 connects a decorated method of a class that is not a QObject through a receiver of its own, which outlives the panel
@@ -87,6 +88,8 @@ class StudioBase(QWidget):
     _review_segment: Any
     """The segment being reviewed (a core Segment, kept across changes of the book's shape), or ``None``."""
     _review_keys: list[QShortcut]
+    input_device: Any
+    """The sounddevice module the microphone is opened through (``None``: the real one; tests inject a fake)."""
 
     # --- its widgets -------------------------------------------------------------------------------------------
     title: QLabel
@@ -153,9 +156,15 @@ class StudioBase(QWidget):
         return self.export_runner.running
 
     @property
+    def performing(self) -> bool:
+        """A line's recording is being re-voiced (:mod:`app.studio.perform_line`): its take is on the way."""
+        return self.controller.performing is not None
+
+    @property
     def busy(self) -> bool:
-        """The project belongs to a render or an export: no edits, no second render or export."""
-        return self.rendering is not None or self.exporting or self.checking
+        """The project belongs to a render, an export or a line being re-voiced: no edits, no second render or
+        export."""
+        return self.rendering is not None or self.exporting or self.checking or self.performing
 
     def _writable(self) -> bool:
         """Edits are possible: a project is open, neither a render nor an export has it, no other process holds it."""
@@ -184,7 +193,7 @@ class StudioBase(QWidget):
             + (f" on {where(target.address)} (Settings → Render on)" if target.cluster else "")
         )
         self.listen.setEnabled(not target.cluster)  # a cluster's takes come back whole: nothing to hear meanwhile
-        self.stop_button.setEnabled(rendering or self._timer.isActive())
+        self.stop_button.setEnabled(rendering or self.performing or self._timer.isActive())
         self.play_button.setEnabled(has and not rendering)
         playing = self._timer.isActive() and not self._live and self._paused_at is None
         self.play_button.setText("&Pause" if playing else ("&Resume" if self._paused_at is not None else "&Play"))
@@ -229,6 +238,8 @@ class StudioBase(QWidget):
         def _play_at(self, seconds: float) -> None: ...
 
         def regenerate(self, number: int) -> None: ...
+
+        def cancel_performance(self) -> None: ...
 
         @property
         def reviewing(self) -> bool: ...

@@ -18,6 +18,10 @@ marked in the list, with the reasons in words as its tooltip; Needs review besid
 Review (F7) goes through them from the keyboard (:mod:`~app.studio.take_review`). Re-takes and candidates beside
 the buttons make a render take a flagged take again, or several takes of each segment, and keep the best.
 
+Perform this line (a segment's menu, or a recording file dropped on its row): the user's own recording of the
+segment, chosen or made with the microphone, is re-voiced into the segment's voice on the inference worker and
+becomes its chosen take, marked "performed" in the list (:mod:`~app.studio.perform_line`).
+
 Export runs on its own thread (:mod:`app.studio.export_runner`): the progress bar shows it with the time left,
 Cancel stops it (no file is left under the final name), and the window stays responsive; the project is not edited
 or rendered meanwhile. An export with the store check ends with its report (:mod:`app.studio.check_report`). A
@@ -27,14 +31,15 @@ or edited.
 This module builds the panel, opens and saves its project; the rest is in parts named after what they do:
 :mod:`~app.studio.render_controls`, :mod:`~app.studio.segment_playback`, :mod:`~app.studio.segment_actions` (one
 segment), :mod:`~app.studio.shape_edits` (the undo stack), :mod:`~app.studio.chapter_actions`,
-:mod:`~app.studio.export_controls`, :mod:`~app.studio.segment_search`, :mod:`~app.studio.take_review`; what they
-share is :mod:`~app.studio.studio_base`.
+:mod:`~app.studio.export_controls`, :mod:`~app.studio.segment_search`, :mod:`~app.studio.take_review`,
+:mod:`~app.studio.perform_line`; what they share is :mod:`~app.studio.studio_base`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 from PySide6.QtCore import Qt, QTimer
@@ -68,6 +73,7 @@ from .check_report import CheckReport
 from .export_controls import ExportControls
 from .export_runner import ExportRunner
 from .lexicon_dialog import edit_spoken, open_lexicon
+from .perform_line import PerformLine
 from .preview_windows import PreviewWindows
 from .render_controls import RenderControls
 from .review_bar import ReviewBar
@@ -97,6 +103,7 @@ class StudioPanel(
     SegmentSearch,
     TakeReview,
     TakeCheck,
+    PerformLine,
     StudioBase,
 ):
     """The studio: made here (its widgets, their layout and connections), opened on a project, saved; what each
@@ -112,6 +119,7 @@ class StudioPanel(
     ) -> None:
         super().__init__(parent)
         self.bridge, self.player, self.settings, self.runtime = bridge, player, settings, runtime
+        self.input_device: Any = None
         self.controller = StudioController()
         self.progress_events = 0
         self._audio = np.zeros(0, np.float32)
@@ -327,6 +335,7 @@ class StudioPanel(
         self.review_filter.toggled.connect(self.filter_review)
         self._connect_review()
         self._connect_take_check()
+        self._connect_perform()
         self._update_controls()
 
     def resizeEvent(self, event) -> None:

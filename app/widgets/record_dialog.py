@@ -1,7 +1,8 @@
 """Record a reference voice from the microphone (level meter, 10 s countdown), then trim it; or trim a file.
 
 Both dialogs end with a checked WAV file in the app's recordings folder (``path``), which the window selects like a
-dropped file.
+dropped file. :class:`LineRecordDialog` records one line of a narration to perform instead (up to a minute): it ends
+with the kept samples, which the studio re-voices into the segment's voice (the project keeps them).
 """
 
 from __future__ import annotations
@@ -45,8 +46,12 @@ def save_recording(folder: Path, samples: np.ndarray, stem: str = "recording") -
 class TrimPanel(QFormLayout):
     """Start and end of the part to keep, with "Trim silence" finding the speech."""
 
-    def __init__(self, parent):
+    ADVICE = (5.0, " (a voice needs at least 1 s; 5–10 s is best)")
+    """Under this many seconds kept, these words follow the length."""
+
+    def __init__(self, parent, advice: tuple[float, str] | None = None):
         super().__init__()
+        self.advice = advice or self.ADVICE
         self.samples = np.zeros(0, np.float32)
         self.start = QDoubleSpinBox(parent)
         self.end = QDoubleSpinBox(parent)
@@ -88,12 +93,14 @@ class TrimPanel(QFormLayout):
 
     def _show_length(self) -> None:
         seconds = max(0.0, self.end.value() - self.start.value())
-        advice = " (a voice needs at least 1 s; 5–10 s is best)" if seconds < 5 else ""
+        advice = self.advice[1] if seconds < self.advice[0] else ""
         self.length.setText(f"{seconds:.1f} s kept{advice}")
 
 
 class RecordDialog(QDialog):
     SECONDS = 10
+    ADVICE: tuple[float, str] | None = None
+    """The trim panel's advice on the length kept (``None``: a voice's)."""
 
     def __init__(self, folder: Path, sd=None, parent=None):
         super().__init__(parent)
@@ -115,7 +122,7 @@ class RecordDialog(QDialog):
         self.record = QPushButton("● &Record", self)
         self.stop = QPushButton("■ &Stop", self)
         self.stop.setEnabled(False)
-        self.trim = TrimPanel(self)
+        self.trim = TrimPanel(self, self.ADVICE)
         self.buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Cancel, self)
         self.use = self.buttons.addButton("&Use this recording", QDialogButtonBox.ButtonRole.AcceptRole)
         self.use.setEnabled(False)
@@ -176,6 +183,31 @@ class RecordDialog(QDialog):
         self._timer.stop()
         self.recorder.stop()
         super().done(result)
+
+
+class LineRecordDialog(RecordDialog):
+    """Record one line to perform: the studio re-voices the kept part into the segment's voice (:attr:`samples`)."""
+
+    SECONDS = 60
+    ADVICE = (0.5, " (a line needs at least 0.5 s)")
+    TEXT_CHARS = 240
+
+    def __init__(self, text: str, sd=None, parent=None):
+        super().__init__(Path(), sd, parent)
+        self.setWindowTitle("Perform this line")
+        line = " ".join(text.split())
+        line = line if len(line) <= self.TEXT_CHARS else line[: self.TEXT_CHARS - 1] + "…"
+        self.hint.setText(
+            f"Say the line as it should sound: “{line}”. Your words, timing and intonation are kept; the voice "
+            f"becomes the segment's. Recording stops after {self.SECONDS} s."
+        )
+        self.countdown.setText(f"{self.SECONDS} s")
+        self.use.setText("&Use this recording")
+        self.samples: np.ndarray | None = None
+
+    def _use(self) -> None:
+        self.samples = self.trim.kept()
+        self.accept()
 
 
 class TrimDialog(QDialog):

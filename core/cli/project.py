@@ -2,7 +2,8 @@
 
 ``narrate INPUT --project DIR --bundle B`` creates the project (or brings it up to date with a changed INPUT),
 renders what is pending with a progress bar on stderr, and exports. ``project DIR`` lists, edits, regenerates,
-chooses takes, renders and exports. Exit codes as for every command: 0, 2 bad input, 1 internal error or interrupted.
+chooses takes, performs a line (``--perform N FILE``: a recording of segment N re-voiced into its voice), renders and
+exports. Exit codes as for every command: 0, 2 bad input, 1 internal error or interrupted.
 """
 
 from __future__ import annotations
@@ -85,6 +86,14 @@ def add_parsers(sub, runtime_arguments) -> None:
     action.add_argument("--regenerate", type=int, metavar="N", help="a new take of segment N (with --bundle)")
     action.add_argument("--edit", type=int, metavar="N", help="replace the text of segment N (with --text)")
     action.add_argument("--choose", type=int, nargs=2, metavar=("N", "TAKE"), help="use take TAKE of segment N")
+    action.add_argument(
+        "--perform",
+        nargs=2,
+        metavar=("N", "FILE"),
+        help="segment N's take from FILE, your own recording of it, re-voiced into the segment's voice with the "
+        "recording's words and timing (with --bundle); it becomes the chosen take, marked performed, and FILE is "
+        "kept beside it",
+    )
     action.add_argument("--set-pause", nargs=2, metavar=("N", "SECONDS"), help="the pause after segment N")
     action.add_argument("--set-speed", nargs=2, metavar=("N", "X"), help="pace of segment N (0.5-2; 'project')")
     action.add_argument("--set-voice", nargs=2, metavar=("N", "VOICE"), help="voice of segment N")
@@ -95,9 +104,11 @@ def add_parsers(sub, runtime_arguments) -> None:
     add_review_arguments(p, action)
     add_take_arguments(p)
     p.add_argument("--text", help="the new text (with --edit and --rename-chapter)")
-    p.add_argument("--seed", type=int, help="seed of the new take (with --regenerate; default a new one)")
+    p.add_argument("--seed", type=int, help="seed of the new take (with --regenerate and --perform; default a new one)")
     p.add_argument(
-        "--bundle", type=Path, help="model folder (with --regenerate and --render; default: the one it last used)"
+        "--bundle",
+        type=Path,
+        help="model folder (with --regenerate, --perform and --render; default: the one it last used)",
     )
     p.add_argument("--library", type=Path, help="voice library folder (with --set-voice; default: the app's)")
     runtime_arguments(p, lm_batch=True)
@@ -288,9 +299,12 @@ def _render(project, args, runtime, bar, numbers, seed=None, regenerate=False):
         bar.close()
 
 
-def _finish(project, args, summary, failures_shown: frozenset[int] | set[int] = frozenset()) -> int:
+def _finish(
+    project, args, summary, failures_shown: frozenset[int] | set[int] = frozenset(), performed: dict | None = None
+) -> int:
     """Export, report, and refuse (exit 2) when segments failed: the reason of each failure is said once, by the
-    progress line that showed it or else here."""
+    progress line that showed it or else here. ``performed``: what ``--perform`` made (said first, and in the JSON
+    as ``perform``)."""
     result = None
     chosen = _chosen_numbers(project, args)
     failed = [
@@ -302,8 +316,13 @@ def _finish(project, args, summary, failures_shown: frozenset[int] | set[int] = 
     if wants_export and not failed:
         result = _export(project, args)
     if args.json:
-        print(json.dumps(_report(project, summary, result)))
+        report = _report(project, summary, result)
+        if performed is not None:
+            report["perform"] = performed
+        print(json.dumps(report))
     else:
+        if performed is not None:
+            print(_performed_line(performed))
         _print_summary(project, summary, result)
     if failed:
         exported = " Nothing was exported." if wants_export else ""
@@ -406,7 +425,7 @@ def project_command(args, runtime) -> int:
     project = open_project(args.project)
     _check_export_arguments(args)
     check_cluster_arguments(args)
-    summary = None
+    summary = performed = None
     bar = _ProgressBar(sys.stderr)
     if args.lexicon and not args.json:
         return _print_lexicon(project)
@@ -442,6 +461,8 @@ def project_command(args, runtime) -> int:
             raise CliError(f"--seed must be between 0 and {2**31 - 1}.")
         regenerate = args.regenerate is not None
         summary = _render(project, args, runtime, bar, [args.regenerate], args.seed, regenerate=regenerate)
+    elif args.perform is not None:
+        performed = _perform(project, args, runtime)
     _apply_finishing(project, args)
     if lock_purpose(args) is not None:  # a look at the project (--list) writes nothing: another may be rendering it
         project.save(history=history.records() if history is not None else None)  # one transaction
@@ -451,7 +472,58 @@ def project_command(args, runtime) -> int:
         raise CliError("--export needs --out FILE, --subtitles FILE or --per-chapter DIR.")
     if not args.export:
         args.out = args.subtitles = args.per_chapter = None
-    return _finish(project, args, summary, bar.failures_shown)
+    return _finish(project, args, summary, bar.failures_shown, performed)
+
+
+def _perform(project, args, runtime) -> dict:
+    """``--perform N FILE``: the recording checked before the model loads, re-voiced with progress on stderr,
+    stored as segment N's chosen take; what was made (the ``perform`` of the JSON report)."""
+    from core.engine import Pipeline
+    from core.narration import is_flagged, load_recording, perform_segment
+
+    number = _int(args.perform[0])
+    segment = project.segment(number)
+    file = Path(args.perform[1])
+    recording = load_recording(file, number)  # a bad file is said before the model loads
+    for warning in recording.warnings:
+        print(f"warning: {describe_notice(warning, 'cli')}", file=sys.stderr)
+    bundle = _bundle_of(project, args)
+    _remember_bundle(project, args)
+    if args.seed is not None and not 0 <= args.seed < 2**31:
+        raise CliError(f"--seed must be between 0 and {2**31 - 1}.")
+    pipe = Pipeline.from_bundle(bundle, runtime, background=True)
+    if pipe.provider_notice:
+        print(f"notice: {describe_notice(pipe.provider_notice, 'cli')}", file=sys.stderr)
+    line = ProgressLine(sys.stderr)
+
+    def progress(done: float, total: float) -> None:
+        line.fraction(done, total, f"re-voicing segment {number}: {done:.1f} of {total:.1f} s")
+
+    try:
+        take = perform_segment(project, pipe, segment, file, args.seed, progress=progress, loaded=recording)
+    finally:
+        line.close()
+    return {
+        "segment": number,
+        "take": segment.takes.index(take) + 1,
+        "file": take.file,
+        "source": (take.performed or {}).get("source"),
+        "recording": str(file),
+        "seconds": take.seconds,
+        "seed": take.seed,
+        "voice": project.voice_of(segment),
+        "flagged": is_flagged(take),
+        "warnings": [describe_notice(w, "cli") for w in recording.warnings],
+    }
+
+
+def _performed_line(performed: dict) -> str:
+    voice = performed["voice"] or "the model's voice"
+    review = "; the take screen flags it for review" if performed["flagged"] else ""
+    return (
+        f"segment {performed['segment']}: take {performed['take']} performed from {Path(performed['recording']).name} "
+        f"({performed['seconds']:.1f} s) in {voice}; the recording is kept as {performed['source']}{review}"
+    )
 
 
 def _dump_json(project, out: Path, as_json: bool) -> int:
@@ -594,7 +666,7 @@ def project_locked(args, runtime) -> int:
 
 def lock_purpose(args) -> str | None:
     """What a ``project`` command does to the project (``None``: it only looks)."""
-    if args.render or args.regenerate is not None:
+    if args.render or args.regenerate is not None or args.perform is not None:
         return "render"
     if args.check_takes or args.accept is not None or args.screen:
         return "edit"
@@ -728,6 +800,7 @@ def _report(project, summary, result) -> dict:
                 "seed": take.seed if take else None,
                 "takes": len(segment.takes),
                 "chosen": segment.chosen + 1 if segment.chosen is not None else None,
+                "performed": take is not None and take.is_performed,
                 "pause_after": segment.pause_after,
                 "pause_exact": segment.pause_exact,
                 "speed": project.speed_of(segment),
@@ -805,7 +878,9 @@ def _print_summary(project, summary, result) -> None:
             takes = f"{len(segment.takes)} take(s)" if segment.takes else "no takes"
             chosen = f", take {segment.chosen + 1}" if segment.chosen is not None else ""
             review = "  (needs review)" if flagged_fields(project, segment)["flagged"] else ""
-            print(f"{number:>4}  {status:<8}  {takes}{chosen:<9}  {short(segment.text)}{review}")
+            take = project.chosen_take(segment)
+            performed = "  (performed)" if take is not None and take.is_performed else ""
+            print(f"{number:>4}  {status:<8}  {takes}{chosen:<9}  {short(segment.text)}{performed}{review}")
     skipped = f", {counts['skipped']} skipped" if counts["skipped"] else ""
     print(
         f"{counts['rendered']} rendered, {counts['pending']} pending, {counts['failed']} failed{skipped} "

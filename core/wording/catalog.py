@@ -445,6 +445,11 @@ PROJECT = {
         cli=_NO_VOICE + "give the project a voice with --voice (a recording or a voice-library name).",
     ),
     "render.internal": Words("Internal error: {kind}: {detail}"),
+    "perform.no_recording": Words(
+        "{path} does not exist: choose the recording of segment {segment} (a wav, flac, ogg or mp3 file) or record "
+        "it with the microphone.",
+        cli="{path} does not exist: give the recording of segment {segment} (a wav, flac, ogg or mp3 file).",
+    ),
     "export.nothing": Words(
         "Nothing to export: give an audio file, a subtitle file or a folder for chapter files.",
         cli="Nothing to export: give --out FILE, --subtitles FILE or --per-chapter DIR.",

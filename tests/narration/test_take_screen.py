@@ -33,6 +33,7 @@ from core.narration import (
 from core.narration.importing.book_import import parse_text
 from core.narration.importing.build import import_document, source_identity
 from core.narration.projects.project import create_project
+from core.narration.projects.store import STORE_SCHEMA
 from core.narration.screening import BookContext, TakeMeasures, judge, measure_take
 from core.narration.screening.measures import token_loop
 from core.narration.screening.screen import Screener, book_context, measures_of
@@ -271,6 +272,7 @@ def test_the_screen_is_stored_and_a_schema_1_project_is_brought_up_to_date(book,
     folder = tmp_path / "Old.cbproj"
     shutil.copytree(project.folder, folder)
     db = sqlite3.connect(folder / "project.sqlite")
+    db.execute("ALTER TABLE takes DROP COLUMN performed")  # what schema 3 added, then what 2 did
     db.execute("ALTER TABLE takes DROP COLUMN screen")
     db.execute("PRAGMA user_version = 1")
     db.commit()
@@ -280,7 +282,7 @@ def test_the_screen_is_stored_and_a_schema_1_project_is_brought_up_to_date(book,
     assert check_takes(old).checked == 300  # screened now, and stored
     old.close()
     db = sqlite3.connect(folder / "project.sqlite")
-    assert db.execute("PRAGMA user_version").fetchone()[0] == 2
+    assert db.execute("PRAGMA user_version").fetchone()[0] == STORE_SCHEMA
     assert db.execute("SELECT count(*) FROM takes WHERE screen IS NOT NULL").fetchone()[0] == 300
     db.close()
 

@@ -14,6 +14,7 @@ from core.narration.projects.migration import migrate
 from core.narration.projects.project import (
     LEGACY_FILE,
     PROJECT_FILE,
+    SOURCE_MARK,
     STALE_PARTIAL_S,
     TAKES_DIR,
     Project,
@@ -61,8 +62,9 @@ def _read(folder: Path, file: Path) -> Project:
 
 
 def remove_orphans(project: Project) -> int:
-    """Remove take files no row names (how many), and stale temporary files; only when no other process holds the
-    project's lock (a render there may be between writing a take and storing its row)."""
+    """Remove take files no row names (how many; the recordings performed takes were made from too), and stale
+    temporary files; only when no other process holds the project's lock (a render there may be between writing a
+    take and storing its row)."""
     folder = project.folder
     for sub in (folder / TAKES_DIR, folder):  # a render running in another process may be writing younger ones
         remove_partial_files(sub, older_than_s=STALE_PARTIAL_S)
@@ -76,7 +78,8 @@ def remove_orphans(project: Project) -> int:
         return 0
     named = project.store.referenced_files()
     removed = 0
-    for path in (folder / TAKES_DIR).glob("*.flac"):
+    takes = folder / TAKES_DIR
+    for path in sorted({*takes.glob("*.flac"), *takes.glob(f"*{SOURCE_MARK}.*")}):
         if f"{TAKES_DIR}/{path.name}" not in named:
             try:
                 path.unlink()

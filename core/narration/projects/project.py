@@ -73,6 +73,14 @@ class Take:
     screen: dict | None = None
     """What the take screen found (:mod:`core.narration.screening`): ``score``, ``reasons``, ``measures``,
     ``accepted`` (a person listened and kept it) and, after speech recognition, ``asr`` (``None``: not screened)."""
+    performed: dict | None = None
+    """A take re-voiced from a person's recording of the line (:mod:`core.narration.rendering.perform`), not spoken
+    by the model (``None``): ``source``, the recording as it was given, kept beside the take in ``takes/`` (so it can
+    be re-voiced into another voice later), and ``name``, the file name it had. Such a take has no speech tokens."""
+
+    @property
+    def is_performed(self) -> bool:
+        return self.performed is not None
 
 
 @dataclass
@@ -491,10 +499,23 @@ class Project:
         }
 
     def new_take_file(self, segment: Segment) -> str:
+        """A free name in ``takes/`` for the next take of ``segment`` (its performed source, if any, beside it:
+        :func:`performance_file`)."""
         number = len(segment.takes) + 1
         while (self.folder / TAKES_DIR / f"{segment.id:05d}-{number}.flac").exists():
             number += 1
         return f"{TAKES_DIR}/{segment.id:05d}-{number}.flac"
+
+
+SOURCE_MARK = ".source"
+"""A performed take's recording is kept beside it: ``takes/00012-3.flac`` and ``takes/00012-3.source.wav``."""
+
+
+def performance_file(take_file: str, suffix: str) -> str:
+    """Where the recording a take was performed from is kept: beside the take, its own suffix (``.flac`` for a
+    recording that came as samples)."""
+    stem = take_file[: -len(".flac")] if take_file.endswith(".flac") else take_file
+    return f"{stem}{SOURCE_MARK}{suffix.lower()}"
 
 
 def pause_seconds(project: Project, segment: Segment) -> float:
@@ -642,6 +663,7 @@ def _segment(folder: Path, data, index: int, chapter_count: int, voices: dict) -
                 dict(take.get("timings") or {}),
                 str(take.get("created") or ""),
                 _screen(take.get("screen"), at),
+                _performed(folder, take.get("performed"), at),
             )
         )
     _check(
@@ -664,6 +686,15 @@ def _screening(data) -> dict:
 def _screen(data, where: str) -> dict | None:
     _check(data is None or isinstance(data, dict), f"{where}.screen must be an object")
     return dict(data) if data is not None else None
+
+
+def _performed(folder: Path, data, where: str) -> dict | None:
+    if data is None:
+        return None
+    _check(isinstance(data, dict) and isinstance(data.get("source"), str), f"{where}.performed must name its source")
+    _inside(folder, data["source"], f"{where}.performed.source", under=TAKES_DIR)
+    _check(isinstance(data.get("name", ""), str), f"{where}.performed.name must be text")
+    return dict(data)
 
 
 def _source(data, where: str) -> dict | None:

@@ -32,9 +32,10 @@ from pathlib import Path
 from typing import Any
 
 STORE_FILE = "project.sqlite"
-STORE_SCHEMA = 2
-"""``PRAGMA user_version`` of the tables below; a larger one was written by a newer app. 2 added the takes' screen
-(:data:`UPGRADES` brings a schema-1 project up to date when it is opened)."""
+STORE_SCHEMA = 3
+"""``PRAGMA user_version`` of the tables below; a larger one was written by a newer app. 2 added the takes' screen,
+3 their ``performed`` (a take re-voiced from a person's recording, and where that recording is kept); :data:`UPGRADES`
+brings an older project up to date when it is opened."""
 APPLICATION_ID = 0x43424F58
 """``PRAGMA application_id``: ``CBOX``, so another program's SQLite file is told apart from a project."""
 SQLITE_HEADER = b"SQLite format 3\x00"
@@ -76,7 +77,7 @@ SEGMENT_COLUMNS = (
 )
 JSON_SEGMENT_COLUMNS = ("settings", "error_data", "source")
 BOOL_SEGMENT_COLUMNS = ("pause_exact", "skipped", "dialogue", "own_voice")
-TAKE_COLUMNS = ("file", "seed", "tokens", "seconds", "key", "timings", "created", "screen")
+TAKE_COLUMNS = ("file", "seed", "tokens", "seconds", "key", "timings", "created", "screen", "performed")
 
 SCHEMA = """
 CREATE TABLE book (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -98,7 +99,7 @@ CREATE INDEX segments_by_change ON segments (changed);
 CREATE TABLE takes (
     segment INTEGER NOT NULL REFERENCES segments (id) ON DELETE CASCADE,
     number INTEGER NOT NULL, file TEXT NOT NULL, seed INTEGER NOT NULL, tokens TEXT NOT NULL, seconds REAL NOT NULL,
-    key TEXT NOT NULL, timings TEXT NOT NULL, created TEXT NOT NULL, screen TEXT,
+    key TEXT NOT NULL, timings TEXT NOT NULL, created TEXT NOT NULL, screen TEXT, performed TEXT,
     PRIMARY KEY (segment, number)
 );
 CREATE TABLE history (
@@ -114,7 +115,9 @@ UPSERT_SEGMENT = (
 """An upsert, not ``INSERT OR REPLACE``: a replace deletes the row first, and the foreign key would delete its takes."""
 _TAKE_PLACES = ", ".join("?" * (2 + len(TAKE_COLUMNS)))
 INSERT_TAKE = f"INSERT INTO takes (segment, number, {', '.join(TAKE_COLUMNS)}) VALUES ({_TAKE_PLACES})"
-UPGRADES = {1: "ALTER TABLE takes ADD COLUMN screen TEXT"}
+_SCREEN = 1 + TAKE_COLUMNS.index("screen")
+"""Where a take's screen is in a row of ``SELECT segment, <TAKE_COLUMNS>``."""
+UPGRADES = {1: "ALTER TABLE takes ADD COLUMN screen TEXT", 2: "ALTER TABLE takes ADD COLUMN performed TEXT"}
 """Schema version → the statement that brings it to the next one."""
 
 
@@ -220,6 +223,7 @@ def take_row(segment_id: int, number: int, take: Any) -> tuple:
         json.dumps(_field(take, "timings") or {}, sort_keys=True),
         _field(take, "created") or "",
         _screen_json(take),
+        _performed_json(take),
     )
 
 
@@ -231,6 +235,11 @@ def take_signature(take: Any) -> tuple[str, str]:
 def _screen_json(take: Any) -> str | None:
     screen = take.get("screen") if isinstance(take, dict) else take.screen
     return json.dumps(screen, sort_keys=True, ensure_ascii=False) if screen is not None else None
+
+
+def _performed_json(take: Any) -> str | None:
+    performed = take.get("performed") if isinstance(take, dict) else take.performed
+    return json.dumps(performed, sort_keys=True, ensure_ascii=False) if performed is not None else None
 
 
 def _field(take: Any, name: str) -> Any:
@@ -356,7 +365,7 @@ class ProjectStore:
         takes: dict[int, list[dict]] = {}
         for row in self._db.execute(f"SELECT segment, {', '.join(TAKE_COLUMNS)} FROM takes ORDER BY segment, number"):
             takes.setdefault(row[0], []).append(_take(row[1:]))
-            rows.takes[row[0]] = (*rows.takes.get(row[0], ()), (row[1], row[-1] or ""))
+            rows.takes[row[0]] = (*rows.takes.get(row[0], ()), (row[1], row[_SCREEN] or ""))
         segments = []
         for row in self._db.execute(f"SELECT {', '.join(SEGMENT_COLUMNS)} FROM segments ORDER BY position"):
             values = _from_row(row)
@@ -486,15 +495,20 @@ class ProjectStore:
             self._db.execute(f"PRAGMA max_page_count = {int(pages)}")
 
     def referenced_files(self) -> set[str]:
-        """Every take file the database names: its takes, and the takes of segments the undo history can bring
-        back."""
+        """Every take file the database names: its takes (and the recordings performed takes were made from), and
+        those of segments the undo history can bring back."""
         with self._lock:
-            files = {row[0] for row in self._db.execute("SELECT file FROM takes")}
+            files = set()
+            for file, performed in self._db.execute("SELECT file, performed FROM takes"):
+                files.add(file)
+                files.update(_performed_files(json.loads(performed) if performed else None))
             for (record,) in self._db.execute("SELECT record FROM history"):
                 try:
                     edit = json.loads(record)
                     for segment in edit.get("segments") or []:
-                        files.update(str(t.get("file")) for t in segment.get("takes") or [])
+                        for take in segment.get("takes") or []:
+                            files.add(str(take.get("file")))
+                            files.update(_performed_files(take.get("performed")))
                 except (ValueError, AttributeError, TypeError):
                     continue
             return files
@@ -697,8 +711,13 @@ def _segment(values: tuple, takes: list[dict]) -> dict:
     return data
 
 
+def _performed_files(performed: Any) -> list[str]:
+    source = performed.get("source") if isinstance(performed, dict) else None
+    return [source] if isinstance(source, str) else []
+
+
 def _take(row) -> dict:
-    file, seed, tokens, seconds, key, timings, created, screen = row
+    file, seed, tokens, seconds, key, timings, created, screen, performed = row
     return {
         "file": file,
         "seed": seed,
@@ -708,6 +727,7 @@ def _take(row) -> dict:
         "timings": json.loads(timings),
         "created": created,
         "screen": json.loads(screen) if screen else None,
+        "performed": json.loads(performed) if performed else None,
     }
 
 

@@ -1,8 +1,17 @@
 """Rendering a project on this computer: pending segments through the pipeline into takes, as steps
 (``render.py``), the next segments' tokens batched ahead (``lookahead.py``), and the render as a job of the
-inference worker (``job.py``); re-takes, candidates and the best take (``take_choice.py``)."""
+inference worker (``job.py``); re-takes, candidates and the best take (``take_choice.py``); a take performed by a
+person, re-voiced into the segment's voice (``perform.py``)."""
 
 from core.narration.rendering.job import RenderDone, RenderJob, RenderStep
+from core.narration.rendering.perform import (
+    Performance,
+    load_recording,
+    perform_segment,
+    performance_source,
+    plan_performance,
+    store_performance,
+)
 from core.narration.rendering.render import (
     RenderProgress,
     RenderSummary,
@@ -20,6 +29,12 @@ __all__ = [
     "MAX_EXTRA_TAKES",
     "ONE_TAKE",
     "TakePolicy",
+    "Performance",
+    "load_recording",
+    "perform_segment",
+    "performance_source",
+    "plan_performance",
+    "store_performance",
     "RenderDone",
     "RenderJob",
     "RenderProgress",

@@ -26,6 +26,7 @@ from core.engine import (
     SAMPLE_RATE,
     AudioChunk,
     AudioWriteError,
+    Capabilities,
     ChatterboxError,
     Pipeline,
     SynthesisCancelled,
@@ -120,7 +121,11 @@ def clock(seconds: float | None) -> str:
 
 def model_identity(pipeline: Pipeline) -> dict:
     """What of the model changes a segment's audio (part of every render key)."""
-    caps = pipeline.capabilities
+    return capabilities_identity(pipeline.capabilities)
+
+
+def capabilities_identity(caps: Capabilities) -> dict:
+    """:func:`model_identity` of a model known by its capabilities (the worker's, in the window)."""
     return {"variant": caps.variant, "precision": caps.lm_precision, "q4_compute": caps.q4_compute or "none"}
 
 
@@ -425,10 +430,18 @@ def store_take(
 
 
 def add_take(
-    project: Project, segment: Segment, audio, seed: int, tokens: list[int], timings: dict, screen: dict | None = None
+    project: Project,
+    segment: Segment,
+    audio,
+    seed: int,
+    tokens: list[int],
+    timings: dict,
+    screen: dict | None = None,
+    key: str | None = None,
 ):
     """Write a segment's take (atomically) and make it the chosen one, without storing it: the take
-    and a function that takes it back (and removes its file) if the save that follows fails."""
+    and a function that takes it back (and removes its file) if the save that follows fails. ``key``: the render key
+    the take was made for (``None``: the segment's now)."""
     rel = project.new_take_file(segment)
     path = project.path(rel)
     path.parent.mkdir(exist_ok=True)
@@ -438,7 +451,7 @@ def add_take(
         seed=seed,
         tokens=list(tokens),
         seconds=round(audio.size / SAMPLE_RATE, 4),
-        key=project.render_key(segment),
+        key=project.render_key(segment) if key is None else key,
         timings={k: round(v, 1) for k, v in timings.items()},
         created=datetime.now(timezone.utc).isoformat(timespec="seconds"),
         screen=screen,

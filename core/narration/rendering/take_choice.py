@@ -36,14 +36,21 @@ ONE_TAKE = TakePolicy()
 
 def render_todo(project: Project, numbers: list[int] | None, policy: TakePolicy = ONE_TAKE) -> list[Segment]:
     """What a render does: the pending (and failed) segments, or those ``numbers`` among them; with re-takes also
-    the rendered segments whose chosen take is flagged (rendered again with a new seed)."""
+    the rendered segments whose chosen take is flagged (rendered again with a new seed), unless a person performed
+    that take (:mod:`core.narration.rendering.perform`): the model does not take a performance over, a person
+    reviews it."""
     wanted = set(numbers) if numbers is not None else None
     return [
         s
         for n, s in enumerate(project.segments, 1)
         if (wanted is None or n in wanted)
-        and (project.status(s) not in ("rendered", "skipped") or (policy.retakes > 0 and segment_flagged(project, s)))
+        and (project.status(s) not in ("rendered", "skipped") or (policy.retakes > 0 and _retaken(project, s)))
     ]
+
+
+def _retaken(project: Project, segment: Segment) -> bool:
+    take = project.chosen_take(segment)
+    return take is not None and not take.is_performed and segment_flagged(project, segment)
 
 
 def settle_screens(project: Project, screener: Screener, todo: list[Segment], policy: TakePolicy) -> int:

@@ -49,6 +49,8 @@ class TakeToCheck:
     stop_reasons: tuple[str, ...]
     asr: dict | None
     """The take's earlier transcript (kept when no recogniser listens this time)."""
+    performed: bool = False
+    """Re-voiced from a person's recording (:attr:`core.narration.projects.project.Take.performed`)."""
 
 
 @dataclass
@@ -120,6 +122,7 @@ def takes_to_check(project: Project, numbers: Iterable[int] | None = None) -> li
                 tuple(take.tokens),
                 tuple(before.stop_reasons) if before else (),
                 (take.screen or {}).get("asr"),
+                take.is_performed,
             )
         )
     return out
@@ -143,7 +146,7 @@ def measure_again(
             log.warning("take %s of segment %s unreadable: %s", item.file, item.number, exc)
             out.append(Measured(item, None))
         else:
-            measures = measure_take(audio, item.text, list(item.tokens), list(item.stop_reasons))
+            measures = measure_take(audio, item.text, list(item.tokens), list(item.stop_reasons), item.performed)
             heard = transcript(recogniser, audio, item.text, item.language) if recogniser is not None else item.asr
             out.append(Measured(item, measures, heard))
         if progress is not None:

@@ -50,12 +50,13 @@ class BookContext:
     again asks for them once per take."""
 
     def add(self, voice: str | None, measures: TakeMeasures) -> None:
-        """Count a take in (a take whose generation ran away or hit its cap says nothing of the voice's rate)."""
+        """Count a take in (a take whose generation ran away or hit its cap says nothing of the voice's rate, nor
+        does a performed take: its pace is the person's)."""
         if measures.stop_reasons and any(r != "stop_token" for r in measures.stop_reasons):
             return
         if measures.loop_share >= LOOP_SHARE:
             return
-        if measures.letters >= MIN_RATE_LETTERS and measures.speech_seconds > 0:
+        if measures.letters >= MIN_RATE_LETTERS and measures.speech_seconds > 0 and not measures.performed:
             self.rates.setdefault(voice or "", []).append(measures.speech_seconds / measures.letters)
             self._medians.pop(voice or "", None)
         if measures.loudness_lufs is not None:
@@ -97,11 +98,16 @@ def judge(
 ) -> Verdict:
     """The reasons to listen to a take and its score. ``rate``: this voice's seconds per letter in the book;
     ``book_loudness``: the book's median take loudness (``None``: not known yet, not judged); ``asr``: what speech
-    recognition heard (:func:`core.narration.screening.word_errors.compare_words` as a dict)."""
+    recognition heard (:func:`core.narration.screening.word_errors.compare_words` as a dict).
+
+    A performed take (``measures.performed``) has no tokens and no stop reasons (nothing of theirs is flagged), keeps
+    the pace the person spoke at (not judged against the voice's rate) and ends as the recording ended, not in the
+    pipeline's fade-out (not judged cut off); its silences, tail, clipping, loudness and words are judged as any
+    take's."""
     reasons: list[dict] = []
     strain = 0.0
     _tokens(measures, thresholds, reasons)
-    if rate is not None and measures.letters:
+    if rate is not None and measures.letters and not measures.performed:
         expected = rate * measures.letters
         ratio = measures.speech_seconds / expected if expected else 1.0
         off = abs(measures.speech_seconds - expected) >= thresholds.duration_margin_s
@@ -126,7 +132,7 @@ def judge(
     if tail >= thresholds.tail_s and measures.pause_s == 0:
         kind = "noise" if measures.noise_tail_s >= measures.after_pause_s else "after_pause"
         reasons.append({"code": "sound_after_end", "seconds": round(tail, 2), "kind": kind})
-    if measures.end_db > thresholds.end_db and measures.noise_tail_s < thresholds.tail_s:
+    if measures.end_db > thresholds.end_db and measures.noise_tail_s < thresholds.tail_s and not measures.performed:
         reasons.append({"code": "cut_off", "db": round(measures.end_db, 1)})
     if measures.clipped_ms >= thresholds.clipped_ms:
         reasons.append({"code": "clipping", "ms": round(measures.clipped_ms, 1)})

@@ -76,6 +76,9 @@ class TakeMeasures:
     loop_share: float = 0.0
     """How much of the strongest repeating window matches itself one period back (see :class:`.Thresholds`)."""
     loop_at_s: float = 0.0
+    performed: bool = False
+    """The take was re-voiced from a person's recording (:attr:`core.narration.projects.project.Take.performed`): it
+    has no speech tokens or stop reasons, keeps the person's pace, and does not end in the pipeline's fade-out."""
 
     def to_dict(self) -> dict:
         return {k: round(v, 4) if isinstance(v, float) else v for k, v in asdict(self).items()}
@@ -86,8 +89,11 @@ class TakeMeasures:
         return cls(**known)
 
 
-def measure_take(audio: np.ndarray, text: str, tokens: list[int], stop_reasons: list[str]) -> TakeMeasures:
-    """Everything the screen judges, of one take's audio (mono float32 at 24 kHz), spoken text and speech tokens."""
+def measure_take(
+    audio: np.ndarray, text: str, tokens: list[int], stop_reasons: list[str], performed: bool = False
+) -> TakeMeasures:
+    """Everything the screen judges, of one take's audio (mono float32 at 24 kHz), spoken text and speech tokens
+    (none for a ``performed`` take)."""
     audio = np.asarray(audio, dtype=np.float32).reshape(-1)
     letters, pause_s, asked = text_facts(text)
     seconds = audio.size / SAMPLE_RATE
@@ -113,6 +119,7 @@ def measure_take(audio: np.ndarray, text: str, tokens: list[int], stop_reasons: 
         loop_period=period,
         loop_share=share,
         loop_at_s=loop_at,
+        performed=performed,
     )
 
 

@@ -129,12 +129,20 @@ class Screener:
         self.thresholds = Thresholds.of(self.project.screening)
         self.context = book_context(self.project, fresh)
 
-    def screen(self, segment: Segment, audio: np.ndarray, tokens: list[int], stop_reasons: list[str]) -> dict | None:
-        """The screen of a new take of ``segment`` (not attached: the caller stores it with the take). A screen that
-        fails leaves the take unscreened (``None``; ``--check-takes`` screens it later): it never costs the take."""
+    def screen(
+        self,
+        segment: Segment,
+        audio: np.ndarray,
+        tokens: list[int],
+        stop_reasons: list[str],
+        performed: bool = False,
+    ) -> dict | None:
+        """The screen of a new take of ``segment`` (not attached: the caller stores it with the take; ``performed``:
+        re-voiced from a person's recording, no tokens). A screen that fails leaves the take unscreened (``None``;
+        ``--check-takes`` screens it later): it never costs the take."""
         try:
             text = self.project.spoken_text(segment)
-            measures = measure_take(audio, text, tokens, stop_reasons)
+            measures = measure_take(audio, text, tokens, stop_reasons, performed)
             return self.judge_new(segment, measures, self._recognise_quietly(audio, text))
         except Exception:
             log.exception("screening a take of segment %s failed", segment.id)
