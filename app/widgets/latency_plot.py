@@ -8,9 +8,10 @@ import time
 
 from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QVBoxLayout, QWidget
 
+from .chunk_latency_plot import EMPTY_TEXT as CHUNKS_EMPTY
 from .chunk_latency_plot import ChunkLatencyPlot, ChunkPoint
 from .forecast_plot import ForecastPlot, forecast_chunks
-from .request_latency_plot import METRICS, RequestLatencyPlot, RequestPoint
+from .request_latency_plot import METRICS, Metric, RequestLatencyPlot, RequestPoint
 
 CHUNKS_CAPTION = "This request, per chunk"
 FORECAST_CAPTION = "Playback forecast"
@@ -19,11 +20,19 @@ MIN_HEIGHT = 100
 
 
 class LatencyPlot(QWidget):
-    def __init__(self, parent=None):
+    def __init__(
+        self,
+        parent=None,
+        stage: str = "LM",
+        metrics: tuple[Metric, ...] = METRICS,
+        chunks_empty: str = CHUNKS_EMPTY,
+    ):
+        """``stage``, ``metrics``, ``chunks_empty``: the words of Speak by default (a re-voiced recording's encoder
+        stands where the language model does)."""
         super().__init__(parent)
         self.setMinimumHeight(MIN_HEIGHT)
-        self.chunk_plot = ChunkLatencyPlot(self)
-        self.request_plot = RequestLatencyPlot(self)
+        self.chunk_plot = ChunkLatencyPlot(self, stage, chunks_empty)
+        self.request_plot = RequestLatencyPlot(self, metrics)
         self.forecast_plot = ForecastPlot(self)
         self.forecast_caption = QLabel(FORECAST_CAPTION, self)
         self.forecast_caption.setToolTip(
@@ -32,7 +41,7 @@ class LatencyPlot(QWidget):
         )
         self.chunks_caption = QLabel(CHUNKS_CAPTION, self)
         self.metric_choice = QComboBox(self)
-        self.metric_choice.addItems([m.name for m in METRICS])
+        self.metric_choice.addItems([m.name for m in metrics])
         self.metric_choice.setToolTip("What the per-request plot shows")
         self.metric_choice.currentTextChanged.connect(self.request_plot.set_metric)
         requests_caption = QLabel("Per request:", self)
