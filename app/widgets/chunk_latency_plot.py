@@ -43,11 +43,12 @@ class ChunkPoint:
 
 
 class ChunkLatencyPlot(pg.PlotWidget):
-    def __init__(self, parent=None, stage: str = "LM", empty_text: str = EMPTY_TEXT):
-        """``stage``: what makes a chunk's tokens ("LM"; "encoder" for a re-voiced recording)."""
+    def __init__(self, parent=None, stage: str = "LM", empty_text: str = EMPTY_TEXT, unit: str = "chunk"):
+        """``stage``: what makes a chunk's tokens ("LM"; "encoder" for a re-voiced recording, whose chunks are its
+        ``unit`` "window")."""
         super().__init__(parent, axisItems={"bottom": IntegerAxis("bottom")})
-        self.stage, self.empty_text = stage, empty_text
-        plot = still_plot(self, "chunk")
+        self.stage, self.empty_text, self.unit = stage, empty_text, unit
+        plot = still_plot(self, unit)
         plot.setLabel("left", "time (ms)")
         self.rtf_view = add_right_axis(plot, "RTF")
         fit_axis_labels(plot)
@@ -111,7 +112,7 @@ class ChunkLatencyPlot(pg.PlotWidget):
             return None
         c = self.chunks[index]
         times = f"{self.stage} {c.lm_ms:.0f} ms · decode {c.decode_ms:.0f} ms"
-        lines = [f"chunk {index + 1}", times, f"RTF {c.rtf:.2f}"]
+        lines = [f"{self.unit} {index + 1}", times, f"RTF {c.rtf:.2f}"]
         if c.at_ms is not None:
             lines.append(f"ready at {c.at_ms:.0f} ms")
         return index + 1, "\n".join(lines)
