@@ -106,8 +106,10 @@ VOICE = {
     "voice.permission_denied": Words("Cannot read {name}: permission denied. Check the file's permissions."),
     "voice.unreadable": Words("{name} is not a readable audio file ({reason}). Use a wav, flac, ogg or mp3 recording."),
     "voice.empty": Words(
-        lambda d: f"{d['name']} contains no audio. Record at least {d['recommended']:.0f} "
-        f"second{'' if round(d['recommended']) == 1 else 's'}."
+        lambda d: (
+            f"{d['name']} contains no audio. Record at least {d['recommended']:.0f} "
+            f"second{'' if round(d['recommended']) == 1 else 's'}."
+        )
     ),
     "voice.invalid_samples": Words("{name} contains invalid samples (NaN or infinity); export it again."),
     "voice.silent": Words("{name} is silent. Choose a recording in which the speaker can be heard."),
