@@ -15,10 +15,21 @@ from PySide6.QtCore import QMimeData, QPointF, Qt, QUrl
 from PySide6.QtGui import QDropEvent
 from PySide6.QtWidgets import QApplication, QFileDialog
 
+from app.controllers.revoice import (
+    LOADING,
+    NO_MODEL,
+    NO_SOURCE,
+    NO_VOICE,
+    describe_source,
+    export_name,
+    final_words,
+    playback_words,
+    revoice_problem,
+)
 from app.settings import Key
 from app.widgets.record_dialog import SourceRecordDialog
 from app.widgets.waveform_plot import BUCKET
-from core.engine import SAMPLE_RATE
+from core.engine import SAMPLE_RATE, source_from_array
 from core.engine.streaming.conversion import ConversionStream
 from core.standin import synthetic_voice
 from tests.app.test_studio_voice import FakeMicrophone
@@ -46,6 +57,22 @@ def sources(tmp_path_factory) -> dict[str, Path]:
 def panel(window):
     window.modes.setCurrentWidget(window.revoice_panel)
     return window.revoice_panel
+
+
+@pytest.fixture
+def held(monkeypatch):
+    """Every window of a conversion after its first waits until the test sets this event (set at the end anyway)."""
+    gate = threading.Event()
+    decode = ConversionStream._decode
+
+    def wait_then_decode(self, cond, tokens, seed, encoder_ms):
+        if seed != self.report.seed:  # the first window's seed is the request's
+            gate.wait(10)
+        return decode(self, cond, tokens, seed, encoder_ms)
+
+    monkeypatch.setattr(ConversionStream, "_decode", wait_then_decode)
+    yield gate
+    gate.set()
 
 
 def open_source(qtbot, panel, path: Path) -> None:
@@ -130,16 +157,7 @@ def test_the_chosen_voice_is_the_voice_tabs_and_a_seeded_conversion_repeats(qtbo
     assert choice.currentText() == "Default voice"
 
 
-def test_stop_cancels_the_conversion_and_keeps_what_arrived(qtbot, window, panel, sources, monkeypatch):
-    gate = threading.Event()
-    decode = ConversionStream._decode
-
-    def held(self, cond, tokens, seed, encoder_ms):
-        if seed != self.report.seed:  # every window after the first waits until the test lets it go
-            gate.wait(10)
-        return decode(self, cond, tokens, seed, encoder_ms)
-
-    monkeypatch.setattr(ConversionStream, "_decode", held)
+def test_stop_cancels_the_conversion_and_keeps_what_arrived(qtbot, window, panel, sources, held):
     open_source(qtbot, panel, sources["long"])
     chunks: list = []
     window.bridge.conversion_chunk.connect(lambda c: chunks.append(c))
@@ -154,7 +172,7 @@ def test_stop_cancels_the_conversion_and_keeps_what_arrived(qtbot, window, panel
         assert window.player.stream is None and window.player.ring.available == 0
         assert window.playback_label.text() == "stopped"
     finally:
-        gate.set()
+        held.set()
     qtbot.waitUntil(lambda: window.bridge.worker.status().running is None, timeout=30000)
     assert len(chunks) == 1  # nothing of the stopped conversion arrives after Stop
     assert panel.converted is not None and panel.converted.size == chunks[0].samples.size  # kept, exportable
@@ -175,6 +193,14 @@ def test_a_bad_recording_is_worded_and_loses_nothing(qtbot, window, panel, sourc
     assert panel.source_label.text().startswith("speech.wav")  # the recording before stays, with its result
     assert panel.converted is before and panel.export_button.isEnabled()
     revoice_and_wait(qtbot, panel)  # and it still converts
+
+
+def test_a_recording_over_the_limit_is_refused_with_words(qtbot, window, panel, sources, monkeypatch):
+    monkeypatch.setattr("core.engine.audio.source_recording.MAX_SOURCE_SECONDS", 30.0)  # not a 31-minute file
+    with qtbot.waitSignal(panel.loader.failed, timeout=30000):
+        panel.open_source(sources["long"])
+    assert "long.wav is" in window.message.text() and "split the recording" in window.message.text()
+    assert panel.source is None and panel.source_label.text().startswith("Drop a recording here")
 
 
 def test_stereo_at_8_khz_is_mixed_resampled_and_said(qtbot, window, panel, sources):
@@ -240,7 +266,55 @@ def test_a_and_b_take_over_at_the_same_spot_and_space_pauses(qtbot, window, pane
     at = panel._offset
     assert at > SAMPLE_RATE // 2 and panel.converted_button.isChecked() and not panel.original_button.isChecked()
     assert window.player.queued == panel.converted.size - at  # B goes on from where A was
-    assert "playing the re-voiced audio" in window.playback_label.text() or panel._play_timer.isActive()
+    qtbot.waitUntil(lambda: window.playback_label.text().startswith("playing the re-voiced audio · "))
     assert window.toggle_playback() == "paused" and window.player.paused
     assert window.toggle_playback() == "resumed" and not window.player.paused
     assert panel.play("converted") == "stopped" and not window.player.playing  # pressing the one that plays
+
+
+def test_speak_and_re_voice_take_the_player_from_each_other(qtbot, window, panel, sources, held):
+    open_source(qtbot, panel, sources["long"])
+    speak = window.speak_panel
+    speak.text.set_text("Hello there, this is a test. " * 12)
+    speak.speak_button.click()
+    qtbot.waitUntil(lambda: speak.controller.chunks != [], timeout=30000)
+    held.set()
+    revoice_and_wait(qtbot, panel)  # Re-voice while speaking: the Speak stops, what it said is kept
+    assert speak.controller.ended == "stopped" and speak.speak_button.text() == "Spea&k" and speak.last_audio.size
+    assert panel.converted.size == panel.source.samples.size
+    held.clear()
+    panel.revoice()
+    qtbot.waitUntil(lambda: panel.controller.chunks != [], timeout=30000)
+    with qtbot.waitSignal(speak.request_done, timeout=60000):  # Speak while converting: the conversion stops
+        speak.text.set_text("Second request.")
+        speak.speak_button.click()
+        assert not panel.busy and panel.controller.ended == "stopped"
+        assert panel.revoice_button.text() == "R&e-voice" and not panel._play_timer.isActive()
+        held.set()  # the cancelled conversion ends, and the worker runs the Speak
+    assert speak.last_report.text == "Second request."
+    qtbot.waitUntil(lambda: window.bridge.worker.status().running is None, timeout=30000)
+    assert panel.converted is not None and 0 < panel.converted.size < panel.source.samples.size  # what arrived
+
+
+def test_the_tabs_words_without_a_window():
+    source = source_from_array(np.tile(synthetic_voice(2.0, seed=1)[:, None], (1, 2)), SAMPLE_RATE, "/x/talk.flac")
+    assert describe_source(source) == "2.0 s · 24,000 Hz · stereo, mixed to mono"
+    long = replace(source, samples=np.zeros(125 * SAMPLE_RATE, np.float32), channels=1)
+    assert describe_source(long) == "2:05 · 24,000 Hz · mono"
+
+    class Model:
+        class capabilities:
+            has_default_voice = False
+
+    assert revoice_problem(source, False, None, True) == NO_MODEL
+    assert revoice_problem(source, True, Model, True) == LOADING  # a newer recording is on its way
+    assert revoice_problem(None, False, Model, True) == NO_SOURCE
+    assert revoice_problem(source, False, Model, False) == NO_VOICE  # Turbo: no voice of its own
+    assert revoice_problem(source, False, Model, True) is None
+    assert export_name(source, "Ada Lovelace") == "talk-as-Ada-Lovelace.wav"
+    assert export_name(source, "Default voice") == "talk-as-Default-voice.wav"
+    assert playback_words("live", 1.23, converting=True) == "re-voicing… · played 1.2 s"
+    assert playback_words("live", 1.2, converting=True, starved=True).startswith("buffering")
+    assert playback_words("original", 3.0) == "playing the original · 3.0 s"
+    assert final_words("converted", 8.0) == "finished · played the re-voiced audio"
+    assert final_words("live", 2.5, "stopped") == "stopped · played 2.5 s"
