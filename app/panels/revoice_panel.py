@@ -114,8 +114,8 @@ class RevoicePanel(QWidget):
         self.record_button.setToolTip("Record what the other voice should say, from the microphone")
         self.source_label = ElidedLabel(HINT, self)
         self.source_label.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
-        self.warning = QLabel(self)
-        self.warning.setWordWrap(True)
+        self.warning = ElidedLabel("", self)  # one line, whole in its tooltip: the plots keep their room
+        self.warning.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
         self.warning.setStyleSheet(warning_label_style())
         self.warning.hide()
         self.voice_choice = QComboBox(self)
@@ -267,7 +267,7 @@ class RevoicePanel(QWidget):
             self.warning.hide()
         else:
             self.source_label.setText(f"{Path(source.source).name} · {describe_source(source)}")
-            self.warning.setText("\n".join(describe_notice(w) or "" for w in source.warnings))
+            self.warning.setText(" ".join(describe_notice(w) or "" for w in source.warnings))
             self.warning.setVisible(bool(source.warnings))
         self.original_button.setEnabled(source is not None)
         self.converted_button.setEnabled(self.controller.converted is not None or self.busy)
