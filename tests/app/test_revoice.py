@@ -207,7 +207,11 @@ def test_stereo_at_8_khz_is_mixed_resampled_and_said(qtbot, window, panel, sourc
     open_source(qtbot, panel, sources["stereo8k"])
     assert panel.source_label.text() == "stereo8k.wav · 4.0 s · 8,000 Hz · stereo, mixed to mono"
     assert panel.warning.isVisible() and "sampled at 8000 Hz" in panel.warning.text()
-    revoice_and_wait(qtbot, panel)
+    window.activateWindow()
+    qtbot.waitUntil(lambda: QApplication.activeWindow() is window)
+    with qtbot.waitSignal(panel.request_done, timeout=60000):  # Ctrl+Enter: Re-voice (Speak's own is hidden)
+        qtbot.keyClick(panel, Qt.Key.Key_Return, Qt.KeyboardModifier.ControlModifier)
+    assert window.speak_panel.last_report is None and not window.message.isVisible()
     assert panel.converted.size == panel.source.samples.size == 4 * SAMPLE_RATE
 
 
