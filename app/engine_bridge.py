@@ -2,9 +2,12 @@
 
 A QTimer on the GUI thread drains the worker's event queue and re-emits each event as a Qt signal; events of
 requests that are no longer current (cancelled or superseded) are dropped, so no stale audio reaches playback.
-Speak goes to the worker as an interactive job, a project render as a background job (narration's
-:class:`~core.narration.RenderJob`). The two are separate lanes: a new Speak replaces the running Speak only, and a
-Speak during a book render runs between two of the render's segments while the render goes on. With Settings →
+Speak and Re-voice (voice conversion of a recording) go to the worker as interactive jobs, a project render as a
+background job (narration's :class:`~core.narration.RenderJob`). The two are separate lanes: a new Speak or Re-voice
+replaces the running one only (they share the player), and either during a book render runs between two of the
+render's segments while the render goes on. A Re-voice's chunks and end come as their own signals
+(:attr:`EngineBridge.conversion_chunk`, :attr:`EngineBridge.conversion_finished`), so the Speak panel never takes them
+for its own. With Settings →
 Render on set to a Ray cluster, the pending segments go to :class:`~core.narration.ClusterRenderJob` instead (same
 events; a new take of one segment stays a local ``RenderJob``), and what the cluster render reports as it goes
 (nodes, actors, re-queued units) reaches the studio as :attr:`EngineBridge.cluster_changed`. A line the studio's
@@ -75,6 +78,9 @@ class EngineBridge(QObject):
     render_done = Signal(int, object)  # id, RenderSummary
     work_changed = Signal(str)  # describe_work(status): what the worker runs and what waits
     speak_submitted = Signal(int)  # a Speak request was queued (a render being listened to hands over the player)
+    convert_submitted = Signal(int)  # a Re-voice request was queued (it takes the player as a Speak does)
+    conversion_chunk = Signal(object)  # an AudioChunk of the running Re-voice
+    conversion_finished = Signal(int, object)  # id, RequestReport of a Re-voice
     cluster_changed = Signal(object)  # the cluster render's ClusterStats, when its nodes, actors or re-queues change
     perform_progress = Signal(int, float)  # id, seconds of the recording re-voiced so far
     performed = Signal(int, object, object)  # id, the re-voiced audio (mono float32, 24 kHz), RequestReport
@@ -84,7 +90,9 @@ class EngineBridge(QObject):
         super().__init__(parent)
         self.worker = worker or InferenceWorker()
         self.current: int | None = None
-        """The Speak request whose events reach the window."""
+        """The Speak or Re-voice request whose events reach the window (the interactive lane)."""
+        self.converting = False
+        """:attr:`current` is a Re-voice (its chunks and end go to the conversion signals)."""
         self.rendering: int | None = None
         """The project render whose events reach the studio."""
         self.performing: int | None = None
@@ -112,9 +120,19 @@ class EngineBridge(QObject):
         goes on: the worker runs this request between two of its segments."""
         self.cancel()
         rid = self.worker.new_request_id()
-        self.current = rid
+        self.current, self.converting = rid, False
         self.worker.speak(SynthesisRequest(text, voice, options, rid), runtime)
         self.speak_submitted.emit(rid)
+        return rid
+
+    def convert(self, source, voice, seed: int | None = None, runtime: RuntimeOptions | None = None) -> int:
+        """Re-voice a recording (a loaded ``SourceRecording`` or a file) into ``voice`` (``None``: the model's own), in
+        the interactive lane: a running Speak or Re-voice is cancelled first; a project render goes on."""
+        self.cancel()
+        rid = self.worker.new_request_id()
+        self.current, self.converting = rid, True
+        self.worker.convert(ConversionRequest(source, voice, seed, rid), runtime)
+        self.convert_submitted.emit(rid)
         return rid
 
     def render(
@@ -165,7 +183,7 @@ class EngineBridge(QObject):
             self.performing, self._performed_blocks = None, []
 
     def cancel(self) -> None:
-        """Stop the running Speak request (a project render goes on)."""
+        """Stop the running Speak or Re-voice request (a project render goes on)."""
         if self.current is not None:
             self.worker.cancel(self.current)
             self.request_cancelled.emit(self.current)
@@ -180,7 +198,7 @@ class EngineBridge(QObject):
 
     @property
     def busy(self) -> bool:
-        """A Speak request is running."""
+        """A Speak or Re-voice request is running."""
         return self.current is not None
 
     def shutdown(self, timeout: float = 5.0) -> bool:
@@ -234,10 +252,11 @@ class EngineBridge(QObject):
         elif isinstance(event, Started):
             self.request_started.emit(event.request_id)
         elif isinstance(event, Chunk):
-            self.chunk_ready.emit(event.chunk)
+            (self.conversion_chunk if self.converting else self.chunk_ready).emit(event.chunk)
         elif isinstance(event, Finished):
             self.current = None
-            self.request_finished.emit(event.request_id, event.report)
+            finished = self.conversion_finished if self.converting else self.request_finished
+            finished.emit(event.request_id, event.report)
         elif isinstance(event, Failed):
             self.current = None
             self.request_failed.emit(event.request_id, describe_failure(event))

@@ -2,6 +2,7 @@
 status bar (model, providers, speed, playback). What each panel does lives in the panel and its controller:
 
 - :class:`SpeakPanel` (text, Speak/Stop, waveform and latency plots) over :class:`SpeakController`;
+- :class:`RevoicePanel` (a recording spoken again in the chosen voice, A/B, export) over :class:`RevoiceController`;
 - :class:`StudioPanel` (the narration project) with :class:`ProjectFiles` in the File menu;
 - :class:`VoicePanel` (reference recording, library) over :class:`VoiceController`;
 - :class:`HistoryPanel` over :class:`HistoryController`; :class:`SettingsPanel` with :class:`ApiPanel` and
@@ -38,6 +39,7 @@ from .messages import Messages
 from .panels.api_panel import ApiPanel
 from .panels.history_panel import HistoryPanel
 from .panels.render_on_panel import RenderOnPanel
+from .panels.revoice_panel import RevoicePanel
 from .panels.settings_panel import SettingsPanel
 from .panels.speak_panel import SpeakPanel
 from .panels.voice_panel import VoicePanel
@@ -110,6 +112,17 @@ class MainWindow(QMainWindow):
             self,
         )
         self.voice_panel = VoicePanel(self.voice_controller, self.messages, self.paths.recordings, self)
+        self.revoice_panel = RevoicePanel(
+            self.bridge,
+            self.player,
+            self.settings,
+            self.voice_panel,
+            self.messages,
+            self.exporter,
+            self.runtime_options,
+            self.paths.recordings,
+            self,
+        )
         self.settings_panel = SettingsPanel(self.settings, self)
         self.api_panel = ApiPanel(self.bridge.worker, self.library, self, self.settings)  # Settings → Local API
         self.settings_panel.add_section(self.api_panel)
@@ -130,6 +143,8 @@ class MainWindow(QMainWindow):
         self.modes.addTab(self.speak_panel, "&Speak")
         self.modes.addTab(self.studio_panel, "&Project")
         self.modes.setTabToolTip(1, "The narration studio: a book as segments to render, fix one by one and export")
+        self.modes.addTab(self.revoice_panel, "Re-vo&ice")  # after Project: a remembered tab index keeps its tab
+        self.modes.setTabToolTip(2, "A recording spoken again in another voice: same words and timing, new voice")
         self.splitter = QSplitter(Qt.Orientation.Horizontal, self)
         self.splitter.addWidget(self.modes)
         self.splitter.addWidget(self.tabs)
@@ -199,13 +214,17 @@ class MainWindow(QMainWindow):
         file_menu.addAction(self.quit_action)
 
     def _connect_signals(self) -> None:
-        self.export_action.triggered.connect(self.speak_panel.export_last)
+        self.export_action.triggered.connect(self.export_last)
         self.quit_action.triggered.connect(self.close)
         self.choose_model_action.triggered.connect(self.choose_model)
         speak = self.speak_panel
-        speak.export_available.connect(self.export_action.setEnabled)
+        speak.export_available.connect(self._update_export_action)
         speak.playback_status.connect(self._on_playback_status)
         speak.timing_status.connect(self.rtf_label.setText)
+        revoice = self.revoice_panel
+        revoice.export_available.connect(self._update_export_action)
+        revoice.playback_status.connect(self._on_playback_status)
+        revoice.timing_status.connect(self.rtf_label.setText)
         self.voice_panel.play_requested.connect(speak.play_reference)
         self.settings_panel.changed.connect(self._on_setting_changed)
         self.render_on_panel.changed.connect(self.studio_panel.render_on_changed)
@@ -269,6 +288,21 @@ class MainWindow(QMainWindow):
     @Slot(int)
     def _on_mode_changed(self, index: int) -> None:
         self.settings.set(Key.MODE, index)
+        self._update_export_action()
+
+    def _update_export_action(self, _available: bool = False) -> None:
+        """File → Export last result exports the Re-voice tab's audio while it shows, else the last Speak's."""
+        if self.modes.currentWidget() is self.revoice_panel:
+            self.export_action.setEnabled(self.revoice_panel.export_button.isEnabled())
+        else:
+            self.export_action.setEnabled(self.speak_panel.export_button.isEnabled())
+
+    @Slot()
+    def export_last(self) -> None:
+        if self.modes.currentWidget() is self.revoice_panel:
+            self.revoice_panel.export_converted()
+        else:
+            self.speak_panel.export_last()
 
     def save_draft(self) -> None:
         """Keep the typed text (a moment after each change, and on closing)."""
@@ -322,6 +356,7 @@ class MainWindow(QMainWindow):
         self.model_label.setText(f"Loading {bundle.name}…")
         self._load_times = {}
         self.speak_panel.model_loading()
+        self.revoice_panel.model_loading()
         self.bridge.load(bundle, self.runtime_options())
 
     @Slot(object)
@@ -334,6 +369,7 @@ class MainWindow(QMainWindow):
         self.provider_label.setToolTip("\n".join(f"{g}: {p}" for g, p in caps.providers.items()))
         self.settings_panel.set_capabilities(caps)
         self.speak_panel.model_loaded(caps)
+        self.revoice_panel.model_loaded(caps)
         self.voice_panel.set_model(event)
         if not usability.show_model_notice(self, event):  # a closed provider notice is not shown again
             self.hide_message()
@@ -355,6 +391,7 @@ class MainWindow(QMainWindow):
         self.load_label.hide()  # a graph that failed never reports its end
         self.model_label.setText("No model")
         self.speak_panel.model_failed()
+        self.revoice_panel.model_failed()
         self.show_message(message)
 
     # --- the history: routed to the panels that play, export and edit ------------------------------------------
@@ -435,9 +472,12 @@ class MainWindow(QMainWindow):
         self.project_files.refresh()
 
     def toggle_playback(self) -> str:
-        """Space: the studio's Play / Pause / Resume in the Project view, else the Speak panel's playback."""
+        """Space: the studio's Play / Pause / Resume in the Project view, the Re-voice tab's in its view, else the
+        Speak panel's playback."""
         if self.modes.currentWidget() is self.studio_panel:
             return self.studio_panel.toggle_from_key()
+        if self.modes.currentWidget() is self.revoice_panel:
+            return self.revoice_panel.toggle_playback()
         return self.speak_panel.toggle_playback()
 
     # --- drops and closing -------------------------------------------------------------------------------------
@@ -459,6 +499,7 @@ class MainWindow(QMainWindow):
         self.settings.sync()
         self.library.empty_trash()  # removed voices can no longer be restored
         self.speak_panel.stop_playback_timer()
+        self.revoice_panel.shutdown()
         self.player.stop()
         self.api_panel.shutdown()  # the local API's requests are cancelled before the worker stops
         self.render_on_panel.shutdown()

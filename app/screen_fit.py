@@ -1,8 +1,9 @@
 """Whether the window, and every control a user can see in it, lies inside the screen's available area.
 
-Each view is checked in turn (the Speak and Project modes, every side tab). A control counts when it is visible and
-not inside a scroll area (what scrolls can be reached by scrolling); it must lie wholly inside the available
-geometry, and wholly inside its window (a control cut off by a layout that does not fit is not usable either).
+Each view is checked in turn (every mode: Speak, Project, Re-voice; every side tab). A control counts when it is
+visible and not inside a scroll area (what scrolls can be reached by scrolling); it must lie wholly inside the
+available geometry, and wholly inside its window (a control cut off by a layout that does not fit is not usable
+either).
 """
 
 from __future__ import annotations

@@ -356,7 +356,7 @@ def screenshot(path: Path, width: int, height: int, scale: float = 1.0) -> int:
         window.speak_panel.text.set_text(TEXT)
         window.show()
         _wait(app, lambda: False, 0.3)
-        fit = window_fit(window)  # every view: the Speak and Project modes, each side tab
+        fit = window_fit(window)  # every view: each mode (Speak, Project, Re-voice), each side tab
         image = window.grab()
         Path(path).parent.mkdir(parents=True, exist_ok=True)
         image.save(str(path))

@@ -150,6 +150,11 @@ class SpeakController:
             return True
         return False
 
+    def interrupted(self) -> bool:
+        """Cancelled by another request taking the player (a Re-voice): like :meth:`stop`, the request forgotten."""
+        self.request = None
+        return self.stop()
+
     def fail(self) -> None:
         self.request = None
         self.ended = "failed"

@@ -115,6 +115,7 @@ class SpeakPanel(QWidget):
         self.bridge.chunk_ready.connect(self._on_chunk_ready)
         self.bridge.request_finished.connect(self._on_request_finished)
         self.bridge.request_failed.connect(self._on_request_failed)
+        self.bridge.convert_submitted.connect(self._on_player_taken)
         self._play_timer.timeout.connect(self._on_play_tick)
 
     # --- what others read --------------------------------------------------------------------------------------
@@ -224,6 +225,16 @@ class SpeakPanel(QWidget):
         self.playback_status.emit("failed")
         self._speaking(False)
         self.request_done.emit(False)
+
+    @Slot(int)
+    def _on_player_taken(self, _rid: int) -> None:
+        """A Re-voice started (it cancelled a running Speak: what arrived stays the last result); the player is its."""
+        self._play_timer.stop()
+        self.controller.awaiting_playback = False
+        if self.controller.rid is not None:
+            if self.controller.interrupted():
+                self._set_export_available(True)
+            self._speaking(False)
 
     def _speaking(self, busy: bool) -> None:
         """The Speak button says that work runs; the status line keeps "stopped" / "failed" until the next Speak."""

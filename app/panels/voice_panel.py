@@ -41,6 +41,8 @@ NEEDS_RECORDING = (
 class VoicePanel(QGroupBox):
     play_requested = Signal(object)
     """Listen to the reference (a :class:`VoiceReference`): the Speak panel plays it."""
+    voice_changed = Signal()
+    """The voice in use or the library changed (the Re-voice tab shows the same choice)."""
 
     def __init__(
         self, controller: VoiceController, messages: Messages, recordings: Path, parent: QWidget | None = None
@@ -247,9 +249,11 @@ class VoicePanel(QGroupBox):
             self.controller.title(has_default), voice, saveable=voice is not None and not self.controller.name
         )
         self.select_current(self.controller.name or None)
+        self.voice_changed.emit()
 
     def refresh_library(self) -> None:
         self.set_library(self.controller.names(), self.controller.name or None)
+        self.voice_changed.emit()
 
     def set_library(self, names: list[str], current: str | None = None) -> None:
         self.library.clear()

@@ -173,14 +173,14 @@ class RenderControls(_Part):
             self._end_render()
             self.status.setText("Stopped. Finished segments are saved; Render continues with the rest.")
 
-    def _on_speak_submitted(self, _rid: int) -> None:
-        """Speak during a render: the render goes on (the worker runs the request between two segments), and a
-        render being listened to hands the player over and goes on silently."""
+    def _on_speak_submitted(self, _rid: int, what: str = "Speak") -> None:
+        """Speak (or Re-voice) during a render: the render goes on (the worker runs the request between two
+        segments), and a render being listened to hands the player over and goes on silently."""
         if self.rendering is None or not self._live:
             return
         self._live = False
         self._timer.stop()
-        self.status.setText("Speak is playing; the render goes on without sound.")
+        self.status.setText(f"{what} is playing; the render goes on without sound.")
 
     def _end_render(self) -> None:
         self.controller.ended()

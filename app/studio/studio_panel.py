@@ -315,6 +315,7 @@ class StudioPanel(
         self.bridge.request_failed.connect(self._on_failed)
         self.bridge.request_cancelled.connect(self._on_cancelled)
         self.bridge.speak_submitted.connect(self._on_speak_submitted)
+        self.bridge.convert_submitted.connect(lambda rid: self._on_speak_submitted(rid, "Re-voice"))
         self.bridge.cluster_changed.connect(self._on_cluster_changed)
         self._timer = QTimer(self)
         self._timer.setInterval(50)

@@ -1,5 +1,5 @@
-"""One request, chunk by chunk: language-model and decoder time in ms (left axis) and the real-time factor (right
-axis, with the real-time line at 1); the mouse reads a chunk's values."""
+"""One request, chunk by chunk: language-model (or, for a re-voiced recording, speech-encoder) and decoder time in ms
+(left axis) and the real-time factor (right axis, with the real-time line at 1); the mouse reads a chunk's values."""
 
 from __future__ import annotations
 
@@ -43,16 +43,19 @@ class ChunkPoint:
 
 
 class ChunkLatencyPlot(pg.PlotWidget):
-    def __init__(self, parent=None):
+    def __init__(self, parent=None, stage: str = "LM", empty_text: str = EMPTY_TEXT, unit: str = "chunk"):
+        """``stage``: what makes a chunk's tokens ("LM"; "encoder" for a re-voiced recording, whose chunks are its
+        ``unit`` "window")."""
         super().__init__(parent, axisItems={"bottom": IntegerAxis("bottom")})
-        plot = still_plot(self, "chunk")
+        self.stage, self.empty_text, self.unit = stage, empty_text, unit
+        plot = still_plot(self, unit)
         plot.setLabel("left", "time (ms)")
         self.rtf_view = add_right_axis(plot, "RTF")
         fit_axis_labels(plot)
         style_plot(plot, self)
         self.legend = add_legend(plot, self, columns=3)
         self.lm_curve = plot.plot(
-            pen=pg.mkPen(LM_COLOR, width=2), symbol="o", symbolSize=6, symbolPen=None, symbolBrush=LM_COLOR, name="LM"
+            pen=pg.mkPen(LM_COLOR, width=2), symbol="o", symbolSize=6, symbolPen=None, symbolBrush=LM_COLOR, name=stage
         )
         self.decode_curve = plot.plot(
             pen=pg.mkPen(DECODE_COLOR, width=2),
@@ -73,19 +76,19 @@ class ChunkLatencyPlot(pg.PlotWidget):
         self.legend.addItem(self.rtf_curve, "RTF (right)")
         self.realtime = pg.InfiniteLine(1.0, angle=0, pen=pg.mkPen(RTF_COLOR, width=1, style=Qt.PenStyle.DotLine))
         self.rtf_view.addItem(self.realtime, ignoreBounds=True)
-        self.empty = placeholder(plot, self, EMPTY_TEXT)
+        self.empty = placeholder(plot, self, empty_text)
         self.hover = HoverReadout(self, self._describe)
         self.chunks: list[ChunkPoint] = []
         plot.vb.sigResized.connect(self._fit)
         self.show_chunks([])
 
-    def show_chunks(self, chunks: list[ChunkPoint], empty_text: str = EMPTY_TEXT) -> None:
+    def show_chunks(self, chunks: list[ChunkPoint], empty_text: str | None = None) -> None:
         self.chunks = list(chunks)
         xs = list(range(1, len(self.chunks) + 1))
         self.lm_curve.setData(xs, [c.lm_ms for c in self.chunks])
         self.decode_curve.setData(xs, [c.decode_ms for c in self.chunks])
         self.rtf_curve.setData(xs, [c.rtf for c in self.chunks])
-        self.empty.setText(empty_text)
+        self.empty.setText(self.empty_text if empty_text is None else empty_text)
         self.empty.setVisible(not self.chunks)
         self.legend.setVisible(bool(self.chunks))  # an empty plot shows its hint, not a legend over it
         self.legend.fit()
@@ -108,7 +111,8 @@ class ChunkLatencyPlot(pg.PlotWidget):
         if not 0 <= index < len(self.chunks):
             return None
         c = self.chunks[index]
-        lines = [f"chunk {index + 1}", f"LM {c.lm_ms:.0f} ms · decode {c.decode_ms:.0f} ms", f"RTF {c.rtf:.2f}"]
+        times = f"{self.stage} {c.lm_ms:.0f} ms · decode {c.decode_ms:.0f} ms"
+        lines = [f"{self.unit} {index + 1}", times, f"RTF {c.rtf:.2f}"]
         if c.at_ms is not None:
             lines.append(f"ready at {c.at_ms:.0f} ms")
         return index + 1, "\n".join(lines)

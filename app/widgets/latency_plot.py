@@ -5,12 +5,14 @@ from __future__ import annotations
 
 import contextlib
 import time
+from dataclasses import dataclass
 
 from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QVBoxLayout, QWidget
 
+from .chunk_latency_plot import EMPTY_TEXT as CHUNKS_EMPTY
 from .chunk_latency_plot import ChunkLatencyPlot, ChunkPoint
 from .forecast_plot import ForecastPlot, forecast_chunks
-from .request_latency_plot import METRICS, RequestLatencyPlot, RequestPoint
+from .request_latency_plot import CONVERSION_METRICS, METRICS, Metric, RequestLatencyPlot, RequestPoint
 
 CHUNKS_CAPTION = "This request, per chunk"
 FORECAST_CAPTION = "Playback forecast"
@@ -18,21 +20,39 @@ MIN_HEIGHT = 100
 """Low enough for a 1024×600 screen at 150 %; the plots grow with the window."""
 
 
+@dataclass(frozen=True)
+class LatencyWords:
+    """What the plots call things: Speak's by default; :data:`CONVERSION_WORDS` for a re-voiced recording, whose
+    speech encoder stands where the language model does and whose chunks are windows of the recording."""
+
+    stage: str = "LM"
+    unit: str = "chunk"
+    caption: str = CHUNKS_CAPTION
+    empty: str = CHUNKS_EMPTY
+    metrics: tuple[Metric, ...] = METRICS
+
+
+CONVERSION_WORDS = LatencyWords(
+    "encoder", "window", "Per window", "Re-voice to see\nlatency per window", CONVERSION_METRICS
+)
+
+
 class LatencyPlot(QWidget):
-    def __init__(self, parent=None):
+    def __init__(self, parent=None, words: LatencyWords = LatencyWords()):
         super().__init__(parent)
+        self.words = words
         self.setMinimumHeight(MIN_HEIGHT)
-        self.chunk_plot = ChunkLatencyPlot(self)
-        self.request_plot = RequestLatencyPlot(self)
+        self.chunk_plot = ChunkLatencyPlot(self, words.stage, words.empty, words.unit)
+        self.request_plot = RequestLatencyPlot(self, words.metrics)
         self.forecast_plot = ForecastPlot(self)
         self.forecast_caption = QLabel(FORECAST_CAPTION, self)
         self.forecast_caption.setToolTip(
             "When each chunk was predicted to arrive, when playback needs it (deadline), and when it arrived. "
             "“Play smoothly” starts playback late enough that no chunk is predicted above its deadline."
         )
-        self.chunks_caption = QLabel(CHUNKS_CAPTION, self)
+        self.chunks_caption = QLabel(words.caption, self)
         self.metric_choice = QComboBox(self)
-        self.metric_choice.addItems([m.name for m in METRICS])
+        self.metric_choice.addItems([m.name for m in words.metrics])
         self.metric_choice.setToolTip("What the per-request plot shows")
         self.metric_choice.currentTextChanged.connect(self.request_plot.set_metric)
         requests_caption = QLabel("Per request:", self)
@@ -82,7 +102,7 @@ class LatencyPlot(QWidget):
     def start_request(self, settings: tuple[str, ...] = ()) -> None:
         """A new request begins, made with ``settings`` (:func:`app.settings_summary.describe_settings`)."""
         self.chunks, self._settings = [], tuple(settings)
-        self.chunks_caption.setText(CHUNKS_CAPTION)
+        self.chunks_caption.setText(self.words.caption)
         self.request_plot.set_highlight(None)
         self.chunk_plot.show_chunks(self.chunks)
         self.set_forecast(None)

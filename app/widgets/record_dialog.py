@@ -1,13 +1,16 @@
 """Record a reference voice from the microphone (level meter, 10 s countdown), then trim it; or trim a file.
+:class:`SourceRecordDialog` records what the Re-voice tab converts (up to five minutes) the same way.
+:class:`LineRecordDialog` records one line of a narration to perform (up to a minute): it ends with the kept samples,
+which the studio re-voices into the segment's voice (the project keeps them).
 
-Both dialogs end with a checked WAV file in the app's recordings folder (``path``), which the window selects like a
-dropped file. :class:`LineRecordDialog` records one line of a narration to perform instead (up to a minute): it ends
-with the kept samples, which the studio re-voices into the segment's voice (the project keeps them).
+The dialogs end with a WAV file in the app's recordings folder (``path``), which the window opens like a dropped
+file.
 """
 
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -43,15 +46,20 @@ def save_recording(folder: Path, samples: np.ndarray, stem: str = "recording") -
     return path
 
 
+def reference_advice(seconds: float) -> str:
+    return " (a voice needs at least 1 s; 5–10 s is best)" if seconds < 5 else ""
+
+
+def source_advice(seconds: float) -> str:
+    return " (a recording to re-voice needs at least 0.5 s)" if seconds < 0.5 else ""
+
+
 class TrimPanel(QFormLayout):
     """Start and end of the part to keep, with "Trim silence" finding the speech."""
 
-    ADVICE = (5.0, " (a voice needs at least 1 s; 5–10 s is best)")
-    """Under this many seconds kept, these words follow the length."""
-
-    def __init__(self, parent, advice: tuple[float, str] | None = None):
+    def __init__(self, parent, advice: Callable[[float], str] = reference_advice):
         super().__init__()
-        self.advice = advice or self.ADVICE
+        self.advice = advice
         self.samples = np.zeros(0, np.float32)
         self.start = QDoubleSpinBox(parent)
         self.end = QDoubleSpinBox(parent)
@@ -93,32 +101,32 @@ class TrimPanel(QFormLayout):
 
     def _show_length(self) -> None:
         seconds = max(0.0, self.end.value() - self.start.value())
-        advice = self.advice[1] if seconds < self.advice[0] else ""
-        self.length.setText(f"{seconds:.1f} s kept{advice}")
+        self.length.setText(f"{seconds:.1f} s kept{self.advice(seconds)}")
 
 
 class RecordDialog(QDialog):
     SECONDS = 10
-    ADVICE: tuple[float, str] | None = None
-    """The trim panel's advice on the length kept (``None``: a voice's)."""
+    TITLE = "Record a reference voice"
+    HINT = (
+        "Read a few sentences in your normal voice, in a quiet room, 20–30 cm from the microphone. Recording stops "
+        "after 10 s."
+    )
+    STEM = "recording"
+    ADVICE = staticmethod(reference_advice)
 
     def __init__(self, folder: Path, sd=None, parent=None):
         super().__init__(parent)
-        self.setWindowTitle("Record a reference voice")
+        self.setWindowTitle(self.TITLE)
         self.folder = folder
         self.path: Path | None = None
         self.recorder = Recorder(sd, max_seconds=self.SECONDS)
-        self.hint = QLabel(
-            "Read a few sentences in your normal voice, in a quiet room, 20–30 cm from the "
-            "microphone. Recording stops after 10 s.",
-            self,
-        )
+        self.hint = QLabel(self.HINT, self)
         self.hint.setWordWrap(True)
         self.meter = QProgressBar(self)
         self.meter.setRange(0, 100)
         self.meter.setFormat("level")
         self.meter.setToolTip("Input level: aim for the upper half without reaching the end")
-        self.countdown = QLabel(f"{self.SECONDS} s", self)
+        self.countdown = QLabel(time_left(self.SECONDS), self)
         self.record = QPushButton("● &Record", self)
         self.stop = QPushButton("■ &Stop", self)
         self.stop.setEnabled(False)
@@ -171,12 +179,12 @@ class RecordDialog(QDialog):
     def _tick(self) -> None:
         level = self.recorder.level
         self.meter.setValue(min(100, round(100 * (1 + 20 * np.log10(max(level, 1e-5)) / 60))))
-        self.countdown.setText(f"{max(0, self.SECONDS - int(self.recorder.seconds))} s left")
+        self.countdown.setText(time_left(max(0, self.SECONDS - int(self.recorder.seconds))) + " left")
         if self.recorder.full:
             self.stop_recording()
 
     def _use(self) -> None:
-        self.path = save_recording(self.folder, self.trim.kept())
+        self.path = save_recording(self.folder, self.trim.kept(), stem=self.STEM)
         self.accept()
 
     def done(self, result: int) -> None:
@@ -185,29 +193,46 @@ class RecordDialog(QDialog):
         super().done(result)
 
 
+class SourceRecordDialog(RecordDialog):
+    """A recording to re-voice: what the other voice should say, up to five minutes, stopped when done."""
+
+    SECONDS = 300
+    TITLE = "Record something to re-voice"
+    HINT = (
+        "Say what the other voice should say, as you want it said: the words, timing and intonation stay yours, "
+        "the voice becomes the chosen one. Press Stop when done (at most 5 minutes)."
+    )
+    STEM = "revoice-source"
+    ADVICE = staticmethod(source_advice)
+
+
 class LineRecordDialog(RecordDialog):
     """Record one line to perform: the studio re-voices the kept part into the segment's voice (:attr:`samples`)."""
 
     SECONDS = 60
-    ADVICE = (0.5, " (a line needs at least 0.5 s)")
+    TITLE = "Perform this line"
+    ADVICE = staticmethod(source_advice)
     TEXT_CHARS = 240
 
     def __init__(self, text: str, sd=None, parent=None):
         super().__init__(Path(), sd, parent)
-        self.setWindowTitle("Perform this line")
         line = " ".join(text.split())
         line = line if len(line) <= self.TEXT_CHARS else line[: self.TEXT_CHARS - 1] + "…"
         self.hint.setText(
             f"Say the line as it should sound: “{line}”. Your words, timing and intonation are kept; the voice "
-            f"becomes the segment's. Recording stops after {self.SECONDS} s."
+            f"becomes the segment's. Recording stops after {time_left(self.SECONDS)}."
         )
-        self.countdown.setText(f"{self.SECONDS} s")
         self.use.setText("&Use this recording")
         self.samples: np.ndarray | None = None
 
     def _use(self) -> None:
         self.samples = self.trim.kept()
         self.accept()
+
+
+def time_left(seconds: int) -> str:
+    """``10 s`` under a minute, ``4:59`` above."""
+    return f"{seconds} s" if seconds < 60 else f"{seconds // 60}:{seconds % 60:02d}"
 
 
 class TrimDialog(QDialog):

@@ -41,17 +41,28 @@ class Metric:
     unit: str
     least_top: float
     """The y axis reaches at least this far (an empty plot or tiny values keep a readable scale)."""
+    reading: str = "{name} {value:.0f} {unit}"
+    """How the mouse reads a request's value."""
+
+    def read(self, point: RequestPoint) -> str:
+        return self.reading.format(name=self.name, value=getattr(point, self.attribute), unit=self.unit).strip()
 
 
 METRICS = (
     Metric("first audio", "first audio (ms)", "ttfa_ms", "ms", 100.0),
-    Metric("LM step", "LM step (ms)", "step_ms", "ms", 10.0),
-    Metric("real-time factor", "RTF (1 = real time)", "rtf", "", 1.25),
+    Metric("LM step", "LM step (ms)", "step_ms", "ms", 10.0, "{name} {value:.1f} {unit}"),
+    Metric("real-time factor", "RTF (1 = real time)", "rtf", "", 1.25, "RTF {value:.2f}"),
 )
+CONVERSION_METRICS = (
+    METRICS[0],
+    Metric("encoder", "encoder per window (ms)", "step_ms", "ms", 10.0, "encoder {value:.1f} ms per window"),
+    METRICS[2],
+)
+"""A re-voiced recording has no language model: its second measure is the speech encoder's time per window."""
 
 
 class RequestLatencyPlot(pg.PlotWidget):
-    def __init__(self, parent=None):
+    def __init__(self, parent=None, metrics: tuple[Metric, ...] = METRICS):
         super().__init__(parent, axisItems={"bottom": IntegerAxis("bottom")})
         plot = still_plot(self, "request")
         style_plot(plot, self)
@@ -70,7 +81,8 @@ class RequestLatencyPlot(pg.PlotWidget):
         self.group_items: list[pg.ScatterPlotItem] = []
         self.requests: list[RequestPoint] = []
         self.highlighted: int | None = None
-        self.metric = METRICS[0]
+        self.metrics = metrics
+        self.metric = metrics[0]
         plot.vb.sigResized.connect(self._fit)
         plot.setLabel("left", self.metric.axis_label)
         self._fit_labels = fit_axis_labels(plot)
@@ -82,7 +94,7 @@ class RequestLatencyPlot(pg.PlotWidget):
         self._redraw()
 
     def set_metric(self, name: str) -> None:
-        self.metric = next(m for m in METRICS if m.name == name)
+        self.metric = next(m for m in self.metrics if m.name == name)
         self._redraw()
 
     def set_highlight(self, index: int | None) -> None:
@@ -141,12 +153,7 @@ class RequestLatencyPlot(pg.PlotWidget):
         if not 0 <= index < len(self.requests):
             return None
         r = self.requests[index]
-        lines = [
-            f"request {index + 1}",
-            f"first audio {r.ttfa_ms:.0f} ms",
-            f"LM step {r.step_ms:.1f} ms",
-            f"RTF {r.rtf:.2f}",
-        ]
+        lines = [f"request {index + 1}", *(m.read(r) for m in self.metrics)]
         if r.settings:
             lines.append(summary_text(r.settings, per_line=3))
         return index + 1, "\n".join(lines)

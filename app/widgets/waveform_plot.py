@@ -20,7 +20,7 @@ EMPTY_TEXT = "Speak to see the waveform"
 
 
 class WaveformPlot(pg.PlotWidget):
-    def __init__(self, parent=None, sample_rate: int = SAMPLE_RATE, redraw_ms: int = 50):
+    def __init__(self, parent=None, sample_rate: int = SAMPLE_RATE, redraw_ms: int = 50, empty_text: str = EMPTY_TEXT):
         super().__init__(parent)
         self.sample_rate = sample_rate
         self.setFocusPolicy(Qt.FocusPolicy.NoFocus)  # a picture: Tab passes it by
@@ -40,7 +40,7 @@ class WaveformPlot(pg.PlotWidget):
         self.curve = self.plot(pen=pg.mkPen("#4aa3df", width=1))
         self.cursor = pg.InfiniteLine(angle=90, pen=pg.mkPen("#f0ad4e", width=1))
         self.addItem(self.cursor, ignoreBounds=True)
-        self.empty = placeholder(plot, self, EMPTY_TEXT)
+        self.empty = placeholder(plot, self, empty_text)
         self.empty.setPos(EMPTY_SECONDS / 2, 0)
         self.hover = HoverReadout(self, self._describe)
         self._follow = True  # the time axis shows all the audio until the user zooms or pans

@@ -100,11 +100,17 @@ VOICE = {
         cli=_NO_DEFAULT + "give a reference recording of 5-10 s of clean speech with --voice.",
         api=_NO_DEFAULT + "send a reference recording of 5-10 s of clean speech or name a saved voice.",
     ),
-    "voice.missing": Words("Voice file {path} no longer exists. Choose the reference recording again."),
+    # A voice's reference and a recording to re-voice share these codes: their words fit either.
+    "voice.missing": Words("The recording {path} no longer exists. Choose it again."),
     "voice.is_folder": Words("{path} is a folder; choose an audio file (wav, flac, ogg or mp3)."),
     "voice.permission_denied": Words("Cannot read {name}: permission denied. Check the file's permissions."),
     "voice.unreadable": Words("{name} is not a readable audio file ({reason}). Use a wav, flac, ogg or mp3 recording."),
-    "voice.empty": Words("{name} contains no audio. Record at least {recommended:.0f} seconds."),
+    "voice.empty": Words(
+        lambda d: (
+            f"{d['name']} contains no audio. Record at least {d['recommended']:.0f} "
+            f"second{'' if round(d['recommended']) == 1 else 's'}."
+        )
+    ),
     "voice.invalid_samples": Words("{name} contains invalid samples (NaN or infinity); export it again."),
     "voice.silent": Words("{name} is silent. Choose a recording in which the speaker can be heard."),
     "voice.too_short": Words(
@@ -133,7 +139,7 @@ NOTICES = {
     "voice.truncated": Words("Only the first {used:.0f} s of the {seconds:.0f} s recording are used."),
     "voice.clipped": Words("The reference is clipped (too loud); the cloned voice may sound distorted."),
     "voice.noisy": Words("The reference sounds noisy; a recording without background noise clones the voice better."),
-    "voice.low_rate": Words("The reference is sampled at {rate} Hz; a 16 kHz or better recording sounds clearer."),
+    "voice.low_rate": Words("This recording is sampled at {rate} Hz; a 16 kHz or better recording sounds clearer."),
     "cache.write_failed": Words(
         "The voice could not be saved to the cache ({reason}): free some disk space, or it is analysed again after "
         "a restart."
