@@ -93,8 +93,9 @@ class ConversionStream:
         first_audio_ms: float | None = None
         # With the runtime's decoder thread, the encoder reads the next window while the decoder renders this one.
         with ThreadPoolExecutor(1, thread_name_prefix="convert-decoder") as pool:
-            submit = pool.submit if runtime.decoder_thread else _run_now
-            pending: Future[_Decoded] | None = None
+            overlap = runtime.decoder_thread
+            submit = pool.submit if overlap else _run_now
+            pending: tuple[int, Future[_Decoded]] | None = None
             for number, window in enumerate(windows):
                 if self.cancelled():
                     raise SynthesisCancelled()
@@ -102,16 +103,18 @@ class ConversionStream:
                 tokens = self._tokens(source.samples, window)
                 encoder_ms += (spent := (time.perf_counter() - t0) * 1000)
                 if pending is not None:  # the previous window, decoded meanwhile
-                    yield (chunk := self._finish(pending, join, windows, number - 1, started))
+                    yield (chunk := self._finish(*pending, join, windows, started))
+                    decoder_ms += chunk.decode_ms
+                pending = (number, submit(self._decode, cond, tokens, report.seed + number, spent))
+                report.speech_tokens += tokens.tolist()
+                if number == 0 or not overlap:  # the first audio waits for nothing else; nor does any without overlap
+                    yield (chunk := self._finish(*pending, join, windows, started))
                     decoder_ms += chunk.decode_ms
                     first_audio_ms = chunk.at_ms if first_audio_ms is None else first_audio_ms
-                seed = report.seed + number
-                pending = submit(self._decode, cond, tokens, seed, spent)
-                report.speech_tokens += tokens.tolist()
-            assert pending is not None
-            yield (chunk := self._finish(pending, join, windows, len(windows) - 1, started))
-            decoder_ms += chunk.decode_ms
-            first_audio_ms = chunk.at_ms if first_audio_ms is None else first_audio_ms
+                    pending = None
+            if pending is not None:
+                yield (chunk := self._finish(*pending, join, windows, started))
+                decoder_ms += chunk.decode_ms
         total_ms = (time.perf_counter() - started) * 1000
         report.samples = source.samples.size
         seconds = source.samples.size / SAMPLE_RATE
@@ -137,10 +140,10 @@ class ConversionStream:
 
     def _finish(
         self,
+        number: int,
         pending: Future[_Decoded],
         join: WindowJoin,
         windows: list[Window],
-        number: int,
         started: float,
     ) -> AudioChunk:
         decoding_since = time.perf_counter()
