@@ -228,7 +228,7 @@ def test_cancel_stops_a_long_joined_decoder_call_at_once(tmp_path, bundles, voic
     decoder = pipe._parts.decoder
     stopped, entered = threading.Event(), threading.Event()
 
-    def slow_joined(cond, sentences):  # a joined call that runs until the decoder is interrupted
+    def slow_joined(cond, sentences, seed=None):  # a joined call that runs until the decoder is interrupted
         entered.set()
         if not stopped.wait(30):
             raise AssertionError("the decoder call was never interrupted")
