@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import sys
 import time
 import traceback
@@ -186,7 +187,9 @@ def _studio_round(app, window, out: Path, timeout: float) -> dict:
     from core.narration import ExportRequest
 
     window.speak_panel.text.set_text(PROJECT_TEXT)
-    project = window.project_files.new_from_text(window.speak_panel.text.text, out / "selftest.cbproj")
+    folder = out / "selftest.cbproj"
+    shutil.rmtree(folder, ignore_errors=True)  # a run before into this OUT: its project would have nothing to render
+    project = window.project_files.new_from_text(window.speak_panel.text.text, folder)
     if project is None:
         raise RuntimeError(f"the project could not be created: {window.message.text()}")
     studio, done = window.studio_panel, []
