@@ -117,12 +117,34 @@ def model_list(variant: str | None) -> dict:
     return {"object": "list", "data": [model_object(i, variant or "") for i in ids]}
 
 
+_SOURCES = ("body", "path", "query", "header", "cookie")
+"""Where FastAPI says a parameter came from: not part of the field's name."""
+
+
+def first_param(errors) -> str | None:
+    """The field at fault in pydantic's first error (``speed``, ``voice.id``), as OpenAI's ``param``; ``None`` when
+    the request as a whole is at fault."""
+    if not errors:
+        return None
+    loc = [str(p) for p in errors[0].get("loc", ())]
+    if loc and loc[0] in _SOURCES:
+        loc = loc[1:]
+    return ".".join(loc) or None
+
+
 def first_problem(errors) -> str:
-    """One readable line from pydantic's errors: ``speed: Input should be less than or equal to 4``."""
+    """One readable line from pydantic's errors, naming the field: ``Invalid 'speed': Input should be less than or
+    equal to 4 (got 10.0).``, ``'input' is required.``"""
     if not errors:
         return "The request is not valid."
     error = errors[0]
-    where = ".".join(str(p) for p in error.get("loc", ()) if p != "body")
-    message = error.get("msg", "is not valid")
+    where = first_param(errors)
+    message = str(error.get("msg", "is not valid"))
     more = f" (and {len(errors) - 1} more problem{'s' if len(errors) > 2 else ''})" if len(errors) > 1 else ""
-    return f"{where}: {message}{more}" if where else f"{message}{more}"
+    if where is None:
+        return f"{message}{more}."
+    if error.get("type") == "missing":
+        return f"'{where}' is required{more}."
+    value = error.get("input")
+    got = f" (got {value!r})" if isinstance(value, (str, int, float, bool)) and len(repr(value)) <= 40 else ""
+    return f"Invalid '{where}': {message}{got}{more}."

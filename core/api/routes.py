@@ -23,13 +23,14 @@ from pydantic import ValidationError
 from starlette.datastructures import FormData, UploadFile
 
 from core.api.audio import Output, parse_output_format
-from core.api.errors import ApiError
+from core.api.errors import ApiError, bad_request
 from core.api.jobs import JobQueue, Part, QueueFull, plan
 from core.api.models import (
     CONVERSION_FIELDS,
     ConversionParams,
     SpeechParams,
     accepted_models,
+    first_param,
     first_problem,
     is_accepted,
     is_conversion_model,
@@ -115,7 +116,7 @@ async def models(request: Request) -> dict[str, Any]:
 async def model(request: Request, model_id: str) -> dict[str, Any]:
     pipe = _state(request).worker.pipeline
     if pipe is None or not is_accepted(model_id, pipe.capabilities.variant):
-        raise ApiError(404, f"The model {model_id!r} does not exist here.", "model_not_found")
+        raise ApiError(404, f"The model {model_id!r} does not exist here.", "model_not_found", param="model")
     return model_object(model_id, pipe.capabilities.variant)
 
 
@@ -176,7 +177,7 @@ async def add_voice(request: Request) -> dict[str, Any]:
     try:
         entry, reference = state.voices.add_upload(name, filename, data)
     except ChatterboxError as exc:
-        raise ApiError(422, describe_error(exc, "api"), "invalid_audio") from exc
+        raise bad_request(describe_error(exc, "api"), "invalid_audio", "file") from exc
     except OSError as exc:
         message = f"The voice could not be saved: {exc.strerror or exc}."
         raise ApiError(500, message, "write_failed", "server_error") from None
@@ -233,7 +234,7 @@ async def speech_to_speech(request: Request, voice_id: str) -> Response:
     if params.model_id is not None and not is_conversion_model(params.model_id, caps.variant):
         known = ", ".join((*accepted_models(caps.variant), "eleven_english_sts_v2", "eleven_multilingual_sts_v2"))
         message = f"The model {params.model_id!r} does not exist here. Use one of: {known}."
-        raise ApiError(404, message, "model_not_found")
+        raise ApiError(404, message, "model_not_found", param="model_id")
     output = _conversion_output(params)
     enc = _encoder(output)
     voice = _named_voice(state.voices, voice_id, caps)
@@ -261,16 +262,21 @@ async def _speech_fields(request: Request, max_upload: int) -> tuple[dict[str, A
         try:
             fields: dict[str, Any] = {k: v for k, v in form.multi_items() if isinstance(v, str)}
             part = form.get("voice_file")
-            upload = (part.filename, await _read_upload(part, max_upload)) if isinstance(part, UploadFile) else None
+            upload = (
+                (part.filename, await _read_upload(part, max_upload, "voice_file"))
+                if isinstance(part, UploadFile)
+                else None
+            )
         finally:
             await form.close()
         return fields, upload
     try:
         body = json.loads(await request.body() or b"null")
     except ValueError:
-        raise ApiError(422, "The body is not valid JSON.", "invalid_json") from None
+        message = "The body is not valid JSON: send a JSON object with 'model', 'input' and 'voice'."
+        raise bad_request(message, "invalid_json") from None
     if not isinstance(body, dict):
-        raise ApiError(422, "The body must be a JSON object with 'model', 'input' and 'voice'.", "invalid_json")
+        raise bad_request("The body must be a JSON object with 'model', 'input' and 'voice'.", "invalid_json")
     return body, None
 
 
@@ -278,13 +284,19 @@ def _speech_params(fields: dict[str, Any], max_input_chars: int) -> SpeechParams
     try:
         params = SpeechParams.model_validate(fields)
     except ValidationError as exc:
-        raise ApiError(422, first_problem(exc.errors()), "invalid_value") from None
+        raise _invalid(exc) from None
     if len(params.input) > max_input_chars:
         message = f"'input' has {len(params.input):,} characters; at most {max_input_chars:,} are accepted per request."
-        raise ApiError(413, message, "input_too_long")
+        raise ApiError(413, message, "input_too_long", param="input")
     if not params.input.strip():
-        raise ApiError(422, "'input' is empty: give the text to speak.", "invalid_value")
+        raise bad_request("'input' is empty: give the text to speak.", "invalid_value", "input")
     return params
+
+
+def _invalid(exc: ValidationError) -> ApiError:
+    """A field of the wrong type, out of range or missing: 400, naming it (OpenAI's ``param``)."""
+    errors = exc.errors()
+    return bad_request(first_problem(errors), "invalid_value", first_param(errors))
 
 
 INSTRUCTIONS_HEADER = "X-Instructions"
@@ -308,7 +320,7 @@ def _speakable(text: str) -> list[Part] | None:
     except TextInputError as exc:
         if exc.code == "text.nothing_to_say":
             return None
-        raise ApiError(422, describe_error(exc, "api"), "invalid_value") from None
+        raise bad_request(describe_error(exc, "api"), "invalid_value", "input") from None
 
 
 def _timestamps(
@@ -333,7 +345,8 @@ def _loaded_model(worker: InferenceWorker, model: str) -> Capabilities:
     caps = _loaded(worker)
     if not is_accepted(model, caps.variant):
         known = ", ".join(accepted_models(caps.variant))
-        raise ApiError(404, f"The model {model!r} does not exist here. Use one of: {known}.", "model_not_found")
+        message = f"The model {model!r} does not exist here. Use one of: {known}."
+        raise ApiError(404, message, "model_not_found", param="model")
     return caps
 
 
@@ -345,9 +358,10 @@ def _speech_voice(
             return voices.load_upload(*upload)
         return voices.resolve(params.voice, caps.has_default_voice)
     except UnknownVoice as exc:
-        raise ApiError(404, describe_error(exc, "api"), "voice_not_found") from None
+        raise ApiError(404, describe_error(exc, "api"), "voice_not_found", param="voice") from None
     except ChatterboxError as exc:
-        raise ApiError(422, describe_error(exc, "api"), "invalid_audio") from None
+        field = "voice_file" if upload is not None else "voice"
+        raise bad_request(describe_error(exc, "api"), "invalid_audio", field) from None
 
 
 def _speech_options(params: SpeechParams, caps: Capabilities) -> SynthesisOptions:
@@ -361,10 +375,16 @@ def _speech_options(params: SpeechParams, caps: Capabilities) -> SynthesisOption
     try:
         options.resolve(caps.variant)
     except InvalidOptions as exc:
-        raise ApiError(422, describe_error(exc, "api"), "invalid_value") from None
-    if params.language and caps.languages and params.language not in caps.languages:
+        field = exc.data.get("field")  # the option out of range (options.out_of_range); top_k has no field here
+        raise bad_request(describe_error(exc, "api"), "invalid_value", str(field) if field else None) from None
+    language = (params.language or "").lower()
+    if language and caps.languages and language not in caps.languages:
         known = ", ".join(caps.languages)
-        raise ApiError(422, f"Language {params.language!r} is not one of the model's: {known}.", "invalid_value")
+        message = f"Language {params.language!r} is not one of the model's: {known}."
+        raise bad_request(message, "invalid_value", "language")
+    if language and not caps.languages and language != "en":  # as the engine's tokenizer refuses it, before the queue
+        words = describe_error(TextInputError("text.english_only", language=params.language), "api")
+        raise bad_request(f"Invalid 'language': {words}", "invalid_value", "language")
     return options
 
 
@@ -381,7 +401,7 @@ async def _conversion_fields(request: Request, max_source: int) -> tuple[dict[st
         upload = form.get("audio")
         if not isinstance(upload, UploadFile):
             message = "Send the recording to re-voice as the multipart/form-data file field 'audio'."
-            raise ApiError(422, message, "missing_file")
+            raise bad_request(message, "missing_file", "audio")
         return fields, (upload.filename, await _read_source(upload, max_source))
     finally:
         await form.close()
@@ -395,7 +415,7 @@ def _conversion_params(fields: dict[str, str], query: Mapping[str, str]) -> Conv
     try:
         return ConversionParams.model_validate(given)
     except ValidationError as exc:
-        raise ApiError(422, first_problem(exc.errors()), "invalid_value") from None
+        raise _invalid(exc) from None
 
 
 def _conversion_output(params: ConversionParams) -> Output:
@@ -403,7 +423,7 @@ def _conversion_output(params: ConversionParams) -> Output:
         try:
             return parse_output_format(params.output_format)
         except ValueError as exc:
-            raise ApiError(422, str(exc), "invalid_value") from None
+            raise bad_request(str(exc), "invalid_value", "output_format") from None
     return Output(params.response_format or "mp3")
 
 
@@ -411,7 +431,7 @@ def _encoder(output: Output) -> StreamEncoder:
     try:
         return output.encoder()
     except EncodeError as exc:
-        raise ApiError(422, describe_error(exc, "api"), "invalid_value") from None
+        raise bad_request(describe_error(exc, "api"), "invalid_value", "output_format") from None
 
 
 def _named_voice(voices: ApiVoices, name: str, caps: Capabilities) -> VoiceReference | None:
@@ -419,9 +439,9 @@ def _named_voice(voices: ApiVoices, name: str, caps: Capabilities) -> VoiceRefer
     try:
         return voices.resolve(name, caps.has_default_voice)
     except UnknownVoice as exc:
-        raise ApiError(404, describe_error(exc, "api"), "voice_not_found") from None
+        raise ApiError(404, describe_error(exc, "api"), "voice_not_found", param="voice_id") from None
     except ChatterboxError as exc:
-        raise ApiError(422, describe_error(exc, "api"), "invalid_audio") from None
+        raise bad_request(describe_error(exc, "api"), "invalid_audio", "voice_id") from None
 
 
 async def _conversion_source(voices: ApiVoices, upload: Upload, file_format: str) -> SourceRecording:
@@ -432,8 +452,8 @@ async def _conversion_source(voices: ApiVoices, upload: Upload, file_format: str
         return await in_thread(decode_source, voices, filename, data, file_format)
     except ChatterboxError as exc:
         if exc.code == "source.too_long":
-            raise ApiError(413, describe_error(exc, "api"), "audio_too_long") from None
-        raise ApiError(400, describe_error(exc, "api"), "invalid_audio") from None
+            raise ApiError(413, describe_error(exc, "api"), "audio_too_long", param="audio") from None
+        raise bad_request(describe_error(exc, "api"), "invalid_audio", "audio") from None
     except OSError as exc:
         message = f"The recording could not be staged: {exc.strerror or exc}."
         raise ApiError(500, message, "write_failed", "server_error") from None
@@ -455,15 +475,17 @@ async def _voice_upload(request: Request, state: ApiState) -> tuple[str, str | N
     try:
         upload = form.get("file")
         if not isinstance(upload, UploadFile):
-            raise ApiError(422, "Send the reference recording as the multipart field 'file'.", "missing_file")
+            raise bad_request("Send the reference recording as the multipart field 'file'.", "missing_file", "file")
         name = " ".join(str(form.get("name") or "").split()) or (upload.filename or "").rsplit(".", 1)[0]
         if not name:
-            raise ApiError(422, "Give the voice a name (the multipart field 'name').", "missing_name")
+            raise bad_request("Give the voice a name (the multipart field 'name').", "missing_name", "name")
         if len(name) > 60:
-            raise ApiError(422, "A voice name has at most 60 characters.", "invalid_value")
+            raise bad_request("A voice name has at most 60 characters.", "invalid_value", "name")
         if state.library.get(name) is not None:
-            raise ApiError(409, f"A voice named {name!r} exists already; choose another name.", "voice_exists")
-        return name, upload.filename, await _read_upload(upload, state.max_upload_bytes)
+            raise ApiError(
+                409, f"A voice named {name!r} exists already; choose another name.", "voice_exists", param="name"
+            )
+        return name, upload.filename, await _read_upload(upload, state.max_upload_bytes, "file")
     finally:
         await form.close()
 
@@ -474,16 +496,16 @@ async def _form(request: Request) -> FormData:
     except ApiError:
         raise
     except Exception as exc:  # noqa: BLE001 - starlette / python-multipart parse errors
-        raise ApiError(422, f"The multipart body cannot be read: {exc}.", "invalid_multipart") from None
+        raise bad_request(f"The multipart body cannot be read: {exc}.", "invalid_multipart") from None
 
 
-async def _read_upload(upload: UploadFile, limit: int) -> bytes:
+async def _read_upload(upload: UploadFile, limit: int, field: str) -> bytes:
     data = await upload.read(limit + 1)
     if len(data) > limit:
         message = f"The recording is larger than {limit // (1024 * 1024)} MB; send 5–30 s of speech."
         raise ApiError(413, message, "file_too_large")
     if not data:
-        raise ApiError(422, "The uploaded recording is empty.", "invalid_audio")
+        raise bad_request("The uploaded recording is empty.", "invalid_audio", field)
     return data
 
 
@@ -493,7 +515,7 @@ async def _read_source(upload: UploadFile, limit: int) -> bytes:
         message = f"The recording is larger than {limit / 2**20:.3g} MB; send a shorter or compressed one."
         raise ApiError(413, message, "file_too_large")
     if not data:
-        raise ApiError(400, "The uploaded recording is empty.", "invalid_audio")
+        raise bad_request("The uploaded recording is empty.", "invalid_audio", "audio")
     return data
 
 

@@ -6,7 +6,7 @@
 :mod:`core.api.guard` (which also answers the same paths without ``/v1``), with CORS for the origins asked for;
 :class:`ApiServer` serves it on a socket it binds itself, in a thread (the window) or in the calling thread
 (``python -m core serve``). Errors, 404 and 405 included, use OpenAI's shape:
-``{"error": {"message", "type", "code"}}``.
+``{"error": {"message", "type", "param", "code"}}``; a malformed request is 400, as OpenAI answers it.
 """
 
 from __future__ import annotations
@@ -23,10 +23,10 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import Response
 from starlette.exceptions import HTTPException
 
-from core.api.errors import ApiError, error_response
+from core.api.errors import BAD_REQUEST, ApiError, error_response
 from core.api.guard import RequestGuard
 from core.api.jobs import JobQueue
-from core.api.models import first_problem
+from core.api.models import first_param, first_problem
 from core.api.routes import ApiState, router
 from core.api.timestamps import TimestampStore
 from core.api.voices import ApiVoices
@@ -117,7 +117,7 @@ def create_app(worker: InferenceWorker, library: VoiceLibrary, config: ApiConfig
 async def _api_error(_request: Request, exc: Exception) -> Response:
     if not isinstance(exc, ApiError):  # registered for ApiError only
         raise exc
-    return error_response(exc.status, exc.message, exc.code, exc.kind, exc.headers)
+    return error_response(exc.status, exc.message, exc.code, exc.kind, exc.headers, exc.param)
 
 
 async def _http_error(request: Request, exc: Exception) -> Response:
@@ -137,7 +137,8 @@ async def _http_error(request: Request, exc: Exception) -> Response:
 async def _validation_error(_request: Request, exc: Exception) -> Response:
     if not isinstance(exc, RequestValidationError):  # registered for RequestValidationError only
         raise exc
-    return error_response(422, first_problem(exc.errors()), "invalid_value")
+    errors = exc.errors()
+    return error_response(BAD_REQUEST, first_problem(errors), "invalid_value", param=first_param(errors))
 
 
 # --- the server --------------------------------------------------------------------------------------------------

@@ -140,26 +140,37 @@ def _wav_bytes(seconds: float) -> bytes:
 
 
 @pytest.mark.parametrize(
-    ("filename", "data", "status", "words"),
+    ("filename", "data", "words"),
     [
-        ("short.wav", _wav_bytes(0.4), 422, "only 0.4 s long"),
-        ("silent.wav", None, 422, "is silent"),
-        ("garbage.wav", b"not audio at all" * 100, 422, "not a readable audio file"),
-        ("notes.txt", _wav_bytes(3), 422, "not a supported recording"),
-        ("empty.wav", b"", 422, "empty"),
+        ("short.wav", _wav_bytes(0.4), "only 0.4 s long"),
+        ("silent.wav", None, "is silent"),
+        ("garbage.wav", b"not audio at all" * 100, "not a readable audio file"),
+        ("notes.txt", _wav_bytes(3), "not a supported recording"),
+        ("empty.wav", b"", "empty"),
     ],
 )
-def test_upload_validation(client, filename, data, status, words):
+def test_upload_validation(client, filename, data, words):
+    """A recording that cannot be a voice is a malformed request: 400, naming the field that carried it."""
     if data is None:
         out = io.BytesIO()
         sf.write(out, np.zeros(24000 * 3, np.float32), 24000, format="WAV")
         data = out.getvalue()
     r = client.post("/voices", data={"name": filename}, files={"file": (filename, data)})
-    assert r.status_code == status, r.text
+    assert r.status_code == 400, r.text
     error = r.json()["error"]
-    assert words in error["message"] and error["type"] and error["code"]
+    assert words in error["message"] and error["type"] == "invalid_request_error"
+    assert error["code"] == "invalid_audio" and error["param"] == "file"
     r = client.post("/audio/speech", data={"input": "x"}, files={"voice_file": (filename, data)})
-    assert r.status_code == status and words in r.json()["error"]["message"]
+    assert r.status_code == 400 and words in r.json()["error"]["message"]
+    assert r.json()["error"]["param"] == "voice_file"
+
+
+def test_voice_upload_without_its_fields(client):
+    r = client.post("/voices", data={"name": "x"})
+    assert r.status_code == 400 and r.json()["error"]["code"] == "missing_file"
+    assert r.json()["error"]["param"] == "file"
+    r = client.post("/voices", data={"name": "n" * 61}, files={"file": ("a.wav", _wav_bytes(3))})
+    assert r.status_code == 400 and r.json()["error"]["param"] == "name"
 
 
 def test_upload_size_limit(worker, tmp_path):
@@ -192,32 +203,38 @@ def test_unknown_voice_is_404_listing_the_known_ones(worker, tmp_path, voice_wav
 
 
 @pytest.mark.parametrize(
-    ("fields", "status", "words"),
+    ("fields", "status", "param", "words"),
     [
-        ({"voice": "alloy"}, 422, "input"),
-        ({"input": "Hi", "speed": 5}, 422, "speed"),
-        ({"input": "Hi", "speed": 0.1}, 422, "speed"),
-        ({"input": "Hi", "response_format": "m4a"}, 422, "response_format"),
-        ({"input": "Hi", "temperature": 99}, 422, "emperature"),
-        ({"input": "Hi", "seed": -1}, 422, "seed"),
-        ({"input": "   "}, 422, "empty"),
-        ({"input": "Hi", "model": "whisper-1"}, 404, "tts-1"),
-        ({"input": "Hi", "language": "xx"}, 422, "English only"),
-        ({"input": "x" * 100_001}, 413, "100,000"),
+        ({"voice": "alloy"}, 400, "input", "'input' is required"),
+        ({"input": "Hi", "speed": 5}, 400, "speed", "'speed'"),
+        ({"input": "Hi", "speed": 0.1}, 400, "speed", "'speed'"),
+        ({"input": "Hi", "speed": "fast"}, 400, "speed", "'speed'"),
+        ({"input": 42}, 400, "input", "valid string"),
+        ({"input": "Hi", "response_format": "m4a"}, 400, "response_format", "'mp3'"),
+        ({"input": "Hi", "temperature": 99}, 400, "temperature", "emperature"),
+        ({"input": "Hi", "seed": -1}, 400, "seed", "'seed'"),
+        ({"input": "   "}, 400, "input", "empty"),
+        ({"input": "Hi", "model": "whisper-1"}, 404, "model", "tts-1"),
+        ({"input": "Hi", "language": "xx"}, 400, "language", "English only"),
+        ({"input": "x" * 100_001}, 413, "input", "100,000"),
     ],
 )
-def test_bad_fields(client, fields, status, words):
+def test_bad_fields(client, fields, status, param, words):
     r = client.post("/audio/speech", json=fields)
     assert r.status_code == status, r.text
     error = r.json()["error"]
-    assert words in error["message"] and set(error) == {"message", "type", "code"}
+    assert words in error["message"] and set(error) == {"message", "type", "param", "code"}
+    assert error["param"] == param and error["type"] == "invalid_request_error"
 
 
 def test_bad_bodies(client):
     r = client.post("/audio/speech", content=b"{not json", headers={"content-type": "application/json"})
-    assert r.status_code == 422 and r.json()["error"]["code"] == "invalid_json"
+    assert r.status_code == 400 and r.json()["error"]["code"] == "invalid_json"
+    assert r.json()["error"]["param"] is None
     r = client.post("/audio/speech", json=["a", "list"])
-    assert r.status_code == 422
+    assert r.status_code == 400 and r.json()["error"]["code"] == "invalid_json"
+    r = client.get("/audio/speech/not-a-number/timestamps")
+    assert r.status_code == 400 and r.json()["error"]["param"] == "request_id"
 
 
 def test_auth(worker, tmp_path):
@@ -287,8 +304,15 @@ def test_queue_full_is_429_with_retry_after(worker, tmp_path):
 
 
 def test_failure_before_audio_is_json_and_the_worker_lives_on(client, server, worker, monkeypatch):
-    r = _speech(client, input="Hello.", language="fr")  # the original model speaks English only
-    assert r.status_code == 422
+    from core.engine import TextInputError
+
+    def refuse(*_args, **_kwargs):
+        raise TextInputError("text.english_only", language="fr")
+
+    with monkeypatch.context() as patched:
+        patched.setattr(worker.pipeline, "stream", refuse)
+        r = _speech(client, input="Hello.")
+    assert r.status_code == 422 and r.json()["error"]["code"] == "synthesis_failed"
     assert worker.alive
     assert _speech(client, input="Still here.", response_format="pcm").status_code == 200
 

@@ -22,6 +22,7 @@ def test_text_refused_by_the_engine_is_a_422_worded_for_the_api(worker, tmp_path
         "error": {
             "message": describe("text.too_long", {"chars": 2_000_000, "limit": 1_000_000}, "api"),
             "type": "invalid_request_error",
+            "param": None,
             "code": "synthesis_failed",
         }
     }
@@ -36,6 +37,7 @@ def test_an_internal_failure_is_a_500_with_the_catalog_sentence(worker, tmp_path
     assert r.json()["error"] == {
         "message": "Internal error: ZeroDivisionError: boom",
         "type": "server_error",
+        "param": None,
         "code": "internal_error",
     }
 

@@ -320,27 +320,50 @@ def _silent_wav() -> bytes:
 
 
 @pytest.mark.parametrize(
-    ("files", "data", "status", "code", "words"),
+    ("files", "data", "status", "code", "param", "words"),
     [
-        (None, {"model_id": "eleven_english_sts_v2"}, 422, "missing_file", "'audio'"),
-        ({"file": ("a.wav", _wav(2.0))}, None, 422, "missing_file", "'audio'"),
-        ({"audio": ("bad.wav", b"RIFF not really" * 300)}, None, 400, "invalid_audio", "not a readable audio file"),
-        ({"audio": ("blob", b"\x1aE\xdf\xa3 broken webm" * 50)}, None, 400, "invalid_audio", "not a readable"),
-        ({"audio": ("quiet.wav", _silent_wav())}, None, 400, "invalid_audio", "is silent"),
-        ({"audio": ("short.wav", _wav(0.3))}, None, 400, "invalid_audio", "at least 0.5 s"),
-        ({"audio": ("empty.wav", b"")}, None, 400, "invalid_audio", "empty"),
-        ({"audio": ("a.wav", _wav(2.0))}, {"seed": "-3"}, 422, "invalid_value", "seed"),
-        ({"audio": ("a.wav", _wav(2.0))}, {"response_format": "m4a"}, 422, "invalid_value", "response_format"),
-        ({"audio": ("a.wav", _wav(2.0))}, {"output_format": "ulaw_8000"}, 422, "invalid_value", "not offered"),
-        ({"audio": ("a.wav", _wav(2.0))}, {"output_format": "mp3_44000_64"}, 422, "invalid_value", "44000"),
-        ({"audio": ("a.wav", _wav(2.0))}, {"model_id": "whisper-1"}, 404, "model_not_found", "eleven_english_sts_v2"),
+        (None, {"model_id": "eleven_english_sts_v2"}, 400, "missing_file", "audio", "'audio'"),
+        ({"file": ("a.wav", _wav(2.0))}, None, 400, "missing_file", "audio", "'audio'"),
+        ({"audio": ("bad.wav", b"RIFF not really" * 300)}, None, 400, "invalid_audio", "audio", "not a readable audio"),
+        ({"audio": ("blob", b"\x1aE\xdf\xa3 broken webm" * 50)}, None, 400, "invalid_audio", "audio", "not a readable"),
+        ({"audio": ("quiet.wav", _silent_wav())}, None, 400, "invalid_audio", "audio", "is silent"),
+        ({"audio": ("short.wav", _wav(0.3))}, None, 400, "invalid_audio", "audio", "at least 0.5 s"),
+        ({"audio": ("empty.wav", b"")}, None, 400, "invalid_audio", "audio", "empty"),
+        ({"audio": ("a.wav", _wav(2.0))}, {"seed": "-3"}, 400, "invalid_value", "seed", "'seed'"),
+        ({"audio": ("a.wav", _wav(2.0))}, {"response_format": "m4a"}, 400, "invalid_value", "response_format", "m4a"),
+        ({"audio": ("a.wav", _wav(2.0))}, {"file_format": "ulaw"}, 400, "invalid_value", "file_format", "pcm_s16le"),
+        (
+            {"audio": ("a.wav", _wav(2.0))},
+            {"output_format": "ulaw_8000"},
+            400,
+            "invalid_value",
+            "output_format",
+            "not offered",
+        ),
+        (
+            {"audio": ("a.wav", _wav(2.0))},
+            {"output_format": "mp3_44000_64"},
+            400,
+            "invalid_value",
+            "output_format",
+            "44000",
+        ),
+        (
+            {"audio": ("a.wav", _wav(2.0))},
+            {"model_id": "whisper-1"},
+            404,
+            "model_not_found",
+            "model_id",
+            "eleven_english",
+        ),
     ],
 )
-def test_bad_requests_get_the_api_error_shape(server, worker, files, data, status, code, words):
+def test_bad_requests_get_the_api_error_shape(server, worker, files, data, status, code, param, words):
     r = requests.post(server.url + "/speech-to-speech/default", files=files, data=data, timeout=60)
     assert r.status_code == status, r.text
     error = r.json()["error"]
-    assert set(error) == {"message", "type", "code"}
+    assert set(error) == {"message", "type", "param", "code"}
+    assert error["type"] == "invalid_request_error" and error["param"] == param
     assert error["code"] == code and words in error["message"], error
     assert not any((server.app.state.api.library.directory / ".uploads").glob("*/*"))  # staging cleaned
     assert worker.alive
