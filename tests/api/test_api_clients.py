@@ -203,7 +203,7 @@ def test_python_sdk_with_the_bare_host_as_base_url(server, host):
         with pytest.raises(NotFoundError):
             client.models.retrieve("whisper-1")
     r = httpx.get(host + "/v2/nothing", headers=AUTH)
-    assert r.status_code == 404 and set(r.json()["error"]) == {"message", "type", "code"}
+    assert r.status_code == 404 and set(r.json()["error"]) == {"message", "type", "param", "code"}
     r = httpx.delete(server.url + "/audio/speech", headers=AUTH)
     assert r.status_code == 405 and r.json()["error"]["code"] == "method_not_allowed"
 

@@ -417,6 +417,7 @@ def test_the_worker_keeps_serving_after_a_failed_conversion(server, worker, monk
     assert r.json()["error"] == {
         "message": "Internal error: ZeroDivisionError: boom",
         "type": "server_error",
+        "param": None,
         "code": "internal_error",
     }
     monkeypatch.setattr(pipeline, "convert_stream", real)
