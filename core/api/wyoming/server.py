@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import signal
 import socket
 import threading
 from collections.abc import Callable
@@ -123,6 +124,9 @@ class WyomingServer:
             )
         else:
             log.info("Wyoming server listening on %s (this machine only)", self.uri)
+        if threading.current_thread() is threading.main_thread():  # serving alone: SIGTERM stops it as Ctrl-C does
+            with contextlib.suppress(NotImplementedError, RuntimeError):  # no signal handlers on Windows' loop
+                self._loop.add_signal_handler(signal.SIGTERM, self._stopping.set)
         self._started.set()
         try:
             await self._stopping.wait()
