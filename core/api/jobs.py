@@ -202,7 +202,7 @@ class Job:
                 progress.warnings += [w for w in event.report.warnings if w not in progress.warnings]
                 self._silences(part_index + 1)  # the gap or pauses after this sentence, before the next one
                 self._submit_next()
-                if not progress.running:
+                if not progress.running and self._complete():
                     self._finish()
             elif isinstance(event, (Failed, Cancelled)):
                 progress.running.pop(event.request_id, None)
@@ -230,6 +230,10 @@ class Job:
     def _submit(self, part: Part, rid: int) -> None:
         """Queue ``part`` on the worker as request ``rid`` (its events come back to :meth:`put`)."""
         raise NotImplementedError
+
+    def _complete(self) -> bool:
+        """Whether every part the request will have is known (a streamed text's last part may still be coming)."""
+        return True
 
     def _silences(self, index: int) -> None:
         """Put the silences from part ``index`` up to the next sentence."""
@@ -343,6 +347,65 @@ class SpeechJob(Job):
         options = replace(self.request.options, seed=(self.seed + part.piece) % 2**31)
         request = SynthesisRequest(part.text or "", self.request.voice, options, rid)
         self.jobs.worker.speak(request, self.runtime, self, "API request")
+
+
+class StreamedSpeechJob(SpeechJob):
+    """A text that arrives in pieces (Wyoming's ``synthesize-chunk``): sentences are added as they complete
+    (:meth:`extend`) and take their turns on the worker as one request's do; it finishes once :meth:`end_text` says
+    no more is coming and the last sentence is spoken. Between two additions the request simply has nothing queued."""
+
+    kind = "speech-stream"
+
+    def __init__(
+        self,
+        queue: JobQueue,
+        request_id: int,
+        sink: AsyncSink,
+        parts: list[Part],
+        request: SynthesisRequest,
+        runtime: RuntimeOptions | None,
+    ):
+        super().__init__(queue, request_id, sink, [], request, runtime)
+        self._text_ended = False
+        self._pieces = 0
+        """Pieces of the engine's split so far (the next addition's seeds continue from here)."""
+        self._append(parts)
+
+    def extend(self, parts: list[Part]) -> None:
+        """Add the :func:`plan` of the next complete sentences: queued at once when the request has nothing queued."""
+        with self._lock:
+            if self._progress.ended or self._text_ended:
+                return
+            idle = not self._progress.running and self._progress.submitted == len(self.parts)
+            first = len(self.parts)
+            self._append(parts)
+            if idle and self.started:
+                self._silences(first)  # the gap after the last sentence spoken: no Finished event will put it
+            self._submit_next()
+
+    def end_text(self) -> None:
+        """No more text is coming: the request finishes with its last sentence (at once when that is spoken)."""
+        with self._lock:
+            self._text_ended = True
+            progress = self._progress
+            if not progress.ended and not progress.running and progress.submitted == len(self.parts):
+                self._finish()
+
+    def _append(self, parts: list[Part]) -> None:
+        sentences = len(self.sentences)
+        previous = self.parts[-1] if self.parts else None
+        if previous is not None and previous.text is not None and parts and parts[0].text is not None:
+            self.parts.append(Part(None, SENTENCE_GAP_S, kind="gap"))
+        for part in parts:
+            if part.text is None:
+                self.parts.append(part)
+            else:
+                self.parts.append(replace(part, sentence=part.sentence + sentences, piece=part.piece + self._pieces))
+                self.sentences.append(part.text)
+        self._pieces += max((p.piece for p in parts), default=-1) + 1
+
+    def _complete(self) -> bool:
+        return self._text_ended and self._progress.submitted == len(self.parts)
 
 
 PIECE_SECONDS = 20.0
@@ -488,6 +551,15 @@ class JobQueue:
         ``parts``: the request's :func:`plan` when the caller has it (it raises ``text.nothing_to_say``)."""
         parts = plan(request.text) if parts is None else parts
         return self._add(lambda rid: SpeechJob(self, rid, AsyncSink(loop), parts, request, self.runtime))
+
+    def stream(
+        self, request: SynthesisRequest, loop: asyncio.AbstractEventLoop, parts: list[Part]
+    ) -> StreamedSpeechJob:
+        """Queue the first complete sentences of a text that arrives in pieces (``parts``: their :func:`plan`; more
+        with :meth:`StreamedSpeechJob.extend`, and :meth:`StreamedSpeechJob.end_text` when it is all there)."""
+        job = self._add(lambda rid: StreamedSpeechJob(self, rid, AsyncSink(loop), parts, request, self.runtime))
+        assert isinstance(job, StreamedSpeechJob)
+        return job
 
     def convert(self, request: ConversionRequest, loop: asyncio.AbstractEventLoop) -> Job:
         """Queue a recording to re-voice (its ``source`` loaded), as :meth:`submit` queues speech."""

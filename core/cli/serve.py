@@ -1,11 +1,15 @@
-"""``python -m core serve``: the local speech API (OpenAI-compatible) without the window.
+"""``python -m core serve``: the local speech API (OpenAI-compatible) without the window, and with ``--wyoming`` the
+Wyoming text-to-speech server (Home Assistant) beside it in the same process, on the same worker (``--no-http``:
+Wyoming alone).
 
 Loads the bundle on the inference worker, then serves until Ctrl-C. Exit codes as for every command: 0 stopped,
-2 bad input (a bundle that does not load, a port in use, a non-local ``--host`` without ``--api-key``), 1 internal.
+2 bad input (a bundle that does not load, a port in use, a non-local ``--host`` without ``--api-key``, a
+``--wyoming`` address that is not ``tcp://HOST:PORT``), 1 internal.
 """
 
 from __future__ import annotations
 
+import contextlib
 import queue
 import sys
 from pathlib import Path
@@ -14,6 +18,9 @@ from core.cli.errors import CliError
 from core.wording import describe_notice
 
 EXIT_OK = 0
+WYOMING_URI = "tcp://127.0.0.1:10200"
+"""``--wyoming`` without an address (core.api.wyoming's DEFAULT_URI: not imported here, so that every command does
+not load the API's web framework)."""
 
 
 def add_parser(sub, runtime_arguments) -> None:
@@ -30,19 +37,39 @@ def add_parser(sub, runtime_arguments) -> None:
     p.add_argument("--cors", action="append", default=[], metavar="ORIGIN", help="allow this browser origin")
     p.add_argument("--library", type=Path, help="voice library folder (default: the app's)")
     p.add_argument("--max-queue", type=int, default=16, help="requests allowed to wait (more get 429; default 16)")
+    p.add_argument(
+        "--wyoming",
+        nargs="?",
+        const="",
+        metavar="tcp://HOST:PORT",
+        help=f"also serve Wyoming text to speech for Home Assistant (default {WYOMING_URI}: this machine only; "
+        "any other host is reachable from the network without authentication, and is announced over zeroconf)",
+    )
+    p.add_argument("--no-http", action="store_true", help="serve Wyoming only, not the HTTP API (needs --wyoming)")
+    p.add_argument(
+        "--wyoming-language",
+        metavar="CODE",
+        help="Wyoming: the Multilingual model's language when a request names none",
+    )
     runtime_arguments(p)
 
 
 def serve(args, runtime) -> int:
     from core.api import ApiConfig, ApiServer, check_bind, create_app
-    from core.engine import BundleError, InferenceWorker, ModelFailed, ModelLoaded, voices_dir
+    from core.api.wyoming import WyomingConfig, WyomingServer, parse_uri
+    from core.engine import BundleError, InferenceWorker, ModelFailed, ModelLoaded, SynthesisOptions, voices_dir
     from core.voices import VoiceLibrary
 
-    check_bind(args.host, args.port, args.api_key)
+    if args.no_http and args.wyoming is None:
+        raise CliError("--no-http serves nothing without --wyoming")
+    if not args.no_http:
+        check_bind(args.host, args.port, args.api_key)
+    wyoming_address = parse_uri(args.wyoming or WYOMING_URI) if args.wyoming is not None else None
     if args.max_queue < 0:
         raise CliError(f"--max-queue must be 0 or more, not {args.max_queue}")
     worker = InferenceWorker()
     worker.start()
+    wyoming: WyomingServer | None = None
     try:
         worker.load(args.bundle, runtime)
         while True:
@@ -54,13 +81,32 @@ def serve(args, runtime) -> int:
                 raise BundleError(event.code, **event.data)
             if isinstance(event, ModelLoaded):
                 break
-        config = ApiConfig(api_key=args.api_key, cors=tuple(args.cors), max_waiting=args.max_queue)
-        app = create_app(worker, VoiceLibrary(args.library or voices_dir()), config)
-        server = ApiServer(app, args.host, args.port)
+        library = VoiceLibrary(args.library or voices_dir())
+        server = None
+        if not args.no_http:
+            config = ApiConfig(api_key=args.api_key, cors=tuple(args.cors), max_waiting=args.max_queue)
+            server = ApiServer(create_app(worker, library, config), args.host, args.port)
         if event.notice:
             print(f"notice: {describe_notice(event.notice, 'cli')}", file=sys.stderr)
+        if wyoming_address is not None:
+            options = SynthesisOptions(language=args.wyoming_language)
+            wyoming_config = WyomingConfig(max_waiting=args.max_queue, options=options)
+            jobs = server.jobs if server is not None else None  # one waiting limit, one /health for both
+            wyoming = WyomingServer(worker, library, wyoming_config, *wyoming_address, jobs=jobs)
+            where = "from the network, without authentication" if wyoming.open else "this machine only"
+            print(f"serving Wyoming text to speech on {wyoming.uri} ({where})", file=sys.stderr, flush=True)
+        if server is None:
+            assert wyoming is not None
+            print(f"serving {event.variant} (Ctrl-C stops)", file=sys.stderr, flush=True)
+            with contextlib.suppress(KeyboardInterrupt):
+                wyoming.serve()
+            return EXIT_OK
+        if wyoming is not None:
+            wyoming.start()
         print(f"serving {event.variant} on {server.url} (Ctrl-C stops)", file=sys.stderr, flush=True)
         server.serve()
     finally:
+        if wyoming is not None:
+            wyoming.stop()
         worker.shutdown()
     return EXIT_OK

@@ -631,6 +631,18 @@ FRONTS = {
     ),
     "api.cannot_listen": Words("cannot listen on {host}:{port}: {reason}"),
     "api.not_started": Words("The local API server did not start."),
+    "wyoming.address": Words(
+        "The Wyoming address must be tcp://HOST:PORT (such as tcp://127.0.0.1:10200), not {address!r}.",
+        cli="--wyoming takes tcp://HOST:PORT (such as tcp://127.0.0.1:10200), not {address!r}",
+    ),
+    "wyoming.not_started": Words("The Wyoming server did not start."),
+    "wyoming.no_model": Words("No model is loaded yet."),
+    "wyoming.no_voice": Words("The model has no voice of its own and the voice library has no usable voice."),
+    "wyoming.text_too_long": Words(
+        lambda d: f"The text has {d['chars']:,} characters; at most {d['limit']:,} are accepted per request."
+    ),
+    "wyoming.queue_full": Words(lambda d: f"{d['requests']:g} requests are already waiting; try again shortly."),
+    "wyoming.busy": Words(lambda d: f"The server already serves {d['limit']:g} connections; try again shortly."),
     "standin.precision": Words(lambda d: f"stand-ins are built in {' or '.join(d['choices'])}, not {d['precision']}"),
     "soak.requests": Words("a soak needs at least 2 requests, not {requests}"),
     "soak.warmup": Words("warmup must be at least 1 and below the number of requests ({requests}), not {warmup}"),
