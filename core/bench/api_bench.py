@@ -154,7 +154,13 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--size", default="full", help="stand-in size (default full)")
     p.add_argument("--precision", default="q4", help="the stand-in's language model (default q4, the fast one)")
     p.add_argument("--provider", default="cpu")
-    p.add_argument("--only", default="formats,turns", help="formats, turns or both (default both)")
+    p.add_argument(
+        "--only",
+        default="formats,turns",
+        help="formats, turns, wyoming (first audio through Wyoming beside HTTP), comma-separated (default "
+        "formats,turns)",
+    )
+    p.add_argument("--rounds", type=int, default=3, help="rounds of the Wyoming comparison (default 3)")
     p.add_argument("--json", type=Path, help="also write the report as JSON")
 
 
@@ -189,6 +195,12 @@ def run(args: argparse.Namespace) -> int:
                 VOICE["voice"] = "Reference"
             server = ApiServer(create_app(worker, library, ApiConfig()), "127.0.0.1", 0)
             server.start()
+            wyoming = None
+            if "wyoming" in args.only:
+                from core.api.wyoming import WyomingServer
+
+                wyoming = WyomingServer(worker, library, host="127.0.0.1", port=0)
+                wyoming.start()
             try:
                 url = server.url + "/audio/speech"
                 _post(url, {"input": "Warm up.", "response_format": "pcm"})
@@ -203,7 +215,20 @@ def run(args: argparse.Namespace) -> int:
                         f"{turns['short_during_first_byte_s']:.2f}s = {turns['in_sentences']:.2f} sentences' time",
                         flush=True,
                     )
+                if wyoming is not None:
+                    from core.bench.wyoming_bench import first_audio
+
+                    found = report["wyoming"] = first_audio(url, wyoming.port, VOICE.get("voice"), args.rounds, _post)
+                    print(
+                        f"first audio: HTTP {found['http']:.2f}s, Wyoming {found['wyoming_plain']:.2f}s, Wyoming "
+                        f"streamed {found['wyoming_streamed']:.2f}s (text written over "
+                        f"{found['text_seconds_to_write']:.2f}s; before synthesize-stop: "
+                        f"{found['streamed_first_audio_before_stop']})",
+                        flush=True,
+                    )
             finally:
+                if wyoming is not None:
+                    wyoming.stop()
                 server.stop()
     finally:
         worker.shutdown()

@@ -120,6 +120,15 @@ def test_bench_api_reports_first_audio_per_format_next_to_the_total(bundles, tmp
     assert all(0 < row["first_audio_s"] <= row["total_s"] and row["bytes"] > 0 for row in rows)
 
 
+def test_bench_api_reports_first_audio_through_wyoming_beside_http(bundles, tmp_path):
+    out = tmp_path / "wyoming.json"
+    args = ["bench-api", "--bundle", str(bundles["turbo"]), "--only", "wyoming", "--rounds", "1"]
+    assert main([*args, "--json", str(out)]) == 0
+    found = json.loads(out.read_text())["wyoming"]
+    assert found["rounds"] == 1 and all(found[key] > 0 for key in ("http", "wyoming_plain", "wyoming_streamed"))
+    assert found["streamed_first_audio_before_stop"]  # spoken while the rest of the text was still being written
+
+
 def test_bench_reports_both_playback_policies_per_run(bundles, tmp_path, capsys):
     """oneshot.rtf, streaming_smooth.* next to streaming.* (start fast), with --runs runs of each, per run."""
     out = tmp_path / "bench.json"
