@@ -80,7 +80,7 @@ class ApiPanel(QGroupBox):
         form.addRow(self.served)
         form.addRow(self.status)
         self.wyoming = WyomingSwitch(worker, library, self, settings)  # Home Assistant's way in, switched on its own
-        form.addRow(self.wyoming)
+        self.wyoming.add_rows(form)
         self._timer = QTimer(self)
         self._timer.setInterval(500)
         self._timer.timeout.connect(self._refresh)

@@ -9,21 +9,24 @@ window stops it when it closes.
 from __future__ import annotations
 
 import threading
+from typing import TYPE_CHECKING
 
-from PySide6.QtCore import Signal, Slot
-from PySide6.QtWidgets import QCheckBox, QFormLayout, QLabel, QLineEdit, QWidget
+from PySide6.QtCore import QObject, Signal, Slot
+from PySide6.QtWidgets import QCheckBox, QFormLayout, QLabel, QLineEdit
 
 from core.engine import ChatterboxError
 from core.wording import describe_error
 
 from ..settings import Key
 
+if TYPE_CHECKING:
+    from core.api import WyomingServer
+
 DEFAULT_ADDRESS = "tcp://127.0.0.1:10200"
 """``core.api``'s ``WYOMING_URI`` (not imported here, so that the window does not load the API at start)."""
 LOOPBACK = "Only this computer can reach it."
 OPEN = (
-    "Reachable from your network without a password (Wyoming has no authentication); Home Assistant finds it by "
-    "itself."
+    "Reachable from your network without a password (Wyoming has no authentication); Home Assistant finds it by itself."
 )
 STARTING = "Starting…"
 START_TIMEOUT = 15.0
@@ -36,15 +39,18 @@ def hint(port: int | str) -> str:
     )
 
 
-class WyomingSwitch(QWidget):
+class WyomingSwitch(QObject):
+    """The switch, its address and what it says; :meth:`add_rows` puts them in a panel's form (the Local API's), so
+    that they line up with its rows."""
+
     state_changed = Signal(bool)
     _started = Signal(object, str)  # the server, and the reason it did not start ("" when it did)
 
     def __init__(self, worker, library, parent=None, settings=None):
         super().__init__(parent)
         self.worker, self.library, self.settings = worker, library, settings
-        self.server = None
-        self._pending = None
+        self.server: WyomingServer | None = None
+        self._pending: WyomingServer | None = None
         self._starter: threading.Thread | None = None
         self.enabled = QCheckBox("Wyoming server (Home Assistant)")
         self.enabled.setToolTip(
@@ -60,12 +66,6 @@ class WyomingSwitch(QWidget):
         self.hint = QLabel(hint(10200))
         self.hint.setWordWrap(True)
         self.hint.setEnabled(False)  # greyed: a note, not a control
-        form = QFormLayout(self)
-        form.setContentsMargins(0, 0, 0, 0)
-        form.addRow(self.enabled)
-        form.addRow("Address", self.address)
-        form.addRow(self.status)
-        form.addRow(self.hint)
         self.enabled.toggled.connect(self._on_toggled)
         self._started.connect(self._on_started)
         self._remembered()
@@ -81,6 +81,12 @@ class WyomingSwitch(QWidget):
         self.enabled.toggled.connect(lambda on: self.settings.set(Key.WYOMING_ON, on))
         if self.settings.get(Key.WYOMING_ON):
             self.start()
+
+    def add_rows(self, form: QFormLayout) -> None:
+        form.addRow(self.enabled)
+        form.addRow("Address", self.address)
+        form.addRow(self.status)
+        form.addRow(self.hint)
 
     @property
     def running(self) -> bool:
@@ -115,7 +121,7 @@ class WyomingSwitch(QWidget):
         self._show(True)
         return True
 
-    def _start(self, server) -> None:
+    def _start(self, server: WyomingServer) -> None:
         """On the starter thread: the server's loop is up (or not); the answer goes to the GUI thread."""
         try:
             server.start()
@@ -125,7 +131,7 @@ class WyomingSwitch(QWidget):
             self._started.emit(server, "")
 
     @Slot(object, str)
-    def _on_started(self, server, error: str) -> None:
+    def _on_started(self, server: WyomingServer, error: str) -> None:
         if server is not self._pending:  # switched off (or the window closed) meanwhile: already stopped
             return
         self._pending = None
