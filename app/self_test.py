@@ -295,7 +295,7 @@ def _api_round(app, window) -> dict:
     thread = threading.Thread(target=fetch, daemon=True)
     thread.start()
     _wait(app, lambda: not thread.is_alive(), 60)
-    panel.shutdown()
+    panel.stop_http()
     return {"ok": result.get("status") == 200 and result.get("bytes", 0) > 44, "url": url, **result}
 
 

@@ -64,6 +64,8 @@ class Key(str, Enum):
     API_PORT = "api/port"  # the local API's port (0: any free one)
     API_KEY = "api/key"  # its key; empty: none (it listens on this computer only)
     API_START = "api/start_with_app"  # serve it as soon as the window opens
+    WYOMING_ON = "wyoming/on"  # the Wyoming server (Home Assistant) was switched on: it starts with the window
+    WYOMING_ADDRESS = "wyoming/address"  # where it listens, tcp://HOST:PORT
     RENDER_ON = "cluster/render_on"  # where the studio renders a project: "local" or "cluster" (a Ray cluster)
     CLUSTER_ADDRESS = "cluster/address"  # the Ray cluster: empty (a local Ray instance), "auto" or ray://HOST:PORT
 
@@ -108,6 +110,8 @@ _DEFAULTS = {
     Key.API_PORT: 8765,
     Key.API_KEY: "",
     Key.API_START: False,
+    Key.WYOMING_ON: False,
+    Key.WYOMING_ADDRESS: "tcp://127.0.0.1:10200",
     Key.RENDER_ON: "local",
     Key.CLUSTER_ADDRESS: "",
 }

@@ -4,6 +4,9 @@ The server runs in a thread inside the app on the window's own inference worker,
 requests take turns with the window's, sentence by sentence. It listens on 127.0.0.1 only (the command line's
 ``python -m core serve --host`` is for other machines); the key, when given, is required as ``Authorization: Bearer
 KEY``. The port, the key and whether it starts with the app are remembered (app settings).
+
+Below it, the Wyoming server for Home Assistant (:class:`~app.panels.wyoming_switch.WyomingSwitch`), on the same
+worker, switched on and off on its own.
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ from core.engine import ChatterboxError
 from core.wording import describe_error
 
 from ..settings import Key
+from .wyoming_switch import WyomingSwitch
 
 DEFAULT_HOST, DEFAULT_PORT = "127.0.0.1", 8765
 """As ``python -m core serve``. The server code (FastAPI, uvicorn) is imported only when the API is turned on."""
@@ -75,6 +79,8 @@ class ApiPanel(QGroupBox):
         form.addRow("Base URL", url_row)
         form.addRow(self.served)
         form.addRow(self.status)
+        self.wyoming = WyomingSwitch(worker, library, self, settings)  # Home Assistant's way in, switched on its own
+        self.wyoming.add_rows(form)
         self._timer = QTimer(self)
         self._timer.setInterval(500)
         self._timer.timeout.connect(self._refresh)
@@ -120,7 +126,12 @@ class ApiPanel(QGroupBox):
         return True
 
     def shutdown(self) -> None:
-        """Stop serving (requests in progress are cancelled); the window calls it when it closes."""
+        """Stop serving both (requests in progress are cancelled); the window calls it when it closes."""
+        self.stop_http()
+        self.wyoming.shutdown()
+
+    def stop_http(self) -> None:
+        """Stop serving the HTTP API (its requests are cancelled); Wyoming goes on."""
         if self.server is not None:
             self.server.stop()
             self.server = None
@@ -140,7 +151,7 @@ class ApiPanel(QGroupBox):
 
     @Slot(bool)
     def _on_toggled(self, on: bool) -> None:
-        self.start() if on else self.shutdown()
+        self.start() if on else self.stop_http()
 
     @Slot()
     def _copy(self) -> None:
