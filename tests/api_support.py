@@ -17,10 +17,10 @@ from core.voices.library import VoiceLibrary
 from core.wording import describe_failure
 
 
-def started_worker(bundle: Path) -> w.InferenceWorker:
+def started_worker(bundle: Path, runtime: RuntimeOptions | None = None) -> w.InferenceWorker:
     worker = w.InferenceWorker()
     worker.start()
-    worker.load(bundle, RuntimeOptions(provider="cpu"))
+    worker.load(bundle, runtime or RuntimeOptions(provider="cpu"))
     while True:
         event = worker.events.get(timeout=60)
         if isinstance(event, w.ModelLoaded):

@@ -14,7 +14,7 @@ from wyoming.info import Describe, Info
 from wyoming.tts import Synthesize, SynthesizeChunk, SynthesizeStart, SynthesizeStop, SynthesizeVoice
 
 from core.api.wyoming import WyomingConfig
-from core.engine import SynthesisOptions
+from core.engine import RuntimeOptions, SynthesisOptions
 from tests.api_support import long_text, serving, started_worker, wait_idle
 from tests.wyoming_support import Heard, listen, synthesize, synthesize_streamed, wyoming_serving
 
@@ -41,7 +41,8 @@ def test_describe_answers_one_tts_program_with_the_voices_and_streaming(worker, 
 
 
 def test_a_multilingual_model_offers_every_voice_in_its_languages(bundles, tmp_path):
-    worker = started_worker(bundles["multilingual"])
+    # The float32 decoder: an int8 one would be made on a loading thread that outlives this short test.
+    worker = started_worker(bundles["multilingual"], RuntimeOptions(provider="cpu", decoder_precision="fp32"))
     try:
         with wyoming_serving(worker, tmp_path / "voices") as server:
             info = asyncio.run(_describe(server.port))
