@@ -161,6 +161,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         "formats,turns)",
     )
     p.add_argument("--rounds", type=int, default=3, help="rounds of the Wyoming comparison (default 3)")
+    p.add_argument(
+        "--playback-policy",
+        choices=("auto", "fast", "smooth"),
+        default="auto",
+        help="when streamed audio starts (default auto, as the server runs)",
+    )
     p.add_argument("--json", type=Path, help="also write the report as JSON")
 
 
@@ -174,10 +180,11 @@ def run(args: argparse.Namespace) -> int:
     bundle = args.bundle or cached_standin(args.standin, args.size, args.precision, announce=print)
     worker = InferenceWorker()
     worker.start()
-    report: dict[str, Any] = {"bundle": str(bundle), "provider": args.provider}
+    report: dict[str, Any] = {"bundle": str(bundle), "provider": args.provider, "playback_policy": args.playback_policy}
     try:
         precision = "q4" if (not args.bundle and args.precision == "q4") else "fp32"
-        worker.load(bundle, RuntimeOptions(provider=args.provider, precision=precision))
+        runtime = RuntimeOptions(provider=args.provider, precision=precision, playback_policy=args.playback_policy)
+        worker.load(bundle, runtime)
         while not isinstance(event := worker.events.get(timeout=600), ModelLoaded | ModelFailed):
             pass
         if isinstance(event, ModelFailed):
