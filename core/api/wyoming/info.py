@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from importlib import metadata
-
 from wyoming.info import Attribution, Info, TtsProgram, TtsVoice
 
 from core.engine import Capabilities
@@ -18,11 +16,13 @@ PROGRAM_ATTRIBUTION = Attribution(
 VOICE_ATTRIBUTION = Attribution(name="this machine's voice library", url="")
 
 
+APP_VERSION = "0.1.0"
+"""The app's version (pyproject.toml's, as ``app.__version__``; ``core`` cannot import the app, and reads no
+package metadata: tests/security keeps importlib out of core)."""
+
+
 def app_version() -> str | None:
-    try:
-        return metadata.version("chatterbox-desk")
-    except metadata.PackageNotFoundError:
-        return None
+    return APP_VERSION
 
 
 def languages(caps: Capabilities) -> list[str]:
