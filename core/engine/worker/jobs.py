@@ -21,8 +21,8 @@ from typing import TYPE_CHECKING, Protocol
 
 from core.engine.errors import SynthesisCancelled
 from core.engine.options import RuntimeOptions
-from core.engine.streaming.conversion import ConversionRequest
-from core.engine.streaming.synthesis import SynthesisRequest
+from core.engine.streaming.conversion import ConversionRequest, ConversionStream
+from core.engine.streaming.synthesis import SynthesisRequest, SynthesisStream
 from core.engine.worker.events import Chunk, Finished
 
 if TYPE_CHECKING:
@@ -143,13 +143,7 @@ class Speak:
         return self.request.request_id
 
     def steps(self, context: JobContext) -> Generator[None, None, object]:
-        rid = self.request_id
-        stream = context.pipeline.stream(self.request, cancelled=context.cancelled)
-        for chunk in stream:
-            if context.cancelled():
-                raise SynthesisCancelled()
-            context.sink.put(Chunk(rid, chunk))
-        return Finished(rid, stream.report)
+        return _one_stream(context, self.request_id, context.pipeline.stream(self.request, context.cancelled))
         yield  # a generator of one step
 
 
@@ -169,11 +163,15 @@ class Convert:
         return self.request.request_id
 
     def steps(self, context: JobContext) -> Generator[None, None, object]:
-        rid = self.request_id
-        stream = context.pipeline.convert_stream(self.request, cancelled=context.cancelled)
-        for chunk in stream:
-            if context.cancelled():
-                raise SynthesisCancelled()
-            context.sink.put(Chunk(rid, chunk))
-        return Finished(rid, stream.report)
+        stream = context.pipeline.convert_stream(self.request, context.cancelled)
+        return _one_stream(context, self.request_id, stream)
         yield  # a generator of one step
+
+
+def _one_stream(context: JobContext, rid: int, stream: SynthesisStream | ConversionStream) -> Finished:
+    """A stream's chunks put as they come, in one step; its report in the last event (Speak and Convert)."""
+    for chunk in stream:
+        if context.cancelled():
+            raise SynthesisCancelled()
+        context.sink.put(Chunk(rid, chunk))
+    return Finished(rid, stream.report)
