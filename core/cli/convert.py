@@ -11,9 +11,9 @@ import json
 import sys
 from pathlib import Path
 
+from core.cli.notices import say_notices
 from core.cli.progress_line import ProgressLine
 from core.engine import SAMPLE_RATE, ConversionRequest, Pipeline, audio_format, load_source, write_audio_stream
-from core.wording import describe_notice
 
 EXIT_OK = 0
 
@@ -61,12 +61,7 @@ def convert(args, runtime) -> int:
     finally:
         progress.close()
     report = stream.report
-    warnings = [describe_notice(w, "cli") for w in report.warnings]
-    for warning in warnings:
-        print(f"warning: {warning}", file=sys.stderr)
-    notice = describe_notice(pipe.provider_notice, "cli")
-    if notice:
-        print(f"notice: {notice}", file=sys.stderr)
+    warnings, notice = say_notices(report.warnings, pipe.provider_notice)
     if args.json:
         print(
             json.dumps(

@@ -24,6 +24,7 @@ from core.cli.cluster import check_cluster_arguments, claim_status, note_finishe
 from core.cli.convert import add_parser as add_convert_parser
 from core.cli.convert import convert
 from core.cli.errors import CliError
+from core.cli.notices import say_notices
 from core.cli.project import add_parsers as add_project_parsers
 from core.cli.project import add_sampling_arguments, narrate_locked, project_locked, sampling_given
 from core.cli.serve import add_parser as add_serve_parser
@@ -46,7 +47,7 @@ from core.engine import (
 from core.standin.naming import NAMINGS
 from core.standin.spec import PRECISIONS as STANDIN_PRECISIONS
 from core.standin.spec import SIZES, VARIANTS
-from core.wording import describe_error, describe_notice
+from core.wording import describe_error
 
 EXIT_OK, EXIT_INTERNAL, EXIT_BAD_INPUT, EXIT_SOAK_FAILED = 0, 1, 2, 3
 Q4_HELP = "4-bit language models on the CPU: int8 compute (default, faster) or fp32 compute (as exported)"
@@ -731,12 +732,7 @@ def _synth(args) -> int:
     stream = pipe.stream(SynthesisRequest(text, args.voice, options))
     samples = write_audio_stream(args.out, (chunk.samples for chunk in stream), SAMPLE_RATE)  # flat memory
     result = stream.report
-    warnings = [describe_notice(w, "cli") for w in result.warnings]
-    for warning in warnings:
-        print(f"warning: {warning}", file=sys.stderr)
-    notice = describe_notice(pipe.provider_notice, "cli")
-    if notice:
-        print(f"notice: {notice}", file=sys.stderr)
+    warnings, notice = say_notices(result.warnings, pipe.provider_notice)
     if args.json:
         print(
             json.dumps(
