@@ -25,6 +25,7 @@ class Key(str, Enum):
     PRECISION = "runtime/precision"
     Q4_COMPUTE = "runtime/q4_compute"
     KV_CHAINING = "runtime/kv_chaining"
+    SHAPE_FOLDING = "runtime/shape_folding"
     CONDITIONING_CACHE = "runtime/conditioning_cache"
     PREFIX_CACHE = "runtime/prefix_cache"
     STREAM = "runtime/stream"
@@ -79,6 +80,7 @@ _DEFAULTS = {
     Key.PRECISION: _RUNTIME.precision,
     Key.Q4_COMPUTE: _RUNTIME.q4_compute,
     Key.KV_CHAINING: _RUNTIME.kv_chaining,
+    Key.SHAPE_FOLDING: _RUNTIME.shape_folding,
     Key.CONDITIONING_CACHE: _RUNTIME.conditioning_cache,
     Key.PREFIX_CACHE: _RUNTIME.prefix_cache,
     Key.STREAM: _RUNTIME.stream,
@@ -177,6 +179,7 @@ class Settings:
             precision=self.get(Key.PRECISION),
             q4_compute=self.get(Key.Q4_COMPUTE),
             kv_chaining=self.get(Key.KV_CHAINING),
+            shape_folding=self.get(Key.SHAPE_FOLDING),
             conditioning_cache=self.get(Key.CONDITIONING_CACHE),
             prefix_cache=self.get(Key.PREFIX_CACHE),
             stream=self.get(Key.STREAM),

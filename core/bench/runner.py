@@ -83,8 +83,8 @@ class Bench:
         sf.write(path, self.voice.samples, SAMPLE_RATE)
         return path
 
-    def _runner(self, kind, batch: int = 1):
-        return self.pipe.lm_runner(kind, batch, 0.5)
+    def _runner(self, kind, batch: int = 1, session=None):
+        return self.pipe.lm_runner(kind, batch, 0.5, session)
 
     def _prefix(self, kind, length: int, batch: int = 1):
         rng = np.random.default_rng(0)
@@ -94,9 +94,9 @@ class Bench:
         runner.prefill(embeds)
         return runner.past, runner.total
 
-    def _time_steps(self, kind, prefix, batch: int = 1) -> float:
-        """Median milliseconds of one decode step, starting from ``prefix``."""
-        runner = self._runner(kind, batch)
+    def _time_steps(self, kind, prefix, batch: int = 1, session=None) -> float:
+        """Median milliseconds of one decode step, starting from ``prefix`` (on ``session``: another LM session)."""
+        runner = self._runner(kind, batch, session)
         runner.adopt(*prefix)
         runner.step(100)  # first step allocates; not timed
         times = []
@@ -124,6 +124,26 @@ class Bench:
                 lambda p=plain: self._time_steps(CopiedKV, p),
             )
             self._add(summary(f"LM step, {label} context ({length} positions)", "chained", a, "plain", b))
+
+    def shape_folding(self) -> None:
+        """LM step with the shape arithmetic folded (:mod:`core.engine.model.shape_folding`) vs the graph as
+        exported, from the same caches, alternating."""
+        folding = self.pipe.runtime.shape_folding
+        other = self.pipe.language_model_variant(shape_folding=not folding)
+        folded, exported = (None, other) if folding else (other, None)
+        steps = {}
+        for label, length in (("short", self.config.short_context), ("long", self.config.long_context)):
+            prefix = self._prefix(ChainedKV, length)
+            a, b = alternate(
+                self.config.reps,
+                lambda p=prefix: self._time_steps(ChainedKV, p, session=exported),
+                lambda p=prefix: self._time_steps(ChainedKV, p, session=folded),
+            )
+            result = summary(f"LM step, {label} context, shape folding", "as exported", a, "folded", b)
+            self._add(result)
+            steps[label] = {"exported_ms": result["a_median"], "folded_ms": result["b_median"]}
+            steps[label]["ratio"] = result["ratio_b_over_a"]
+        self.report["shape_folding"] = {"steps": steps}
 
     def python_overhead(self) -> None:
         params = self.pipe.resolve(SynthesisOptions(greedy=True))
@@ -268,6 +288,7 @@ class Bench:
         steps = {
             "kv": self.kv_chaining,
             "overhead": self.python_overhead,
+            "fold": self.shape_folding,
             "floor": self.bandwidth_floor,
             "cfg": self.cfg_cost,
             "prefix": self.prefix_cache,
@@ -368,6 +389,7 @@ def bench_main(args) -> int:
         threads=args.threads,
         precision=precision,
         q4_compute=args.q4_compute,
+        shape_folding=not args.no_shape_folding,
         decoder_precision=args.decoder_precision,
         decoder_flow_steps=args.decoder_flow_steps,
         lm_batch=args.lm_batch,

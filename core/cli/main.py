@@ -146,6 +146,11 @@ def _add_bench(sub: Subparsers, defaults: RuntimeOptions) -> None:
     p.add_argument("--provider", choices=PROVIDERS, default="auto")
     p.add_argument("--threads", type=int)
     p.add_argument("--lm-batch", type=int, default=defaults.lm_batch, help="the book comparison's batch (default 4)")
+    p.add_argument(
+        "--no-shape-folding",
+        action="store_true",
+        help="run the language model's graph as exported (default: its shape arithmetic folded into constants)",
+    )
     decoder_arguments(p)
     p.add_argument("--quick", action="store_true", help="fewer repetitions and a 5 s utterance")
     p.add_argument(
@@ -157,7 +162,7 @@ def _add_bench(sub: Subparsers, defaults: RuntimeOptions) -> None:
     add_playback_policy(p, defaults)
     p.add_argument(
         "--only",
-        help="comma-separated subset: kv,overhead,floor,cfg,prefix,conditioning,streaming,spinning,threads,"
+        help="comma-separated subset: kv,overhead,fold,floor,cfg,prefix,conditioning,streaming,spinning,threads,"
         "decoder,q4,plan,book,cold,export; and, only when named, decoder_levers (each decoder lever's cost and "
         "output SNR on one set of tokens)",
     )
@@ -428,6 +433,11 @@ def runtime_arguments(p: argparse.ArgumentParser, cache_dir: bool = True, lm_bat
     p.add_argument("--q4-compute", choices=Q4_COMPUTE, default=RuntimeOptions().q4_compute, help=Q4_HELP)
     p.add_argument("--provider", choices=PROVIDERS, default="auto")
     p.add_argument("--threads", type=int)
+    p.add_argument(
+        "--no-shape-folding",
+        action="store_true",
+        help="run the language model's graph as exported (default: its shape arithmetic folded into constants)",
+    )
     decoder_arguments(p)
     if cache_dir:
         p.add_argument("--cache-dir", type=Path, help="conditioning cache folder (default: the user cache dir)")
@@ -628,6 +638,7 @@ def _runtime(args):
             "provider": args.provider,
             "precision": args.precision,
             "q4_compute": args.q4_compute,
+            "shape_folding": not getattr(args, "no_shape_folding", False),
             "decoder_precision": getattr(args, "decoder_precision", "auto"),
             "decoder_flow_steps": getattr(args, "decoder_flow_steps", None),
         }

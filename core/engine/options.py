@@ -27,6 +27,7 @@ SESSION_FIELDS = (
     "graph_optimization",
     "spinning",
     "q4_compute",
+    "shape_folding",
     "decoder_precision",
     "decoder_flow_steps",
 )
@@ -120,6 +121,10 @@ class RuntimeOptions:
     q4_compute: str = "int8"
     """4-bit language models on the CPU: ``int8`` (MatMulNBits accuracy level 4: activations quantised to int8,
     integer dot products) or ``fp32`` (the exported level: weights dequantised, float32 products)."""
+    shape_folding: bool = True
+    """Fold the language model's per-step shape arithmetic into constants at load
+    (:mod:`core.engine.model.shape_folding`: checked against the graph as exported, made once per graph and kept in
+    the user cache): fewer nodes per step, the same numbers."""
     decoder_precision: str = "auto"
     """The speech decoder on the CPU: ``q8`` (its weight matrix multiplications in int8, a file made once from the
     float32 one, :mod:`core.engine.model.decoder_q8`), ``fp32`` (the file the ``precision`` choice picks, float32 for

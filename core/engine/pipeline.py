@@ -10,7 +10,7 @@ Not thread-safe: one inference thread owns it.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -27,7 +27,14 @@ from core.engine.generation.lm_runners import ChainedKV, CopiedKV
 from core.engine.model.bundle import BundleFiles
 from core.engine.model.fixed_noise import FLOW_NOISE_SEED as FIXED_NOISE_SEED
 from core.engine.model.model_info import ModelInfo
-from core.engine.model.model_parts import Capabilities, LoadProgress, ModelParts, load_decoder, load_parts
+from core.engine.model.model_parts import (
+    Capabilities,
+    LoadProgress,
+    ModelParts,
+    language_model_session,
+    load_decoder,
+    load_parts,
+)
 from core.engine.options import RuntimeOptions, SamplingParams, SynthesisOptions
 from core.engine.streaming.conversion import ConversionRequest, ConversionStream
 from core.engine.streaming.synthesis import AudioChunk, RequestReport, SynthesisRequest, SynthesisStream
@@ -195,10 +202,23 @@ class Pipeline:
         """Abort the decoder call in progress (from another thread)."""
         self._parts.decoder.interrupt()
 
-    def lm_runner(self, kind: type[ChainedKV] | type[CopiedKV], batch: int = 1, exaggeration: float = 0.5) -> Any:
-        """A fresh language-model runner of ``kind`` (benchmarks time its steps)."""
+    def lm_runner(
+        self,
+        kind: type[ChainedKV] | type[CopiedKV],
+        batch: int = 1,
+        exaggeration: float = 0.5,
+        session: Any = None,
+    ) -> Any:
+        """A fresh language-model runner of ``kind`` (benchmarks time its steps), on ``session`` if given (one from
+        :meth:`language_model_variant`)."""
         parts, sessions = self._parts, self._parts.sessions
-        return kind(sessions["language_model"], sessions["embed_tokens"], parts.info, batch, exaggeration, parts.device)
+        lm = session if session is not None else sessions["language_model"]
+        return kind(lm, sessions["embed_tokens"], parts.info, batch, exaggeration, parts.device)
+
+    def language_model_variant(self, **changes: Any) -> Any:
+        """A second language-model session of this bundle with ``changes`` to the runtime options (e.g.
+        ``shape_folding=False``): benchmarks compare it with the one in use."""
+        return language_model_session(self._parts.files, replace(self._parts.runtime, **changes))
 
     # --- synthesis ---------------------------------------------------------------------------------------------
     def stream(

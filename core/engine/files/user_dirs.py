@@ -33,6 +33,11 @@ def q4_graph_cache_dir() -> Path:
     return user_cache() / "q4-int8"
 
 
+def folded_graph_cache_dir() -> Path:
+    """Language-model graphs with their shape arithmetic folded (:mod:`core.engine.model.shape_folding`)."""
+    return user_cache() / "lm-folded"
+
+
 def decoder_q8_cache_dir(cache: Path | None = None) -> Path:
     """int8 speech decoders made from a read-only model folder's float32 one, one folder per source file."""
     return (cache or user_cache()) / "decoder-q8"

@@ -28,6 +28,7 @@ from core.engine.files.user_dirs import (
     conditioning_cache_dir,
     decoder_costs_dir,
     decoder_q8_cache_dir,
+    folded_graph_cache_dir,
     q4_graph_cache_dir,
 )
 from core.engine.generation.lm_runners import ChainedKV, CopiedKV, KVRunner
@@ -40,6 +41,7 @@ from core.engine.model.model_info import ModelInfo, graph_signature, read_model_
 from core.engine.model.q4_compute import has_4bit_weights, int8_graph
 from core.engine.model.seeded_noise import with_seeded_noise
 from core.engine.model.sessions import SessionFactory
+from core.engine.model.shape_folding import folded_graph
 from core.engine.options import PRECISIONS, RuntimeOptions
 from core.engine.streaming.stream_plan import CostFile, CostModel
 from core.engine.tokenizer import TextTokenizer
@@ -171,9 +173,36 @@ def _cost_identity(files: BundleFiles, runtime: RuntimeOptions) -> str:
     decoder = files.graphs["conditional_decoder"]
     stamps = [file_stamp(decoder) if decoder.is_file() else str(decoder), file_stamp(files.graphs["language_model"])]
     switches = [runtime.provider, str(runtime.threads), runtime.q4_compute, str(runtime.spinning)]
+    if runtime.shape_folding:
+        switches.append("folded")
     if runtime.decoder_flow_steps is not None:
         switches.append(f"steps={runtime.decoder_flow_steps}")
     return "|".join([*stamps, *switches])
+
+
+def language_model_bytes(
+    graph: Path, runtime: RuntimeOptions, factory: SessionFactory
+) -> tuple[bytes | None, str | None]:
+    """The language model's graph as it is run (``None``: the file as it is) and its 4-bit compute (``int8``,
+    ``fp32``, or ``None`` without 4-bit weights): int8 compute where asked for on the CPU, then the shape
+    arithmetic folded (:mod:`core.engine.model.shape_folding`) where ``runtime.shape_folding``."""
+    data, q4 = None, None
+    if runtime.q4_compute == "int8" and not factory.uses_cuda():  # the CUDA kernel has no int8 path to choose
+        data = int8_graph(graph, q4_graph_cache_dir())
+        q4 = "int8" if data is not None else None
+    elif has_4bit_weights(graph):
+        q4 = "fp32"
+    if runtime.shape_folding:
+        data = folded_graph(graph, data, folded_graph_cache_dir()) or data
+    return data, q4
+
+
+def language_model_session(files: BundleFiles, runtime: RuntimeOptions) -> Any:
+    """A language-model session of ``files`` as :func:`load_parts` would make it with ``runtime``."""
+    factory = SessionFactory(runtime)
+    graph = files.graphs["language_model"]
+    data, _ = language_model_bytes(graph, runtime, factory)
+    return factory.create("language_model", graph, dynamic_shapes=True, model_bytes=data)
 
 
 def load_parts(
@@ -188,12 +217,8 @@ def load_parts(
     """
     files = locate_bundle(path, runtime.precision)
     factory = SessionFactory(runtime)
-    lm_graph, lm_bytes, q4 = files.graphs["language_model"], None, None
-    if runtime.q4_compute == "int8" and not factory.uses_cuda():  # the CUDA kernel has no int8 path to choose
-        lm_bytes = int8_graph(lm_graph, q4_graph_cache_dir())
-        q4 = "int8" if lm_bytes is not None else None
-    elif has_4bit_weights(lm_graph):
-        q4 = "fp32"
+    lm_graph = files.graphs["language_model"]
+    lm_bytes, q4 = language_model_bytes(lm_graph, runtime, factory)
     signature_paths = dict(files.graphs)
     q8 = _decoder_q8(files, runtime, factory)
     if q8 is not None:

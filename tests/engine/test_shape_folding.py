@@ -1,0 +1,174 @@
+"""The language model's shape arithmetic folded into constants: fewer nodes, the same outputs, checked at build."""
+
+from __future__ import annotations
+
+import numpy as np
+import onnx
+import onnxruntime as ort
+import pytest
+from onnx import TensorProto, helper, numpy_helper
+
+import core.engine.model.shape_folding as folding
+from core.engine.model.shape_folding import fold_shapes, folded_graph, lm_feeds
+from core.engine.options import RuntimeOptions, SynthesisOptions
+from core.engine.pipeline import Pipeline
+
+HIDDEN, HEADS, HEAD_DIM = 8, 2, 4
+
+
+def _exported_layer() -> onnx.ModelProto:
+    """One attention layer written the way PyTorch's tracer writes GPT-2: every reshape's target computed from
+    shapes at run time, the projection flattened to two dims and back around its product, and the attention scale
+    computed from the cache's last dim."""
+    rng = np.random.default_rng(0)
+    inits = [
+        numpy_helper.from_array(rng.standard_normal((HIDDEN, 3 * HIDDEN)).astype(np.float32), "w_qkv"),
+        numpy_helper.from_array(rng.standard_normal(3 * HIDDEN).astype(np.float32), "b_qkv"),
+        numpy_helper.from_array(rng.standard_normal((HIDDEN, HIDDEN)).astype(np.float32), "w_out"),
+    ]
+    nodes = []
+
+    def const(name, value):
+        nodes.append(helper.make_node("Constant", [], [name], value=numpy_helper.from_array(np.array(value))))
+        return name
+
+    def dim(tensor, index, name):
+        nodes.append(helper.make_node("Shape", [tensor], [f"{name}_shape"]))
+        nodes.append(helper.make_node("Gather", [f"{name}_shape", const(f"{name}_i", index)], [f"{name}_d"]))
+        nodes.append(helper.make_node("Unsqueeze", [f"{name}_d", const(f"{name}_ax", [0])], [name]))
+        return name
+
+    x = "inputs_embeds"
+    # c_attn: Reshape(x, [-1, H]) -> MatMul -> Add bias -> Reshape(back to [B, S, 3H]).
+    nodes.append(helper.make_node("Shape", [x], ["x_shape"]))
+    nodes.append(helper.make_node("Slice", ["x_shape", const("s0", [-1]), const("s1", [2**62]), const("s2", [0])],
+                                  ["x_last"]))  # fmt: skip
+    nodes.append(helper.make_node("Concat", [const("minus1", [-1]), "x_last"], ["flat_shape"], axis=0))
+    nodes.append(helper.make_node("Reshape", [x, "flat_shape"], ["x_flat"]))
+    nodes.append(helper.make_node("MatMul", ["x_flat", "w_qkv"], ["qkv_mm"]))
+    nodes.append(helper.make_node("Add", ["qkv_mm", "b_qkv"], ["qkv_flat"]))
+    b, s = dim(x, 0, "b"), dim(x, 1, "s")
+    nodes.append(helper.make_node("Concat", [b, s, const("n3", [3 * HIDDEN])], ["back_shape"], axis=0))
+    nodes.append(helper.make_node("Reshape", ["qkv_flat", "back_shape"], ["qkv"]))
+    nodes.append(helper.make_node("Split", ["qkv", const("split", [HIDDEN] * 3)], ["q", "k", "v"], axis=2))
+    heads = []
+    for t in ("q", "k", "v"):
+        b2, s2 = dim(t, 0, f"{t}b"), dim(t, 1, f"{t}s")
+        shape = [b2, s2, const(f"{t}h", [HEADS]), const(f"{t}hd", [HEAD_DIM])]
+        nodes.append(helper.make_node("Concat", shape, [f"{t}_heads_shape"], axis=0))
+        nodes.append(helper.make_node("Reshape", [t, f"{t}_heads_shape"], [f"{t}_heads"]))
+        nodes.append(helper.make_node("Transpose", [f"{t}_heads"], [f"{t}_bnsh"], perm=[0, 2, 1, 3]))
+        heads.append(f"{t}_bnsh")
+    nodes.append(helper.make_node("Concat", ["past_key_values.0.key", "k_bnsh"], ["present.0.key"], axis=2))
+    nodes.append(helper.make_node("Concat", ["past_key_values.0.value", "v_bnsh"], ["present.0.value"], axis=2))
+    nodes.append(helper.make_node("Transpose", ["present.0.key"], ["k_t"], perm=[0, 1, 3, 2]))
+    nodes.append(helper.make_node("MatMul", ["q_bnsh", "k_t"], ["scores"]))
+    # scale = sqrt(last dim of the value cache), computed at run time
+    nodes.append(helper.make_node("Shape", ["present.0.value"], ["pv_shape"]))
+    nodes.append(helper.make_node("Slice", ["pv_shape", const("p0", [-1]), const("p1", [2**62]), const("p2", [0])],
+                                  ["pv_last"]))  # fmt: skip
+    nodes.append(helper.make_node("Squeeze", ["pv_last", const("p3", [0])], ["pv_dim"]))
+    nodes.append(helper.make_node("Cast", ["pv_dim"], ["pv_float"], to=TensorProto.FLOAT))
+    nodes.append(helper.make_node("Sqrt", ["pv_float"], ["scale"]))
+    nodes.append(helper.make_node("Div", ["scores", "scale"], ["scaled"]))
+    nodes.append(helper.make_node("Softmax", ["scaled"], ["probs"], axis=-1))
+    nodes.append(helper.make_node("MatMul", ["probs", "present.0.value"], ["ctx"]))
+    nodes.append(helper.make_node("Transpose", ["ctx"], ["ctx_bshd"], perm=[0, 2, 1, 3]))
+    b3, s3 = dim("ctx_bshd", 0, "cb"), dim("ctx_bshd", 1, "cs")
+    nodes.append(helper.make_node("Concat", [b3, s3, const("ch", [HIDDEN])], ["merge_shape"], axis=0))
+    nodes.append(helper.make_node("Reshape", ["ctx_bshd", "merge_shape"], ["merged"]))
+    nodes.append(helper.make_node("MatMul", ["merged", "w_out"], ["out"]))
+    # the mask reaches the logits so that it is a used input, as in the real graphs
+    nodes.append(helper.make_node("Cast", ["attention_mask"], ["mask_f"], to=TensorProto.FLOAT))
+    nodes.append(helper.make_node("ReduceSum", ["mask_f"], ["mask_sum"], keepdims=0))
+    nodes.append(helper.make_node("Mul", ["out", "mask_sum"], ["logits"]))
+    inputs = [
+        helper.make_tensor_value_info("inputs_embeds", TensorProto.FLOAT, ["batch", "seq", HIDDEN]),
+        helper.make_tensor_value_info("attention_mask", TensorProto.INT64, ["batch", "total"]),
+        helper.make_tensor_value_info("past_key_values.0.key", TensorProto.FLOAT, ["batch", HEADS, "past", HEAD_DIM]),
+        helper.make_tensor_value_info("past_key_values.0.value", TensorProto.FLOAT, ["batch", HEADS, "past", HEAD_DIM]),
+    ]
+    outputs = [
+        helper.make_tensor_value_info("logits", TensorProto.FLOAT, None),
+        helper.make_tensor_value_info("present.0.key", TensorProto.FLOAT, None),
+        helper.make_tensor_value_info("present.0.value", TensorProto.FLOAT, None),
+    ]
+    graph = helper.make_graph(nodes, "layer", inputs, outputs, inits)
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=10)
+
+
+def _run(data: bytes, feeds: dict) -> list[np.ndarray]:
+    session = ort.InferenceSession(data, providers=["CPUExecutionProvider"])
+    return session.run(None, feeds)
+
+
+def _ops(model: onnx.ModelProto) -> list[str]:
+    return [n.op_type for n in model.graph.node]
+
+
+def test_an_exported_layer_loses_its_shape_arithmetic_and_keeps_its_outputs(tmp_path):
+    model = _exported_layer()
+    exported = model.SerializeToString()
+    folded = fold_shapes(model, tmp_path, lm_feeds(model))
+    assert folded is not None
+    lean = onnx.load_from_string(folded)
+    before, after = _ops(onnx.load_from_string(exported)), _ops(lean)
+    assert before.count("Shape") == 12 and "Shape" not in after and "Gather" not in after
+    # the flatten/unflatten pair around the projection is gone: the product reads the 3-D input
+    assert after.count("Reshape") == before.count("Reshape") - 2
+    product = next(n for n in lean.graph.node if n.op_type == "MatMul" and "w_qkv" in n.input)
+    assert product.input[0] == "inputs_embeds"
+    # every remaining reshape has a constant target (0 copies a dim, -1 infers one)
+    targets = {t.name: numpy_helper.to_array(t).tolist() for t in lean.graph.initializer}
+    assert sorted(targets[n.input[1]] for n in lean.graph.node if n.op_type == "Reshape") == [
+        [0, 0, 2, 4],
+        [0, 0, 2, 4],
+        [0, 0, 2, 4],
+        [0, 0, 8],
+    ]
+    feeds = lm_feeds(model)
+    for shape in ((1, 1, 30), (2, 5, 0), (4, 3, 7)):  # sizes the probes never used
+        for x, y in zip(_run(exported, feeds(*shape)), _run(folded, feeds(*shape)), strict=True):
+            np.testing.assert_allclose(x, y, rtol=1e-5, atol=1e-5)
+
+
+def test_a_fold_that_changes_the_outputs_is_refused(tmp_path, monkeypatch):
+    model = _exported_layer()
+    monkeypatch.setattr(folding, "_constant_target", lambda ins, outs, node: [0, 0, HEAD_DIM, HEADS])  # wrong order
+    monkeypatch.setattr(folding, "_drop_flatten_pair", lambda *args: 0)
+    assert fold_shapes(model, tmp_path, lm_feeds(model)) is None
+
+
+def test_a_graph_with_nothing_to_fold_is_left_alone(tmp_path):
+    x = helper.make_tensor_value_info("inputs_embeds", TensorProto.FLOAT, ["b", "s", HIDDEN])
+    y = helper.make_tensor_value_info("logits", TensorProto.FLOAT, None)
+    m = helper.make_tensor_value_info("attention_mask", TensorProto.INT64, ["b", "t"])
+    graph = helper.make_graph([helper.make_node("Relu", ["inputs_embeds"], ["logits"])], "g", [x, m], [y])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=10)
+    assert fold_shapes(model, tmp_path, lm_feeds(model)) is None
+
+
+def test_the_folded_graph_is_made_once_and_kept(tmp_path, monkeypatch):
+    path = tmp_path / "language_model.onnx"
+    onnx.save(_exported_layer(), path)
+    cache = tmp_path / "cache"
+    first = folded_graph(path, None, cache)
+    assert first is not None and len(list(cache.glob("*.onnx"))) == 1
+    monkeypatch.setattr(folding, "fold_shapes", lambda *args: pytest.fail("folded again"))
+    assert folded_graph(path, None, cache) == first
+    # another version of the graph bytes (e.g. int8 compute) is another entry
+    assert folded_graph(path, b"not a graph", cache) is None
+    assert len(list(cache.glob("*.unfoldable"))) == 1
+
+
+@pytest.mark.parametrize("variant", ["turbo", "original"])
+def test_the_stand_in_speaks_the_same_with_and_without_folding(bundles, voice_wav, variant):
+    """The stand-ins' graphs have constant shapes already (nothing to fold): the switch loads and speaks alike."""
+    options = SynthesisOptions(seed=3, max_new_tokens=12, cfg_weight=0.0)
+    audio = {}
+    for fold in (True, False):
+        runtime = RuntimeOptions(precision="fp32", shape_folding=fold, decoder_precision="fp32", stream=False)
+        pipe = Pipeline.from_bundle(bundles[variant], runtime)
+        result = pipe.synthesize("Hello there.", voice_wav, options)
+        audio[fold] = result.audio
+    np.testing.assert_allclose(audio[True], audio[False], atol=1e-4)
