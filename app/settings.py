@@ -26,6 +26,7 @@ class Key(str, Enum):
     Q4_COMPUTE = "runtime/q4_compute"
     KV_CHAINING = "runtime/kv_chaining"
     SHAPE_FOLDING = "runtime/shape_folding"
+    FUSED_ATTENTION = "runtime/fused_attention"
     CONDITIONING_CACHE = "runtime/conditioning_cache"
     PREFIX_CACHE = "runtime/prefix_cache"
     STREAM = "runtime/stream"
@@ -81,6 +82,7 @@ _DEFAULTS = {
     Key.Q4_COMPUTE: _RUNTIME.q4_compute,
     Key.KV_CHAINING: _RUNTIME.kv_chaining,
     Key.SHAPE_FOLDING: _RUNTIME.shape_folding,
+    Key.FUSED_ATTENTION: _RUNTIME.fused_attention,
     Key.CONDITIONING_CACHE: _RUNTIME.conditioning_cache,
     Key.PREFIX_CACHE: _RUNTIME.prefix_cache,
     Key.STREAM: _RUNTIME.stream,
@@ -180,6 +182,7 @@ class Settings:
             q4_compute=self.get(Key.Q4_COMPUTE),
             kv_chaining=self.get(Key.KV_CHAINING),
             shape_folding=self.get(Key.SHAPE_FOLDING),
+            fused_attention=self.get(Key.FUSED_ATTENTION),
             conditioning_cache=self.get(Key.CONDITIONING_CACHE),
             prefix_cache=self.get(Key.PREFIX_CACHE),
             stream=self.get(Key.STREAM),

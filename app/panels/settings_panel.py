@@ -54,6 +54,10 @@ TIPS = {
     Key.SHAPE_FOLDING: "Replaces the sizes the language model works out again at every step (thousands of tiny "
     "operations) with the constants they always are, checked against the model as exported when the model first "
     "loads (a few seconds, once). Fewer operations per step, the same numbers. Changing it reloads the model.",
+    Key.FUSED_ATTENTION: "Runs each layer's attention as one onnxruntime operator that appends to the language "
+    "model's cache and attends in one pass, instead of copying the whole cache and reading it five times every "
+    "step; checked against the model as exported when the model first loads. The longer the text, the more it "
+    "saves. Changing it reloads the model.",
     Key.CONDITIONING_CACHE: "Remembers what the voice encoder made of each voice (in memory and on disk), so a voice "
     "used before starts speaking without running the encoder again. Costs a little disk space per voice.",
     Key.PREFIX_CACHE: "Keeps the language model's state after the voice part of the prompt, per voice, so each "
@@ -141,6 +145,7 @@ class SettingsPanel(QWidget):
         c[Key.Q4_COMPUTE] = _combo(Q4_COMPUTE)
         c[Key.KV_CHAINING] = QCheckBox("KV chaining (IOBinding, no copies)")
         c[Key.SHAPE_FOLDING] = QCheckBox("Fold the LM's shape arithmetic")
+        c[Key.FUSED_ATTENTION] = QCheckBox("Fused attention (one operator per layer)")
         c[Key.CONDITIONING_CACHE] = QCheckBox("Conditioning cache")
         c[Key.PREFIX_CACHE] = QCheckBox("Voice-prefix KV cache")
         c[Key.STREAM] = QCheckBox("Stream (play while generating)")
@@ -177,7 +182,14 @@ class SettingsPanel(QWidget):
         form.addRow("Threads", c[Key.THREADS])
         form.addRow("Precision", c[Key.PRECISION])
         form.addRow("4-bit compute", c[Key.Q4_COMPUTE])
-        for key in (Key.KV_CHAINING, Key.SHAPE_FOLDING, Key.CONDITIONING_CACHE, Key.PREFIX_CACHE, Key.STREAM):
+        for key in (
+            Key.KV_CHAINING,
+            Key.SHAPE_FOLDING,
+            Key.FUSED_ATTENTION,
+            Key.CONDITIONING_CACHE,
+            Key.PREFIX_CACHE,
+            Key.STREAM,
+        ):
             form.addRow(c[key])
         form.addRow("Stream plan", c[Key.STREAM_PLAN])
         form.addRow("Playback", c[Key.PLAYBACK_POLICY])

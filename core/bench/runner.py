@@ -125,25 +125,37 @@ class Bench:
             )
             self._add(summary(f"LM step, {label} context ({length} positions)", "chained", a, "plain", b))
 
-    def shape_folding(self) -> None:
-        """LM step with the shape arithmetic folded (:mod:`core.engine.model.shape_folding`) vs the graph as
-        exported, from the same caches, alternating."""
-        folding = self.pipe.runtime.shape_folding
-        other = self.pipe.language_model_variant(shape_folding=not folding)
-        folded, exported = (None, other) if folding else (other, None)
+    def _graph_rewrite(self, key: str, name: str, before: dict, after: dict, labels: tuple[str, str]) -> None:
+        """LM step on two language-model sessions of this bundle (runtime ``before`` vs ``after`` changes), from the
+        same caches, alternating; ``report[key]``: per context, both medians and their ratio."""
+        sessions = (self.pipe.language_model_variant(**before), self.pipe.language_model_variant(**after))
         steps = {}
         for label, length in (("short", self.config.short_context), ("long", self.config.long_context)):
             prefix = self._prefix(ChainedKV, length)
             a, b = alternate(
                 self.config.reps,
-                lambda p=prefix: self._time_steps(ChainedKV, p, session=exported),
-                lambda p=prefix: self._time_steps(ChainedKV, p, session=folded),
+                lambda p=prefix: self._time_steps(ChainedKV, p, session=sessions[0]),
+                lambda p=prefix: self._time_steps(ChainedKV, p, session=sessions[1]),
             )
-            result = summary(f"LM step, {label} context, shape folding", "as exported", a, "folded", b)
+            result = summary(f"LM step, {label} context ({length}), {name}", labels[0], a, labels[1], b)
             self._add(result)
-            steps[label] = {"exported_ms": result["a_median"], "folded_ms": result["b_median"]}
+            steps[label] = {"positions": length, "before_ms": result["a_median"], "after_ms": result["b_median"]}
             steps[label]["ratio"] = result["ratio_b_over_a"]
-        self.report["shape_folding"] = {"steps": steps}
+        self.report[key] = {"steps": steps}
+
+    def shape_folding(self) -> None:
+        """The shape arithmetic folded (:mod:`core.engine.model.shape_folding`) vs the graph as exported."""
+        off = {"shape_folding": False, "fused_attention": False}
+        self._graph_rewrite(
+            "shape_folding", "shape folding", off, {**off, "shape_folding": True}, ("exported", "folded")
+        )
+
+    def fused_attention(self) -> None:
+        """Each layer's attention as one operator (:mod:`core.engine.model.fused_attention`) vs as exported, both
+        folded."""
+        folded = {"shape_folding": True, "fused_attention": False}
+        fused = {**folded, "fused_attention": True}
+        self._graph_rewrite("fused_attention", "fused attention", folded, fused, ("folded", "fused"))
 
     def python_overhead(self) -> None:
         params = self.pipe.resolve(SynthesisOptions(greedy=True))
@@ -289,6 +301,7 @@ class Bench:
             "kv": self.kv_chaining,
             "overhead": self.python_overhead,
             "fold": self.shape_folding,
+            "attention": self.fused_attention,
             "floor": self.bandwidth_floor,
             "cfg": self.cfg_cost,
             "prefix": self.prefix_cache,
@@ -390,6 +403,7 @@ def bench_main(args) -> int:
         precision=precision,
         q4_compute=args.q4_compute,
         shape_folding=not args.no_shape_folding,
+        fused_attention=not args.no_fused_attention,
         decoder_precision=args.decoder_precision,
         decoder_flow_steps=args.decoder_flow_steps,
         lm_batch=args.lm_batch,

@@ -151,6 +151,11 @@ def _add_bench(sub: Subparsers, defaults: RuntimeOptions) -> None:
         action="store_true",
         help="run the language model's graph as exported (default: its shape arithmetic folded into constants)",
     )
+    p.add_argument(
+        "--no-fused-attention",
+        action="store_true",
+        help="run each layer's attention as exported (default: one MultiHeadAttention operator per layer)",
+    )
     decoder_arguments(p)
     p.add_argument("--quick", action="store_true", help="fewer repetitions and a 5 s utterance")
     p.add_argument(
@@ -162,8 +167,8 @@ def _add_bench(sub: Subparsers, defaults: RuntimeOptions) -> None:
     add_playback_policy(p, defaults)
     p.add_argument(
         "--only",
-        help="comma-separated subset: kv,overhead,fold,floor,cfg,prefix,conditioning,streaming,spinning,threads,"
-        "decoder,q4,plan,book,cold,export; and, only when named, decoder_levers (each decoder lever's cost and "
+        help="comma-separated subset: kv,overhead,fold,attention,floor,cfg,prefix,conditioning,streaming,spinning,"
+        "threads,decoder,q4,plan,book,cold,export; and, only when named, decoder_levers (each decoder lever's cost and "
         "output SNR on one set of tokens)",
     )
     p.add_argument("--json", type=Path, help="also write the full report as JSON")
@@ -438,6 +443,11 @@ def runtime_arguments(p: argparse.ArgumentParser, cache_dir: bool = True, lm_bat
         action="store_true",
         help="run the language model's graph as exported (default: its shape arithmetic folded into constants)",
     )
+    p.add_argument(
+        "--no-fused-attention",
+        action="store_true",
+        help="run each layer's attention as exported (default: one MultiHeadAttention operator per layer)",
+    )
     decoder_arguments(p)
     if cache_dir:
         p.add_argument("--cache-dir", type=Path, help="conditioning cache folder (default: the user cache dir)")
@@ -639,6 +649,7 @@ def _runtime(args):
             "precision": args.precision,
             "q4_compute": args.q4_compute,
             "shape_folding": not getattr(args, "no_shape_folding", False),
+            "fused_attention": not getattr(args, "no_fused_attention", False),
             "decoder_precision": getattr(args, "decoder_precision", "auto"),
             "decoder_flow_steps": getattr(args, "decoder_flow_steps", None),
         }

@@ -28,6 +28,7 @@ SESSION_FIELDS = (
     "spinning",
     "q4_compute",
     "shape_folding",
+    "fused_attention",
     "decoder_precision",
     "decoder_flow_steps",
 )
@@ -125,6 +126,10 @@ class RuntimeOptions:
     """Fold the language model's per-step shape arithmetic into constants at load
     (:mod:`core.engine.model.shape_folding`: checked against the graph as exported, made once per graph and kept in
     the user cache): fewer nodes per step, the same numbers."""
+    fused_attention: bool = True
+    """Each layer's attention as one ``com.microsoft.MultiHeadAttention`` node at load
+    (:mod:`core.engine.model.fused_attention`: the cache appended and attended in one kernel instead of a copy of
+    the whole cache and five passes over it every step; checked like the folding)."""
     decoder_precision: str = "auto"
     """The speech decoder on the CPU: ``q8`` (its weight matrix multiplications in int8, a file made once from the
     float32 one, :mod:`core.engine.model.decoder_q8`), ``fp32`` (the file the ``precision`` choice picks, float32 for

@@ -71,17 +71,22 @@ def _exported_layer() -> onnx.ModelProto:
     nodes.append(helper.make_node("Cast", ["pv_dim"], ["pv_float"], to=TensorProto.FLOAT))
     nodes.append(helper.make_node("Sqrt", ["pv_float"], ["scale"]))
     nodes.append(helper.make_node("Div", ["scores", "scale"], ["scaled"]))
-    nodes.append(helper.make_node("Softmax", ["scaled"], ["probs"], axis=-1))
+    # the additive mask [B, 1, S, total] from attention_mask (padding positions get -10000), as the exports make it
+    nodes.append(helper.make_node("Cast", ["attention_mask"], ["mask_f"], to=TensorProto.FLOAT))
+    nodes.append(helper.make_node("Sub", [const("one", np.float32(1.0)), "mask_f"], ["mask_off"]))
+    nodes.append(helper.make_node("Mul", ["mask_off", const("big", np.float32(-10000.0))], ["mask_bias"]))
+    nodes.append(helper.make_node("Unsqueeze", ["mask_bias", const("mask_axes", [1, 2])], ["mask_b11t"]))
+    mb, ms, mt = dim(x, 0, "mb"), dim(x, 1, "ms"), dim("attention_mask", 1, "mt")
+    nodes.append(helper.make_node("Concat", [mb, const("m1", [1]), ms, mt], ["mask_shape"], axis=0))
+    nodes.append(helper.make_node("Expand", ["mask_b11t", "mask_shape"], ["mask_4d"]))
+    nodes.append(helper.make_node("Add", ["scaled", "mask_4d"], ["masked"]))
+    nodes.append(helper.make_node("Softmax", ["masked"], ["probs"], axis=-1))
     nodes.append(helper.make_node("MatMul", ["probs", "present.0.value"], ["ctx"]))
     nodes.append(helper.make_node("Transpose", ["ctx"], ["ctx_bshd"], perm=[0, 2, 1, 3]))
     b3, s3 = dim("ctx_bshd", 0, "cb"), dim("ctx_bshd", 1, "cs")
     nodes.append(helper.make_node("Concat", [b3, s3, const("ch", [HIDDEN])], ["merge_shape"], axis=0))
     nodes.append(helper.make_node("Reshape", ["ctx_bshd", "merge_shape"], ["merged"]))
-    nodes.append(helper.make_node("MatMul", ["merged", "w_out"], ["out"]))
-    # the mask reaches the logits so that it is a used input, as in the real graphs
-    nodes.append(helper.make_node("Cast", ["attention_mask"], ["mask_f"], to=TensorProto.FLOAT))
-    nodes.append(helper.make_node("ReduceSum", ["mask_f"], ["mask_sum"], keepdims=0))
-    nodes.append(helper.make_node("Mul", ["out", "mask_sum"], ["logits"]))
+    nodes.append(helper.make_node("MatMul", ["merged", "w_out"], ["logits"]))
     inputs = [
         helper.make_tensor_value_info("inputs_embeds", TensorProto.FLOAT, ["batch", "seq", HIDDEN]),
         helper.make_tensor_value_info("attention_mask", TensorProto.INT64, ["batch", "total"]),
@@ -113,7 +118,8 @@ def test_an_exported_layer_loses_its_shape_arithmetic_and_keeps_its_outputs(tmp_
     assert folded is not None
     lean = onnx.load_from_string(folded)
     before, after = _ops(onnx.load_from_string(exported)), _ops(lean)
-    assert before.count("Shape") == 12 and "Shape" not in after and "Gather" not in after
+    # only the mask's expansion still reads shapes (batch, length and total all vary)
+    assert before.count("Shape") == 15 and after.count("Shape") == after.count("Gather") == 3
     # the flatten/unflatten pair around the projection is gone: the product reads the 3-D input
     assert after.count("Reshape") == before.count("Reshape") - 2
     product = next(n for n in lean.graph.node if n.op_type == "MatMul" and "w_qkv" in n.input)
@@ -129,6 +135,29 @@ def test_an_exported_layer_loses_its_shape_arithmetic_and_keeps_its_outputs(tmp_
     feeds = lm_feeds(model)
     for shape in ((1, 1, 30), (2, 5, 0), (4, 3, 7)):  # sizes the probes never used
         for x, y in zip(_run(exported, feeds(*shape)), _run(folded, feeds(*shape)), strict=True):
+            np.testing.assert_allclose(x, y, rtol=1e-5, atol=1e-5)
+
+
+def test_each_layer_s_attention_becomes_one_operator_with_the_same_outputs(tmp_path):
+    model = _exported_layer()
+    exported = model.SerializeToString()
+    rewritten = fold_shapes(model, tmp_path, lm_feeds(model), fold=True, fuse=True)
+    assert rewritten is not None
+    lean = onnx.load_from_string(rewritten)
+    fused = [n for n in lean.graph.node if n.op_type == "MultiHeadAttention"]
+    assert len(fused) == 1 and fused[0].domain == "com.microsoft"
+    assert list(fused[0].output[1:]) == ["present.0.key", "present.0.value"]  # the cache keeps its names
+    assert list(fused[0].input[6:8]) == ["past_key_values.0.key", "past_key_values.0.value"]
+    # no copy of the cache, no separate passes over it
+    assert "Softmax" not in _ops(lean) and not [
+        n for n in lean.graph.node if n.op_type == "Concat" and "past" in n.input[0]
+    ]
+    assert abs(next(a.f for a in fused[0].attribute if a.name == "scale") - HEAD_DIM**-0.5) < 1e-7
+    feeds = lm_feeds(model)
+    for shape in ((1, 1, 30), (2, 5, 0), (3, 2, 7)):
+        inputs = feeds(*shape)
+        inputs["attention_mask"][0, :2] = 0  # a padded row: the mask reaches the fused operator as its bias
+        for x, y in zip(_run(exported, inputs), _run(rewritten, inputs), strict=True):
             np.testing.assert_allclose(x, y, rtol=1e-5, atol=1e-5)
 
 
@@ -162,12 +191,15 @@ def test_the_folded_graph_is_made_once_and_kept(tmp_path, monkeypatch):
 
 
 @pytest.mark.parametrize("variant", ["turbo", "original"])
-def test_the_stand_in_speaks_the_same_with_and_without_folding(bundles, voice_wav, variant):
-    """The stand-ins' graphs have constant shapes already (nothing to fold): the switch loads and speaks alike."""
+def test_the_stand_in_speaks_the_same_with_and_without_the_rewrites(bundles, voice_wav, variant):
+    """The stand-ins' graphs have constant shapes already (nothing to fold) and attention the fusion does not
+    match: the switches load and speak alike."""
     options = SynthesisOptions(seed=3, max_new_tokens=12, cfg_weight=0.0)
     audio = {}
     for fold in (True, False):
-        runtime = RuntimeOptions(precision="fp32", shape_folding=fold, decoder_precision="fp32", stream=False)
+        runtime = RuntimeOptions(
+            precision="fp32", shape_folding=fold, fused_attention=fold, decoder_precision="fp32", stream=False
+        )
         pipe = Pipeline.from_bundle(bundles[variant], runtime)
         result = pipe.synthesize("Hello there.", voice_wav, options)
         audio[fold] = result.audio

@@ -175,6 +175,8 @@ def _cost_identity(files: BundleFiles, runtime: RuntimeOptions) -> str:
     switches = [runtime.provider, str(runtime.threads), runtime.q4_compute, str(runtime.spinning)]
     if runtime.shape_folding:
         switches.append("folded")
+    if runtime.fused_attention:
+        switches.append("fused")
     if runtime.decoder_flow_steps is not None:
         switches.append(f"steps={runtime.decoder_flow_steps}")
     return "|".join([*stamps, *switches])
@@ -185,15 +187,17 @@ def language_model_bytes(
 ) -> tuple[bytes | None, str | None]:
     """The language model's graph as it is run (``None``: the file as it is) and its 4-bit compute (``int8``,
     ``fp32``, or ``None`` without 4-bit weights): int8 compute where asked for on the CPU, then the shape
-    arithmetic folded (:mod:`core.engine.model.shape_folding`) where ``runtime.shape_folding``."""
+    arithmetic folded (:mod:`core.engine.model.shape_folding`) where ``runtime.shape_folding`` and its attention
+    fused (:mod:`core.engine.model.fused_attention`) where ``runtime.fused_attention``."""
     data, q4 = None, None
     if runtime.q4_compute == "int8" and not factory.uses_cuda():  # the CUDA kernel has no int8 path to choose
         data = int8_graph(graph, q4_graph_cache_dir())
         q4 = "int8" if data is not None else None
     elif has_4bit_weights(graph):
         q4 = "fp32"
-    if runtime.shape_folding:
-        data = folded_graph(graph, data, folded_graph_cache_dir()) or data
+    if runtime.shape_folding or runtime.fused_attention:
+        cache = folded_graph_cache_dir()
+        data = folded_graph(graph, data, cache, runtime.shape_folding, runtime.fused_attention) or data
     return data, q4
 
 
