@@ -129,7 +129,8 @@ class RuntimeOptions:
     fused_attention: bool = True
     """Each layer's attention as one ``com.microsoft.MultiHeadAttention`` node at load
     (:mod:`core.engine.model.fused_attention`: the cache appended and attended in one kernel instead of a copy of
-    the whole cache and five passes over it every step; checked like the folding)."""
+    the whole cache and five passes over it every step; checked like the folding). CPU only: on CUDA the attention
+    stays as exported."""
     decoder_precision: str = "auto"
     """The speech decoder on the CPU: ``q8`` (its weight matrix multiplications in int8, a file made once from the
     float32 one, :mod:`core.engine.model.decoder_q8`), ``fp32`` (the file the ``precision`` choice picks, float32 for

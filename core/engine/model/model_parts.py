@@ -195,9 +195,10 @@ def language_model_bytes(
         q4 = "int8" if data is not None else None
     elif has_4bit_weights(graph):
         q4 = "fp32"
-    if runtime.shape_folding or runtime.fused_attention:
-        cache = folded_graph_cache_dir()
-        data = folded_graph(graph, data, cache, runtime.shape_folding, runtime.fused_attention) or data
+    # The fused operator was checked and measured on the CPU kernel: CUDA keeps the attention as exported.
+    fuse = runtime.fused_attention and not factory.uses_cuda()
+    if runtime.shape_folding or fuse:
+        data = folded_graph(graph, data, folded_graph_cache_dir(), runtime.shape_folding, fuse) or data
     return data, q4
 
 
