@@ -8,6 +8,7 @@ GRAPH_NAMES = {
     "language_model": "language model",
     "conditional_decoder": "decoder",
     "conditional_decoder_q8": "making the int8 decoder (once)",
+    "language_model_rewrite": "preparing the language model (once)",
 }
 
 

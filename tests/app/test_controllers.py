@@ -115,6 +115,8 @@ def test_load_progress_names_the_graphs():
     assert text == "language model ✓ 1.2 s · decoder … · custom ✓ 0.5 s"
     making = load_progress_text({"conditional_decoder_q8": None})
     assert making == "making the int8 decoder (once) …"  # the first load of an Original model: about a minute
+    preparing = load_progress_text({"language_model_rewrite": 10.8})
+    assert preparing == "preparing the language model (once) ✓ 10.8 s"  # folded and checked on a first load
 
 
 # --- voices --------------------------------------------------------------------------------------------------------

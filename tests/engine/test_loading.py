@@ -10,7 +10,7 @@ import pytest
 
 import core.engine as w
 from core.engine.errors import ModelLoadError
-from core.engine.model.model_parts import BACKGROUND, LoadingSession
+from core.engine.model.model_parts import BACKGROUND, DECODER_Q8_PROGRESS, LM_REWRITE_PROGRESS, LoadingSession
 from core.engine.options import RuntimeOptions, SynthesisOptions
 from core.engine.pipeline import Pipeline
 from core.engine.streaming.synthesis import SynthesisRequest
@@ -18,6 +18,8 @@ from core.wording import describe_error
 from tests.engine.test_worker import next_event
 
 GRAPHS = {"speech_encoder", "embed_tokens", "language_model", "conditional_decoder"}
+ONCE = {DECODER_Q8_PROGRESS, LM_REWRITE_PROGRESS}
+"""Stages only a model's first load on this machine reports (their results are kept): which test loads first varies."""
 
 
 def test_progress_is_reported_for_every_graph_and_the_tokens_do_not_change(bundles, voice_wav):
@@ -41,7 +43,7 @@ def test_progress_is_reported_for_every_graph_and_the_tokens_do_not_change(bundl
     )
     started = {g for g, s in events if s is None}
     finished = {g for g, s in events if s is not None}
-    assert started == finished == GRAPHS
+    assert started == finished and started - ONCE == GRAPHS
     assert all(s >= 0 for _g, s in events if s is not None)
 
 
@@ -92,7 +94,7 @@ def test_the_worker_reports_load_progress_before_the_model_is_loaded(bundles, vo
         seen: list = []
         next_event(worker, (w.ModelLoaded,), seen=seen)
         progress = [e for e in seen if isinstance(e, w.LoadProgress)]
-        assert {e.graph for e in progress if e.seconds is None} == GRAPHS
+        assert {e.graph for e in progress if e.seconds is None} - ONCE == GRAPHS
         rid = worker.new_request_id()
         worker.speak(SynthesisRequest("Hello there.", None, SynthesisOptions(seed=1), rid))
         more: list = []
@@ -100,7 +102,7 @@ def test_the_worker_reports_load_progress_before_the_model_is_loaded(bundles, vo
         finished = {
             e.graph for e in progress + [e for e in more if isinstance(e, w.LoadProgress)] if e.seconds is not None
         }
-        assert finished == GRAPHS
+        assert finished - ONCE == GRAPHS
     finally:
         assert worker.shutdown()
 

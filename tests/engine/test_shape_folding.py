@@ -174,17 +174,22 @@ def test_a_graph_with_nothing_to_fold_is_left_alone(tmp_path):
     m = helper.make_tensor_value_info("attention_mask", TensorProto.INT64, ["b", "t"])
     graph = helper.make_graph([helper.make_node("Relu", ["inputs_embeds"], ["logits"])], "g", [x, m], [y])
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=10)
-    assert fold_shapes(model, tmp_path, lm_feeds(model)) is None
+    working: list[bool] = []
+    assert fold_shapes(model, tmp_path, lm_feeds(model), True, True, lambda: working.append(True)) is None
+    assert not working  # nothing to rewrite: the graph never ran, nothing to announce
 
 
 def test_the_folded_graph_is_made_once_and_kept(tmp_path, monkeypatch):
     path = tmp_path / "language_model.onnx"
     onnx.save(_exported_layer(), path)
     cache = tmp_path / "cache"
-    first = folded_graph(path, None, cache)
+    working: list[str] = []
+    first = folded_graph(path, None, cache, working=lambda: working.append("made"))
     assert first is not None and len(list(cache.glob("*.onnx"))) == 1
+    assert working == ["made"]  # announced once, before the graph first ran (a front end shows it)
     monkeypatch.setattr(folding, "fold_shapes", lambda *args: pytest.fail("folded again"))
-    assert folded_graph(path, None, cache) == first
+    assert folded_graph(path, None, cache, working=lambda: working.append("again")) == first
+    assert working == ["made"]  # a cached graph is not announced
     # another version of the graph bytes (e.g. int8 compute) is another entry
     assert folded_graph(path, b"not a graph", cache) is None
     assert len(list(cache.glob("*.unfoldable"))) == 1

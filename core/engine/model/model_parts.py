@@ -183,12 +183,13 @@ def _cost_identity(files: BundleFiles, runtime: RuntimeOptions) -> str:
 
 
 def language_model_bytes(
-    graph: Path, runtime: RuntimeOptions, factory: SessionFactory
+    graph: Path, runtime: RuntimeOptions, factory: SessionFactory, progress: LoadProgress | None = None
 ) -> tuple[bytes | None, str | None]:
     """The language model's graph as it is run (``None``: the file as it is) and its 4-bit compute (``int8``,
     ``fp32``, or ``None`` without 4-bit weights): int8 compute where asked for on the CPU, then the shape
     arithmetic folded (:mod:`core.engine.model.shape_folding`) where ``runtime.shape_folding`` and its attention
-    fused (:mod:`core.engine.model.fused_attention`) where ``runtime.fused_attention``."""
+    fused (:mod:`core.engine.model.fused_attention`) where ``runtime.fused_attention``. The rewrite's first making
+    (seconds, once per graph) is reported to ``progress`` as :data:`LM_REWRITE_PROGRESS`."""
     data, q4 = None, None
     if runtime.q4_compute == "int8" and not factory.uses_cuda():  # the CUDA kernel has no int8 path to choose
         data = int8_graph(graph, q4_graph_cache_dir())
@@ -198,7 +199,16 @@ def language_model_bytes(
     # The fused operator was checked and measured on the CPU kernel: CUDA keeps the attention as exported.
     fuse = runtime.fused_attention and not factory.uses_cuda()
     if runtime.shape_folding or fuse:
-        data = folded_graph(graph, data, folded_graph_cache_dir(), runtime.shape_folding, fuse) or data
+        started: list[float] = []
+
+        def working() -> None:
+            started.append(time.perf_counter())
+            if progress is not None:
+                progress(LM_REWRITE_PROGRESS, None)
+
+        data = folded_graph(graph, data, folded_graph_cache_dir(), runtime.shape_folding, fuse, working) or data
+        if started and progress is not None:
+            progress(LM_REWRITE_PROGRESS, time.perf_counter() - started[0])
     return data, q4
 
 
@@ -223,7 +233,7 @@ def load_parts(
     files = locate_bundle(path, runtime.precision)
     factory = SessionFactory(runtime)
     lm_graph = files.graphs["language_model"]
-    lm_bytes, q4 = language_model_bytes(lm_graph, runtime, factory)
+    lm_bytes, q4 = language_model_bytes(lm_graph, runtime, factory, progress)
     signature_paths = dict(files.graphs)
     q8 = _decoder_q8(files, runtime, factory)
     if q8 is not None:
@@ -329,6 +339,8 @@ def decoder_graph_bytes(
 
 
 DECODER_Q8_PROGRESS = "conditional_decoder_q8"
+LM_REWRITE_PROGRESS = "language_model_rewrite"
+"""The name :data:`LoadProgress` reports while the language model's graph is folded and checked (once per graph)."""
 """The name :data:`LoadProgress` reports while the int8 decoder is being made (once per decoder file)."""
 
 

@@ -57,11 +57,16 @@ def _identity(graph_identity: str) -> str:
 
 
 def folded_graph(
-    graph: Path, model_bytes: bytes | None, cache_dir: Path | None, fold: bool = True, fuse: bool = False
+    graph: Path,
+    model_bytes: bytes | None,
+    cache_dir: Path | None,
+    fold: bool = True,
+    fuse: bool = False,
+    working: Callable[[], None] | None = None,
 ) -> bytes | None:
     """The serialized graph (``model_bytes``, else the file) with its shape arithmetic folded (``fold``) and its
     attention fused (``fuse``), or ``None`` when nothing changed or the check failed (the graph is then used as it
-    is). Kept in ``cache_dir``."""
+    is). Kept in ``cache_dir``. ``working``: see :func:`fold_shapes` (never called when the result is cached)."""
     if not fold and not fuse:
         return None
     key = _identity(f"{file_stamp(graph)}|{fold}|{fuse}|{hashlib.sha256(model_bytes or b'').hexdigest()}")
@@ -81,7 +86,7 @@ def folded_graph(
             model = onnx.load_from_string(model_bytes)
         else:
             model = onnx.load(str(graph), load_external_data=False)
-        data = fold_shapes(model, graph.parent, lm_feeds(model), fold, fuse)
+        data = fold_shapes(model, graph.parent, lm_feeds(model), fold, fuse, working)
     except Exception as exc:  # noqa: BLE001 - an unexpected graph keeps its exported form
         log.warning("%s: shape folding failed (%s); the graph is used as exported", graph.name, exc)
         data = None
@@ -130,17 +135,32 @@ def lm_feeds(model: Any) -> Feeds:
     return feeds
 
 
-def fold_shapes(model: Any, weights_folder: Path, feeds: Feeds, fold: bool = True, fuse: bool = False) -> bytes | None:
+def fold_shapes(
+    model: Any,
+    weights_folder: Path,
+    feeds: Feeds,
+    fold: bool = True,
+    fuse: bool = False,
+    working: Callable[[], None] | None = None,
+) -> bytes | None:
     """Rewrite ``model`` in place: its shape arithmetic folded (``fold``, see the module docstring) and each layer's
     attention fused into one operator (``fuse``, :mod:`.fused_attention`); ``None`` when nothing changed or the
-    check against the graph as it was failed."""
+    check against the graph as it was failed. ``working`` is called once, before the first run of the graph (the
+    seconds a front end may want to account for); a graph with nothing to rewrite never runs."""
+    calls: list[bool] = []
+
+    def announce() -> None:
+        if working is not None and not calls:
+            calls.append(True)
+            working()
+
     import onnx
 
     original = model.SerializeToString()
     graph = model.graph
     if any(a.type in (onnx.AttributeProto.GRAPH, onnx.AttributeProto.GRAPHS) for n in graph.node for a in n.attribute):
         return None  # subgraphs read outer tensors by name: not handled here
-    changed = _fold(model, weights_folder, feeds) if fold else 0
+    changed = _fold(model, weights_folder, feeds, announce) if fold else 0
     if changed:
         _remove_dead(graph)  # the fusion matches a layer by who reads what: the folded shape reads go first
     fused = fuse_attention(model) if fuse else 0
@@ -148,6 +168,7 @@ def fold_shapes(model: Any, weights_folder: Path, feeds: Feeds, fold: bool = Tru
         return None
     _remove_dead(graph)
     rewritten: bytes = model.SerializeToString()
+    announce()
     if not _same_outputs(original, rewritten, weights_folder, feeds):
         log.warning("the rewritten language model differs from the exported one: it is used as exported")
         return None
@@ -155,7 +176,7 @@ def fold_shapes(model: Any, weights_folder: Path, feeds: Feeds, fold: bool = Tru
     return rewritten
 
 
-def _fold(model: Any, weights_folder: Path, feeds: Feeds) -> int:
+def _fold(model: Any, weights_folder: Path, feeds: Feeds, announce: Callable[[], None]) -> int:
     """Fold the shape arithmetic of ``model`` in place; the number of folds."""
     import onnx
 
@@ -184,6 +205,7 @@ def _fold(model: Any, weights_folder: Path, feeds: Feeds) -> int:
             probe.graph.node.append(onnx.helper.make_node("Shape", [tensor], [name]))
             probe.graph.output.append(onnx.helper.make_tensor_value_info(name, onnx.TensorProto.INT64, None))
             extra.append(name)
+    announce()
     session = _session(probe.SerializeToString(), weights_folder)
     runs = [dict(zip(extra, session.run(extra, feeds(*p)), strict=True)) for p in PROBES]
     del session
