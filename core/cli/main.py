@@ -146,16 +146,7 @@ def _add_bench(sub: Subparsers, defaults: RuntimeOptions) -> None:
     p.add_argument("--provider", choices=PROVIDERS, default="auto")
     p.add_argument("--threads", type=int)
     p.add_argument("--lm-batch", type=int, default=defaults.lm_batch, help="the book comparison's batch (default 4)")
-    p.add_argument(
-        "--no-shape-folding",
-        action="store_true",
-        help="run the language model's graph as exported (default: its shape arithmetic folded into constants)",
-    )
-    p.add_argument(
-        "--no-fused-attention",
-        action="store_true",
-        help="run each layer's attention as exported (default: one MultiHeadAttention operator per layer)",
-    )
+    graph_rewrite_arguments(p)
     decoder_arguments(p)
     p.add_argument("--quick", action="store_true", help="fewer repetitions and a 5 s utterance")
     p.add_argument(
@@ -438,16 +429,7 @@ def runtime_arguments(p: argparse.ArgumentParser, cache_dir: bool = True, lm_bat
     p.add_argument("--q4-compute", choices=Q4_COMPUTE, default=RuntimeOptions().q4_compute, help=Q4_HELP)
     p.add_argument("--provider", choices=PROVIDERS, default="auto")
     p.add_argument("--threads", type=int)
-    p.add_argument(
-        "--no-shape-folding",
-        action="store_true",
-        help="run the language model's graph as exported (default: its shape arithmetic folded into constants)",
-    )
-    p.add_argument(
-        "--no-fused-attention",
-        action="store_true",
-        help="run each layer's attention as exported (default: one MultiHeadAttention operator per layer)",
-    )
+    graph_rewrite_arguments(p)
     decoder_arguments(p)
     if cache_dir:
         p.add_argument("--cache-dir", type=Path, help="conditioning cache folder (default: the user cache dir)")
@@ -463,6 +445,21 @@ def runtime_arguments(p: argparse.ArgumentParser, cache_dir: bool = True, lm_bat
             action="store_true",
             help="decode every sentence of a batch in its own decoder call (default: up to 12 s per call)",
         )
+
+
+def graph_rewrite_arguments(p: argparse.ArgumentParser) -> None:
+    """The language model's graph as exported instead of rewritten at load (``--no-shape-folding``,
+    ``--no-fused-attention``)."""
+    p.add_argument(
+        "--no-shape-folding",
+        action="store_true",
+        help="run the language model's graph as exported (default: its shape arithmetic folded into constants)",
+    )
+    p.add_argument(
+        "--no-fused-attention",
+        action="store_true",
+        help="run each layer's attention as exported (default: one MultiHeadAttention operator per layer)",
+    )
 
 
 def decoder_arguments(p: argparse.ArgumentParser) -> None:

@@ -15,6 +15,7 @@ Applied with the shape folding (:mod:`.shape_folding`), whose check against the 
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 import numpy as np
@@ -30,10 +31,7 @@ def fuse_attention(model: Any) -> int:
 
     graph = model.graph
     producers = {o: n for n in graph.node for o in n.output if o}
-    consumers: dict[str, list[Any]] = {}
-    for node in graph.node:
-        for x in node.input:
-            consumers.setdefault(x, []).append(node)
+    consumers = consumers_of(graph.node)
     inputs = {i.name: i for i in graph.input}
     values = _constant_values(graph)
     fused = 0
@@ -74,14 +72,24 @@ def fuse_attention(model: Any) -> int:
     return fused
 
 
+def consumers_of(nodes: Iterable[Any]) -> dict[str, list[Any]]:
+    """Tensor name → the nodes that read it (in graph order)."""
+    found: dict[str, list[Any]] = {}
+    for node in nodes:
+        for x in node.input:
+            found.setdefault(x, []).append(node)
+    return found
+
+
 def _is_present(node: Any, kind: str) -> bool:
     return len(node.input) == 2 and node.output[0].startswith("present.") and node.output[0].endswith(f".{kind}")
 
 
 def _constant_values(graph: Any) -> dict[str, np.ndarray]:
-    from onnx import numpy_helper
+    from onnx import TensorProto, numpy_helper
 
-    values = {t.name: t for t in graph.initializer if t.data_location != 1 and t.ByteSize() < 4096}
+    small = (t for t in graph.initializer if t.data_location != TensorProto.EXTERNAL and t.ByteSize() < 4096)
+    values = {t.name: t for t in small}
     out = {name: numpy_helper.to_array(t) for name, t in values.items()}
     for node in graph.node:
         if node.op_type == "Constant":

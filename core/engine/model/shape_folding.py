@@ -32,7 +32,7 @@ import numpy as np
 
 from core.engine.files.atomic import atomic_path
 from core.engine.model.bundle import file_stamp
-from core.engine.model.fused_attention import fuse_attention
+from core.engine.model.fused_attention import consumers_of, fuse_attention
 
 log = logging.getLogger(__name__)
 FORMAT_VERSION = 1
@@ -164,9 +164,10 @@ def fold_shapes(
     if changed:
         _remove_dead(graph)  # the fusion matches a layer by who reads what: the folded shape reads go first
     fused = fuse_attention(model) if fuse else 0
+    if fused:
+        _remove_dead(graph)
     if not changed and not fused:
         return None
-    _remove_dead(graph)
     rewritten: bytes = model.SerializeToString()
     announce()
     if not _same_outputs(original, rewritten, weights_folder, feeds):
@@ -183,9 +184,8 @@ def _fold(model: Any, weights_folder: Path, feeds: Feeds, announce: Callable[[],
     graph = model.graph
     constants = _constants(graph)
     shape_only = _shape_only(graph.node, constants)
-    types = _types(graph, constants)
-    consumers = _consumers(graph.node)
-    produced = {o: n for n in graph.node for o in n.output}
+    types = _types(graph)
+    consumers = consumers_of(graph.node)
     frontier = sorted(
         t for t in shape_only if t not in constants and t in types and any(
             c.output[0] not in shape_only for c in consumers.get(t, ()))
@@ -212,8 +212,9 @@ def _fold(model: Any, weights_folder: Path, feeds: Feeds, announce: Callable[[],
 
     changed = 0
     # Reshape → product (→ bias) → reshape back: the product takes the input as it is.
+    index = {node.output[0]: i for i, node in enumerate(reshapes)}
     for i, node in enumerate(reshapes):
-        changed += _drop_flatten_pair(graph, node, i, reshapes, runs, consumers, produced, constants)
+        changed += _drop_flatten_pair(graph, node, i, index, runs, consumers, constants)
     # Reshapes with a constant target.
     for i, node in enumerate(reshapes):
         if node.op_type != "Reshape" or node.input[1] in constants or not node.output[0]:
@@ -311,7 +312,7 @@ def _shape_only(nodes: Iterable[Any], constants: set[str]) -> set[str]:
     return out
 
 
-def _types(graph: Any, constants: set[str]) -> dict[str, int]:
+def _types(graph: Any) -> dict[str, int]:
     """Element types of the tensors the probe reads (from each producer's kind; unknown ones are left out)."""
     import onnx
 
@@ -335,14 +336,6 @@ def _types(graph: Any, constants: set[str]) -> dict[str, int]:
         elif node.op_type in _SAME_TYPE and node.input and node.input[0] in types:
             types[node.output[0]] = types[node.input[0]]
     return types
-
-
-def _consumers(nodes: Iterable[Any]) -> dict[str, list[Any]]:
-    found: dict[str, list[Any]] = {}
-    for node in nodes:
-        for x in node.input:
-            found.setdefault(x, []).append(node)
-    return found
 
 
 def _constant_target(ins: list[np.ndarray], outs: list[np.ndarray], node: Any) -> list[int] | None:
@@ -371,14 +364,13 @@ def _drop_flatten_pair(
     graph: Any,
     first: Any,
     index: int,
-    reshapes: list[Any],
+    reshape_index: dict[str, int],
     runs: list[dict[str, np.ndarray]],
     consumers: dict[str, list[Any]],
-    produced: dict[str, Any],
     constants: set[str],
 ) -> int:
     """``Reshape(x, [-1, K]) → MatMulNBits/MatMul (→ Add bias) → Reshape(back to x's leading dims + [N])``: the
-    product reads ``x`` and the second reshape goes."""
+    product reads ``x`` and the second reshape goes. ``reshape_index``: the probed reshapes' numbers by output."""
     users = consumers.get(first.output[0], [])
     if len(users) != 1 or users[0].op_type not in _PRODUCTS or users[0].input[0] != first.output[0]:
         return 0
@@ -390,10 +382,10 @@ def _drop_flatten_pair(
     if len(after) == 1 and after[0].op_type == "Add" and any(x in constants for x in after[0].input):
         tail = after[0]
         after = consumers.get(tail.output[0], [])
-    if len(after) != 1 or after[0].op_type != "Reshape" or after[0] not in reshapes:
+    if len(after) != 1 or after[0].op_type != "Reshape" or after[0].output[0] not in reshape_index:
         return 0
     second = after[0]
-    j = reshapes.index(second)
+    j = reshape_index[second.output[0]]
     for r in runs:
         x_shape, flat, back = r[f"__fold_shape_in_{index}"], r[f"__fold_shape_out_{index}"], r[f"__fold_shape_out_{j}"]
         if len(flat) != 2 or list(back[:-1]) != list(x_shape[:-1]) or int(flat[1]) != int(x_shape[-1]):
