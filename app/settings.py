@@ -27,6 +27,7 @@ class Key(str, Enum):
     KV_CHAINING = "runtime/kv_chaining"
     SHAPE_FOLDING = "runtime/shape_folding"
     FUSED_ATTENTION = "runtime/fused_attention"
+    SHARED_KV_CACHE = "runtime/shared_kv_cache"
     CONDITIONING_CACHE = "runtime/conditioning_cache"
     PREFIX_CACHE = "runtime/prefix_cache"
     STREAM = "runtime/stream"
@@ -83,6 +84,7 @@ _DEFAULTS = {
     Key.KV_CHAINING: _RUNTIME.kv_chaining,
     Key.SHAPE_FOLDING: _RUNTIME.shape_folding,
     Key.FUSED_ATTENTION: _RUNTIME.fused_attention,
+    Key.SHARED_KV_CACHE: _RUNTIME.shared_kv_cache,
     Key.CONDITIONING_CACHE: _RUNTIME.conditioning_cache,
     Key.PREFIX_CACHE: _RUNTIME.prefix_cache,
     Key.STREAM: _RUNTIME.stream,
@@ -183,6 +185,7 @@ class Settings:
             kv_chaining=self.get(Key.KV_CHAINING),
             shape_folding=self.get(Key.SHAPE_FOLDING),
             fused_attention=self.get(Key.FUSED_ATTENTION),
+            shared_kv_cache=self.get(Key.SHARED_KV_CACHE),
             conditioning_cache=self.get(Key.CONDITIONING_CACHE),
             prefix_cache=self.get(Key.PREFIX_CACHE),
             stream=self.get(Key.STREAM),

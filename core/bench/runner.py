@@ -152,10 +152,17 @@ class Bench:
 
     def fused_attention(self) -> None:
         """Each layer's attention as one operator (:mod:`core.engine.model.fused_attention`) vs as exported, both
-        folded."""
-        folded = {"shape_folding": True, "fused_attention": False}
+        folded (the cache appended by copying on both sides)."""
+        folded = {"shape_folding": True, "fused_attention": False, "shared_kv_cache": False}
         fused = {**folded, "fused_attention": True}
         self._graph_rewrite("fused_attention", "fused attention", folded, fused, ("folded", "fused"))
+
+    def shared_kv_cache(self) -> None:
+        """The cache written in place (:mod:`core.engine.model.shared_cache`: the steps of a
+        :class:`~core.engine.generation.lm_runners.SharedKV` in one buffer) vs appended by copying, both fused."""
+        copied = {"shape_folding": True, "fused_attention": True, "shared_kv_cache": False}
+        shared = {**copied, "shared_kv_cache": True}
+        self._graph_rewrite("shared_kv_cache", "shared KV cache", copied, shared, ("copied", "shared"))
 
     def python_overhead(self) -> None:
         params = self.pipe.resolve(SynthesisOptions(greedy=True))
@@ -302,6 +309,7 @@ class Bench:
             "overhead": self.python_overhead,
             "fold": self.shape_folding,
             "attention": self.fused_attention,
+            "shared": self.shared_kv_cache,
             "floor": self.bandwidth_floor,
             "cfg": self.cfg_cost,
             "prefix": self.prefix_cache,
@@ -404,6 +412,7 @@ def bench_main(args) -> int:
         q4_compute=args.q4_compute,
         shape_folding=not args.no_shape_folding,
         fused_attention=not args.no_fused_attention,
+        shared_kv_cache=not args.no_shared_kv_cache,
         decoder_precision=args.decoder_precision,
         decoder_flow_steps=args.decoder_flow_steps,
         lm_batch=args.lm_batch,

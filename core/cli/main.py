@@ -158,9 +158,9 @@ def _add_bench(sub: Subparsers, defaults: RuntimeOptions) -> None:
     add_playback_policy(p, defaults)
     p.add_argument(
         "--only",
-        help="comma-separated subset: kv,overhead,fold,attention,floor,cfg,prefix,conditioning,streaming,spinning,"
-        "threads,decoder,q4,plan,book,cold,export; and, only when named, decoder_levers (each decoder lever's cost and "
-        "output SNR on one set of tokens)",
+        help="comma-separated subset: kv,overhead,fold,attention,shared,floor,cfg,prefix,conditioning,streaming,"
+        "spinning,threads,decoder,q4,plan,book,cold,export; and, only when named, decoder_levers (each decoder "
+        "lever's cost and output SNR on one set of tokens)",
     )
     p.add_argument("--json", type=Path, help="also write the full report as JSON")
 
@@ -449,7 +449,7 @@ def runtime_arguments(p: argparse.ArgumentParser, cache_dir: bool = True, lm_bat
 
 def graph_rewrite_arguments(p: argparse.ArgumentParser) -> None:
     """The language model's graph as exported instead of rewritten at load (``--no-shape-folding``,
-    ``--no-fused-attention``)."""
+    ``--no-fused-attention``, ``--no-shared-kv-cache``)."""
     p.add_argument(
         "--no-shape-folding",
         action="store_true",
@@ -459,6 +459,12 @@ def graph_rewrite_arguments(p: argparse.ArgumentParser) -> None:
         "--no-fused-attention",
         action="store_true",
         help="run each layer's attention as exported (default: one MultiHeadAttention operator per layer)",
+    )
+    p.add_argument(
+        "--no-shared-kv-cache",
+        action="store_true",
+        help="append to the language model's cache by copying it every step (default: written in place, in one "
+        "buffer per layer)",
     )
 
 
@@ -647,6 +653,7 @@ def _runtime(args):
             "q4_compute": args.q4_compute,
             "shape_folding": not getattr(args, "no_shape_folding", False),
             "fused_attention": not getattr(args, "no_fused_attention", False),
+            "shared_kv_cache": not getattr(args, "no_shared_kv_cache", False),
             "decoder_precision": getattr(args, "decoder_precision", "auto"),
             "decoder_flow_steps": getattr(args, "decoder_flow_steps", None),
         }

@@ -29,6 +29,7 @@ SESSION_FIELDS = (
     "q4_compute",
     "shape_folding",
     "fused_attention",
+    "shared_kv_cache",
     "decoder_precision",
     "decoder_flow_steps",
 )
@@ -131,6 +132,11 @@ class RuntimeOptions:
     (:mod:`core.engine.model.fused_attention`: the cache appended and attended in one kernel instead of a copy of
     the whole cache and five passes over it every step; checked like the folding). CPU only: on CUDA the attention
     stays as exported."""
+    shared_kv_cache: bool = True
+    """With ``fused_attention``: each layer's cache written in place (:mod:`core.engine.model.shared_cache`: one
+    ``GroupQueryAttention`` per layer, its past and present bound to one buffer that grows by a few hundred
+    positions at a time, so a step writes one position instead of copying the cache; checked like the folding).
+    Needs ``kv_chaining`` for its speed (the plain loop runs the same graph, copying)."""
     decoder_precision: str = "auto"
     """The speech decoder on the CPU: ``q8`` (its weight matrix multiplications in int8, a file made once from the
     float32 one, :mod:`core.engine.model.decoder_q8`), ``fp32`` (the file the ``precision`` choice picks, float32 for

@@ -34,6 +34,7 @@ from core.engine.model.model_parts import (
     language_model_session,
     load_decoder,
     load_parts,
+    runner_kind,
 )
 from core.engine.options import RuntimeOptions, SamplingParams, SynthesisOptions
 from core.engine.streaming.conversion import ConversionRequest, ConversionStream
@@ -210,9 +211,12 @@ class Pipeline:
         session: Any = None,
     ) -> Any:
         """A fresh language-model runner of ``kind`` (benchmarks time its steps), on ``session`` if given (one from
-        :meth:`language_model_variant`)."""
+        :meth:`language_model_variant`). A chained runner on a graph that writes its cache in place is
+        :class:`SharedKV`, as the pipeline runs it."""
         parts, sessions = self._parts, self._parts.sessions
         lm = session if session is not None else sessions["language_model"]
+        if kind is ChainedKV:
+            kind = runner_kind(lm, kv_chaining=True)
         return kind(lm, sessions["embed_tokens"], parts.info, batch, exaggeration, parts.device)
 
     def language_model_variant(self, **changes: Any) -> Any:

@@ -16,15 +16,17 @@ from core.engine.pipeline import Pipeline
 HIDDEN, HEADS, HEAD_DIM = 8, 2, 4
 
 
-def _exported_layer() -> onnx.ModelProto:
+def _exported_layer(causal: bool = False, heads: int = HEADS, head_dim: int = HEAD_DIM) -> onnx.ModelProto:
     """One attention layer written the way PyTorch's tracer writes GPT-2: every reshape's target computed from
     shapes at run time, the projection flattened to two dims and back around its product, and the attention scale
-    computed from the cache's last dim."""
+    computed from the cache's last dim. ``causal``: the mask also hides later positions, from the past length read
+    off the cache's shape (as the exports compute it)."""
+    hidden = heads * head_dim
     rng = np.random.default_rng(0)
     inits = [
-        numpy_helper.from_array(rng.standard_normal((HIDDEN, 3 * HIDDEN)).astype(np.float32), "w_qkv"),
-        numpy_helper.from_array(rng.standard_normal(3 * HIDDEN).astype(np.float32), "b_qkv"),
-        numpy_helper.from_array(rng.standard_normal((HIDDEN, HIDDEN)).astype(np.float32), "w_out"),
+        numpy_helper.from_array(rng.standard_normal((hidden, 3 * hidden)).astype(np.float32), "w_qkv"),
+        numpy_helper.from_array(rng.standard_normal(3 * hidden).astype(np.float32), "b_qkv"),
+        numpy_helper.from_array(rng.standard_normal((hidden, hidden)).astype(np.float32), "w_out"),
     ]
     nodes = []
 
@@ -48,17 +50,17 @@ def _exported_layer() -> onnx.ModelProto:
     nodes.append(helper.make_node("MatMul", ["x_flat", "w_qkv"], ["qkv_mm"]))
     nodes.append(helper.make_node("Add", ["qkv_mm", "b_qkv"], ["qkv_flat"]))
     b, s = dim(x, 0, "b"), dim(x, 1, "s")
-    nodes.append(helper.make_node("Concat", [b, s, const("n3", [3 * HIDDEN])], ["back_shape"], axis=0))
+    nodes.append(helper.make_node("Concat", [b, s, const("n3", [3 * hidden])], ["back_shape"], axis=0))
     nodes.append(helper.make_node("Reshape", ["qkv_flat", "back_shape"], ["qkv"]))
-    nodes.append(helper.make_node("Split", ["qkv", const("split", [HIDDEN] * 3)], ["q", "k", "v"], axis=2))
-    heads = []
+    nodes.append(helper.make_node("Split", ["qkv", const("split", [hidden] * 3)], ["q", "k", "v"], axis=2))
+    per_head = []
     for t in ("q", "k", "v"):
         b2, s2 = dim(t, 0, f"{t}b"), dim(t, 1, f"{t}s")
-        shape = [b2, s2, const(f"{t}h", [HEADS]), const(f"{t}hd", [HEAD_DIM])]
+        shape = [b2, s2, const(f"{t}h", [heads]), const(f"{t}hd", [head_dim])]
         nodes.append(helper.make_node("Concat", shape, [f"{t}_heads_shape"], axis=0))
         nodes.append(helper.make_node("Reshape", [t, f"{t}_heads_shape"], [f"{t}_heads"]))
         nodes.append(helper.make_node("Transpose", [f"{t}_heads"], [f"{t}_bnsh"], perm=[0, 2, 1, 3]))
-        heads.append(f"{t}_bnsh")
+        per_head.append(f"{t}_bnsh")
     nodes.append(helper.make_node("Concat", ["past_key_values.0.key", "k_bnsh"], ["present.0.key"], axis=2))
     nodes.append(helper.make_node("Concat", ["past_key_values.0.value", "v_bnsh"], ["present.0.value"], axis=2))
     nodes.append(helper.make_node("Transpose", ["present.0.key"], ["k_t"], perm=[0, 1, 3, 2]))
@@ -79,19 +81,35 @@ def _exported_layer() -> onnx.ModelProto:
     mb, ms, mt = dim(x, 0, "mb"), dim(x, 1, "ms"), dim("attention_mask", 1, "mt")
     nodes.append(helper.make_node("Concat", [mb, const("m1", [1]), ms, mt], ["mask_shape"], axis=0))
     nodes.append(helper.make_node("Expand", ["mask_b11t", "mask_shape"], ["mask_4d"]))
-    nodes.append(helper.make_node("Add", ["scaled", "mask_4d"], ["masked"]))
+    if causal:
+        nodes.append(helper.make_node("Shape", ["past_key_values.0.key"], ["pk_shape"]))
+        nodes.append(helper.make_node("Gather", ["pk_shape", const("pk_i", 2)], ["past_len"]))
+        nodes.append(helper.make_node("Shape", [x], ["xs_shape"]))
+        nodes.append(helper.make_node("Gather", ["xs_shape", const("xs_i", 1)], ["new_len"]))
+        nodes.append(helper.make_node("Add", ["past_len", "new_len"], ["total_len"]))
+        nodes.append(helper.make_node("Range", ["past_len", "total_len", const("step1", 1)], ["rows"]))
+        nodes.append(helper.make_node("Range", [const("start0", 0), "total_len", const("step1b", 1)], ["cols"]))
+        nodes.append(helper.make_node("Unsqueeze", ["rows", const("ax1", [1])], ["rows_c"]))
+        nodes.append(helper.make_node("Unsqueeze", ["cols", const("ax0", [0])], ["cols_r"]))
+        nodes.append(helper.make_node("LessOrEqual", ["cols_r", "rows_c"], ["allowed"]))
+        zero, hide = const("zero_f", np.float32(0.0)), const("hide_f", np.float32(-10000.0))
+        nodes.append(helper.make_node("Where", ["allowed", zero, hide], ["causal_bias"]))
+        nodes.append(helper.make_node("Add", ["mask_4d", "causal_bias"], ["mask_full"]))
+        nodes.append(helper.make_node("Add", ["scaled", "mask_full"], ["masked"]))
+    else:
+        nodes.append(helper.make_node("Add", ["scaled", "mask_4d"], ["masked"]))
     nodes.append(helper.make_node("Softmax", ["masked"], ["probs"], axis=-1))
     nodes.append(helper.make_node("MatMul", ["probs", "present.0.value"], ["ctx"]))
     nodes.append(helper.make_node("Transpose", ["ctx"], ["ctx_bshd"], perm=[0, 2, 1, 3]))
     b3, s3 = dim("ctx_bshd", 0, "cb"), dim("ctx_bshd", 1, "cs")
-    nodes.append(helper.make_node("Concat", [b3, s3, const("ch", [HIDDEN])], ["merge_shape"], axis=0))
+    nodes.append(helper.make_node("Concat", [b3, s3, const("ch", [hidden])], ["merge_shape"], axis=0))
     nodes.append(helper.make_node("Reshape", ["ctx_bshd", "merge_shape"], ["merged"]))
     nodes.append(helper.make_node("MatMul", ["merged", "w_out"], ["logits"]))
     inputs = [
-        helper.make_tensor_value_info("inputs_embeds", TensorProto.FLOAT, ["batch", "seq", HIDDEN]),
+        helper.make_tensor_value_info("inputs_embeds", TensorProto.FLOAT, ["batch", "seq", hidden]),
         helper.make_tensor_value_info("attention_mask", TensorProto.INT64, ["batch", "total"]),
-        helper.make_tensor_value_info("past_key_values.0.key", TensorProto.FLOAT, ["batch", HEADS, "past", HEAD_DIM]),
-        helper.make_tensor_value_info("past_key_values.0.value", TensorProto.FLOAT, ["batch", HEADS, "past", HEAD_DIM]),
+        helper.make_tensor_value_info("past_key_values.0.key", TensorProto.FLOAT, ["batch", heads, "past", head_dim]),
+        helper.make_tensor_value_info("past_key_values.0.value", TensorProto.FLOAT, ["batch", heads, "past", head_dim]),
     ]
     outputs = [
         helper.make_tensor_value_info("logits", TensorProto.FLOAT, None),

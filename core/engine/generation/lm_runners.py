@@ -16,6 +16,11 @@ onnxruntime, so Python overhead can be measured.
 Several sentences can share one batch (:mod:`.batch_generate`): ``prefill_rows`` left-pads each row's text to the
 longest, masks the padding out and keeps per-row positions (``step`` then takes one token per row). Only language
 models with a ``position_ids`` input (Turbo) can do that: the others derive positions from the cache length.
+
+:class:`SharedKV` (the default where the graph allows it, :mod:`core.engine.model.shared_cache`): :class:`ChainedKV`
+whose steps bind one buffer per cache tensor as both the past and the present, so a step writes one position in
+place instead of copying the cache. On such a graph every runner prefills several rows on top of a cache one row at
+a time (the operator takes one row then).
 """
 
 from __future__ import annotations
@@ -27,6 +32,7 @@ import numpy as np
 import onnxruntime as ort
 
 from core.engine.model.model_info import ModelInfo
+from core.engine.model.shared_cache import shares_cache
 
 Token = int | np.ndarray
 """One speech token for every row, or one per row."""
@@ -55,6 +61,37 @@ class KVRunner:
         self._row_mask: np.ndarray | None = None
         """[batch, columns] mask with the padding zeroed, once a row is padded; ``None`` while all ones."""
         self.names, self.embed_names = info.lm, info.embed
+        self.rows_apart = shares_cache(lm)
+        """Whether several rows on top of a cache are prefilled one row at a time (a graph sharing its cache)."""
+
+    def _apart(self, length: int) -> bool:
+        return self.rows_apart and self.batch > 1 and self.total > 0 and length > 1
+
+    def _prefill_by_row(self, embeds: np.ndarray, pasts: list[np.ndarray]) -> tuple[np.ndarray, list[np.ndarray]]:
+        """``embeds`` [batch, S, H] on top of ``pasts`` (the cache as arrays, in ``past_names`` order), one row per
+        run: the last position's logits [batch, vocab] and the presents as arrays. Advances ``total``."""
+        length = embeds.shape[1]
+        mask = self._mask_view(self.total + length)
+        positions = self._prefill_positions(length) if self.info.lm_has_position_ids else None
+        outputs = [self.names.logits, *self.info.present_names]
+        logits: list[np.ndarray] = []
+        presents: list[list[np.ndarray]] = [[] for _ in pasts]
+        started = time.perf_counter()
+        for row in range(self.batch):
+            feeds = {
+                self.names.inputs_embeds: np.ascontiguousarray(embeds[row : row + 1], dtype=self.info.embeds_dtype),
+                self.names.attention_mask: np.ascontiguousarray(mask[row : row + 1]),
+                **{name: past[row : row + 1] for name, past in zip(self.info.past_names, pasts, strict=True)},
+            }
+            if positions is not None:
+                feeds[self.names.position_ids] = np.ascontiguousarray(positions[row : row + 1])
+            result = self.lm.run(outputs, feeds)
+            logits.append(result[0][:, -1, :])
+            for kept, present in zip(presents, result[1:], strict=True):
+                kept.append(present)
+        self.ort_s += time.perf_counter() - started
+        self.total += length
+        return np.concatenate(logits, axis=0), [np.concatenate(kept, axis=0) for kept in presents]
 
     def _mask_view(self, length: int) -> np.ndarray:
         """``attention_mask`` [batch, length] as a contiguous view of one preallocated buffer of ones (a copy of
@@ -173,6 +210,10 @@ class ChainedKV(KVRunner):
         return list(outputs)
 
     def prefill(self, embeds: np.ndarray) -> np.ndarray:
+        if self._apart(embeds.shape[1]):
+            by_row, presents = self._prefill_by_row(embeds, [value.numpy() for value in self.past])
+            self.past = [ort.OrtValue.ortvalue_from_numpy(p, self.device, 0) for p in presents]
+            return by_row
         self._prefill_embeds: np.ndarray = np.ascontiguousarray(embeds, dtype=self.info.embeds_dtype)
         self._lm_io.bind_cpu_input(self.names.inputs_embeds, self._prefill_embeds)
         outputs = self._run(embeds.shape[1], step=False)
@@ -225,6 +266,10 @@ class CopiedKV(KVRunner):
         return logits
 
     def prefill(self, embeds: np.ndarray) -> np.ndarray:
+        if self._apart(embeds.shape[1]):
+            logits, presents = self._prefill_by_row(embeds, [self.past[name] for name in self.info.past_names])
+            self.past = dict(zip(self.info.past_names, presents, strict=True))
+            return logits
         return self._run(embeds, self._prefill_positions(embeds.shape[1]))
 
     def step(self, token: Token) -> np.ndarray:
@@ -234,3 +279,71 @@ class CopiedKV(KVRunner):
         self.ort_s += time.perf_counter() - started
         self.generated_fed += 1
         return self._run(embeds, self._step_positions().copy())
+
+
+class SharedKV(ChainedKV):
+    """:class:`ChainedKV` on a graph whose attention writes its cache in place (:mod:`core.engine.model.shared_cache`):
+    from the first step on, each cache tensor lives in one buffer with room to grow (:data:`GROW` positions, or half
+    the cache, beyond what is needed), bound as both the past and the present, so a step writes one position per
+    layer instead of copying the whole cache into new memory. Prefills run as :class:`ChainedKV`'s (exact caches:
+    the voice prefix it builds or adopts is never written); ``past`` reads the buffer's positions in use."""
+
+    GROW = 256
+
+    def __init__(self, lm: Any, embed: Any, info: ModelInfo, batch: int, exaggeration: float, device: str = "cpu"):
+        self._rooms: list[np.ndarray] | None = None
+        """The arrays behind :attr:`_shared` (onnxruntime writes into them); ``None`` before the first step."""
+        self._shared: list[ort.OrtValue] = []
+        super().__init__(lm, embed, info, batch, exaggeration, device)
+
+    @property
+    def past(self) -> list[Any]:
+        if self._rooms is not None:  # leave the buffers: a prefill or a reader wants the exact cache
+            self._exact = [
+                ort.OrtValue.ortvalue_from_numpy(np.ascontiguousarray(room[:, :, : self.total]), self.device, 0)
+                for room in self._rooms
+            ]
+            self._rooms, self._shared = None, []
+        return self._exact
+
+    @past.setter
+    def past(self, value: list[Any]) -> None:
+        self._exact = value
+        self._rooms, self._shared = None, []
+
+    @property
+    def capacity(self) -> int:
+        """Positions the shared buffers hold (0 before the first step)."""
+        return 0 if self._rooms is None else self._rooms[0].shape[2]
+
+    def _make_room(self, needed: int) -> None:
+        if self._rooms is not None and self._rooms[0].shape[2] >= needed:
+            return
+        cached = self._rooms if self._rooms is not None else [value.numpy() for value in self._exact]
+        capacity = needed + max(self.GROW, self.total // 2)
+        rooms = []
+        for old in cached:
+            room = np.zeros((self.batch, old.shape[1], capacity, old.shape[3]), dtype=old.dtype)
+            room[:, :, : self.total] = old[:, :, : self.total]
+            rooms.append(room)
+        self._rooms = rooms
+        self._shared = [ort.OrtValue.ortvalue_from_numpy(room) for room in rooms]
+
+    def _run(self, length: int, step: bool) -> list[Any]:
+        if not step:
+            return super()._run(length, step)
+        self._make_room(self.total + length)
+        io, names = self._lm_io, self.names
+        self._bound = [self._mask_view(self.total + length)]
+        io.bind_cpu_input(names.attention_mask, self._bound[0])
+        if self.info.lm_has_position_ids:
+            io.bind_cpu_input(names.position_ids, self._step_positions())
+        io.bind_ortvalue_output(names.logits, self._logits_ov)
+        for past, present, shared in zip(self.info.past_names, self.info.present_names, self._shared, strict=True):
+            io.bind_ortvalue_input(past, shared)
+            io.bind_ortvalue_output(present, shared)
+        started = time.perf_counter()
+        self.lm.run_with_iobinding(io)
+        self.ort_s += time.perf_counter() - started
+        self.total += length
+        return []

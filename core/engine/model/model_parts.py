@@ -31,7 +31,7 @@ from core.engine.files.user_dirs import (
     folded_graph_cache_dir,
     q4_graph_cache_dir,
 )
-from core.engine.generation.lm_runners import ChainedKV, CopiedKV, KVRunner
+from core.engine.generation.lm_runners import ChainedKV, CopiedKV, KVRunner, SharedKV
 from core.engine.model.bundle import BundleFiles, file_stamp, locate_bundle
 from core.engine.model.decoder_q8 import MADE_NAME, DecoderQ8, DecoderQ8Failed
 from core.engine.model.embedding import PromptEmbedder, load_text_table
@@ -42,6 +42,7 @@ from core.engine.model.q4_compute import has_4bit_weights, int8_graph
 from core.engine.model.seeded_noise import with_seeded_noise
 from core.engine.model.sessions import SessionFactory
 from core.engine.model.shape_folding import folded_graph
+from core.engine.model.shared_cache import shares_cache
 from core.engine.options import PRECISIONS, RuntimeOptions
 from core.engine.streaming.stream_plan import CostFile, CostModel
 from core.engine.tokenizer import TextTokenizer
@@ -147,8 +148,9 @@ class ModelParts:
         self.runtime = runtime
 
     def runner(self, batch: int, exaggeration: float) -> KVRunner:
-        """A fresh language-model runner: KV chained through IOBinding, or the plain copying loop."""
-        kind = ChainedKV if self.runtime.kv_chaining else CopiedKV
+        """A fresh language-model runner: KV chained through IOBinding (its steps in one shared buffer where the
+        graph writes its cache in place), or the plain copying loop."""
+        kind = runner_kind(self.sessions["language_model"], self.runtime.kv_chaining)
         return kind(
             self.sessions["language_model"], self.sessions["embed_tokens"], self.info, batch, exaggeration, self.device
         )
@@ -164,6 +166,14 @@ class ModelParts:
         return load_voice(self.files.default_voice)
 
 
+def runner_kind(session: Any, kv_chaining: bool) -> type[ChainedKV] | type[CopiedKV]:
+    """The runner for a language-model ``session``: :class:`SharedKV` where its graph writes the cache in place
+    (:mod:`core.engine.model.shared_cache`), else :class:`ChainedKV`; :class:`CopiedKV` without KV chaining."""
+    if not kv_chaining:
+        return CopiedKV
+    return SharedKV if shares_cache(session) else ChainedKV
+
+
 LoadProgress = Callable[[str, "float | None"], None]
 """``progress(graph, seconds)``: called with ``None`` when a graph starts loading and its load time when done."""
 
@@ -177,6 +187,8 @@ def _cost_identity(files: BundleFiles, runtime: RuntimeOptions) -> str:
         switches.append("folded")
     if runtime.fused_attention:
         switches.append("fused")
+        if runtime.shared_kv_cache:
+            switches.append("shared")
     if runtime.decoder_flow_steps is not None:
         switches.append(f"steps={runtime.decoder_flow_steps}")
     return "|".join([*stamps, *switches])
@@ -187,9 +199,10 @@ def language_model_bytes(
 ) -> tuple[bytes | None, str | None]:
     """The language model's graph as it is run (``None``: the file as it is) and its 4-bit compute (``int8``,
     ``fp32``, or ``None`` without 4-bit weights): int8 compute where asked for on the CPU, then the shape
-    arithmetic folded (:mod:`core.engine.model.shape_folding`) where ``runtime.shape_folding`` and its attention
-    fused (:mod:`core.engine.model.fused_attention`) where ``runtime.fused_attention``. The rewrite's first making
-    (seconds, once per graph) is reported to ``progress`` as :data:`LM_REWRITE_PROGRESS`."""
+    arithmetic folded (:mod:`core.engine.model.shape_folding`) where ``runtime.shape_folding``, its attention
+    fused (:mod:`core.engine.model.fused_attention`) where ``runtime.fused_attention`` and its cache written in
+    place (:mod:`core.engine.model.shared_cache`) where also ``runtime.shared_kv_cache``. The rewrite's first
+    making (seconds, once per graph) is reported to ``progress`` as :data:`LM_REWRITE_PROGRESS`."""
     data, q4 = None, None
     if runtime.q4_compute == "int8" and not factory.uses_cuda():  # the CUDA kernel has no int8 path to choose
         data = int8_graph(graph, q4_graph_cache_dir())
@@ -198,6 +211,7 @@ def language_model_bytes(
         q4 = "fp32"
     # The fused operator was checked and measured on the CPU kernel: CUDA keeps the attention as exported.
     fuse = runtime.fused_attention and not factory.uses_cuda()
+    share = fuse and runtime.shared_kv_cache
     if runtime.shape_folding or fuse:
         started: list[float] = []
 
@@ -206,7 +220,7 @@ def language_model_bytes(
             if progress is not None:
                 progress(LM_REWRITE_PROGRESS, None)
 
-        data = folded_graph(graph, data, folded_graph_cache_dir(), runtime.shape_folding, fuse, working) or data
+        data = folded_graph(graph, data, folded_graph_cache_dir(), runtime.shape_folding, fuse, working, share) or data
         if started and progress is not None:
             progress(LM_REWRITE_PROGRESS, time.perf_counter() - started[0])
     return data, q4

@@ -33,6 +33,7 @@ import numpy as np
 from core.engine.files.atomic import atomic_path
 from core.engine.model.bundle import file_stamp
 from core.engine.model.fused_attention import consumers_of, fuse_attention
+from core.engine.model.shared_cache import share_cache
 
 log = logging.getLogger(__name__)
 FORMAT_VERSION = 1
@@ -40,6 +41,10 @@ PROBES = ((1, 1, 3), (2, 1, 5), (1, 3, 2), (1, 1, 11), (3, 2, 4))
 """(batch, new positions, cached positions) of the probe runs: every dimension varies on its own."""
 CHECKS = ((1, 1, 23), (2, 4, 9), (1, 6, 0))
 """Inputs the folded graph is checked on (not among the probes; the last one a prefill without a cache)."""
+SHARED_CHECKS = ((1, 1, 23), (2, 1, 9), (1, 6, 0), (1, 4, 9))
+"""The same for a graph whose cache is shared (:mod:`.shared_cache`): several rows only one position at a time."""
+IN_PLACE_CHECK = (2, 1, 17)
+"""A step checked with its cache inside a longer buffer bound as both past and present (how it is run)."""
 TOLERANCE = 1e-4
 _SAME_TYPE = {
     "Gather", "Slice", "Squeeze", "Unsqueeze", "Concat", "Reshape", "Expand", "Tile", "Identity", "Add", "Sub",
@@ -63,13 +68,16 @@ def folded_graph(
     fold: bool = True,
     fuse: bool = False,
     working: Callable[[], None] | None = None,
+    share: bool = False,
 ) -> bytes | None:
-    """The serialized graph (``model_bytes``, else the file) with its shape arithmetic folded (``fold``) and its
-    attention fused (``fuse``), or ``None`` when nothing changed or the check failed (the graph is then used as it
-    is). Kept in ``cache_dir``. ``working``: see :func:`fold_shapes` (never called when the result is cached)."""
+    """The serialized graph (``model_bytes``, else the file) with its shape arithmetic folded (``fold``), its
+    attention fused (``fuse``) and, where fused, its cache shared between past and present (``share``), or
+    ``None`` when nothing changed or the check failed (the graph is then used as it is). Kept in ``cache_dir``.
+    ``working``: see :func:`fold_shapes` (never called when the result is cached)."""
     if not fold and not fuse:
         return None
-    key = _identity(f"{file_stamp(graph)}|{fold}|{fuse}|{hashlib.sha256(model_bytes or b'').hexdigest()}")
+    switches = f"{fold}|{fuse}" + ("|shared" if share and fuse else "")
+    key = _identity(f"{file_stamp(graph)}|{switches}|{hashlib.sha256(model_bytes or b'').hexdigest()}")
     cached = cache_dir / f"{key[:40]}.onnx" if cache_dir else None
     failed = cache_dir / f"{key[:40]}.unfoldable" if cache_dir else None
     if failed is not None and failed.is_file():
@@ -86,7 +94,7 @@ def folded_graph(
             model = onnx.load_from_string(model_bytes)
         else:
             model = onnx.load(str(graph), load_external_data=False)
-        data = fold_shapes(model, graph.parent, lm_feeds(model), fold, fuse, working)
+        data = fold_shapes(model, graph.parent, lm_feeds(model), fold, fuse, working, share)
     except Exception as exc:  # noqa: BLE001 - an unexpected graph keeps its exported form
         log.warning("%s: shape folding failed (%s); the graph is used as exported", graph.name, exc)
         data = None
@@ -142,11 +150,14 @@ def fold_shapes(
     fold: bool = True,
     fuse: bool = False,
     working: Callable[[], None] | None = None,
+    share: bool = False,
 ) -> bytes | None:
-    """Rewrite ``model`` in place: its shape arithmetic folded (``fold``, see the module docstring) and each layer's
-    attention fused into one operator (``fuse``, :mod:`.fused_attention`); ``None`` when nothing changed or the
-    check against the graph as it was failed. ``working`` is called once, before the first run of the graph (the
-    seconds a front end may want to account for); a graph with nothing to rewrite never runs."""
+    """Rewrite ``model`` in place: its shape arithmetic folded (``fold``, see the module docstring), each layer's
+    attention fused into one operator (``fuse``, :mod:`.fused_attention`) and, where fused, written to a cache
+    shared between past and present (``share``, :mod:`.shared_cache`; a sharing that fails its check falls back
+    to the fused graph); ``None`` when nothing changed or the check against the graph as it was failed.
+    ``working`` is called once, before the first run of the graph (the seconds a front end may want to account
+    for); a graph with nothing to rewrite never runs."""
     calls: list[bool] = []
 
     def announce() -> None:
@@ -170,11 +181,26 @@ def fold_shapes(
         return None
     rewritten: bytes = model.SerializeToString()
     announce()
-    if not _same_outputs(original, rewritten, weights_folder, feeds):
+    if fused and share and _shared(model):
+        shared: bytes = model.SerializeToString()
+        if _same_outputs(original, shared, weights_folder, feeds, SHARED_CHECKS, in_place=True):
+            log.info("language model: %d shape computations folded, %d layers sharing their cache", changed, fused)
+            return shared
+        log.warning("the language model's shared cache differs from the exported one: it is used fused")
+    if not _same_outputs(original, rewritten, weights_folder, feeds, CHECKS):
         log.warning("the rewritten language model differs from the exported one: it is used as exported")
         return None
     log.info("language model: %d shape computations folded, %d attention layers fused", changed, fused)
     return rewritten
+
+
+def _shared(model: Any) -> int:
+    """:func:`.shared_cache.share_cache` on ``model``; 0 (the fused graph kept) where it fails."""
+    try:
+        return share_cache(model)
+    except Exception as exc:  # noqa: BLE001 - an unexpected graph keeps its fused attention
+        log.warning("the language model's cache cannot be shared (%s): it is used fused", exc)
+        return 0
 
 
 def _fold(model: Any, weights_folder: Path, feeds: Feeds, announce: Callable[[], None]) -> int:
@@ -269,23 +295,62 @@ def _exact(data: bytes) -> bytes:
     return model.SerializeToString() if changed else data
 
 
-def _same_outputs(a: bytes, b: bytes, weights_folder: Path, feeds: Feeds) -> bool:
-    """Whether both graphs give the same outputs on :data:`CHECKS`, in float32 arithmetic (a rewritten graph
-    that does not load or run is not the same). One session at a time: a float32 Original language model is 2 GB."""
+def _same_outputs(
+    a: bytes,
+    b: bytes,
+    weights_folder: Path,
+    feeds: Feeds,
+    checks: tuple[tuple[int, int, int], ...],
+    in_place: bool = False,
+) -> bool:
+    """Whether both graphs give the same outputs on ``checks`` (and, ``in_place``, on :data:`IN_PLACE_CHECK` run
+    with ``b``'s cache in a shared buffer), in float32 arithmetic (a rewritten graph that does not load or run is
+    not the same). One session at a time: a float32 Original language model is 2 GB."""
+    probes = [*checks, IN_PLACE_CHECK] if in_place else list(checks)
     first = _session(_exact(a), weights_folder)
     names = [o.name for o in first.get_outputs()]
-    expected = [first.run(names, feeds(*probe)) for probe in CHECKS]
+    expected = [first.run(names, feeds(*probe)) for probe in probes]
     del first
     try:
         second = _session(_exact(b), weights_folder)
-        for probe, want in zip(CHECKS, expected, strict=True):
-            for x, y in zip(want, second.run(names, feeds(*probe)), strict=True):
+        got = [second.run(names, feeds(*probe)) for probe in checks]
+        if in_place:
+            got.append(_run_in_place(second, names, feeds(*IN_PLACE_CHECK)))
+        for want, have in zip(expected, got, strict=True):
+            for x, y in zip(want, have, strict=True):
                 if x.shape != y.shape or (x.size and float(np.max(np.abs(x.astype(np.float64) - y))) > TOLERANCE):
                     return False
     except Exception as exc:  # noqa: BLE001 - any failure of the rewritten graph means: keep the exported one
         log.info("the rewritten graph fails its check (%s)", exc)
         return False
     return True
+
+
+def _run_in_place(session: Any, names: list[str], feeds: dict[str, np.ndarray]) -> list[np.ndarray]:
+    """``session``'s outputs with each ``past_key_values.N.*`` in a buffer three positions longer, bound as both
+    the past and ``present.N.*`` (as :class:`~core.engine.generation.lm_runners.SharedKV` runs it); the presents
+    come back cut to the positions in use."""
+    import onnxruntime as ort
+
+    io = session.io_binding()
+    io.bind_output(names[0], "cpu")
+    rooms: dict[str, np.ndarray] = {}
+    for name, value in feeds.items():
+        if not name.startswith("past_key_values."):
+            io.bind_cpu_input(name, value)
+            continue
+        batch, heads, cached, dim = value.shape
+        room = np.zeros((batch, heads, cached + 3, dim), value.dtype)
+        room[:, :, :cached] = value
+        shared = ort.OrtValue.ortvalue_from_numpy(room)
+        io.bind_ortvalue_input(name, shared)
+        present = "present." + name[len("past_key_values.") :]
+        io.bind_ortvalue_output(present, shared)
+        rooms[present] = room
+    session.run_with_iobinding(io)
+    used = feeds["attention_mask"].shape[1]
+    logits = io.get_outputs()[0].numpy()
+    return [logits, *(rooms[name][:, :, :used] for name in names[1:])]
 
 
 def _constants(graph: Any) -> set[str]:
