@@ -93,21 +93,29 @@ def test_steps_write_one_buffer_in_place_and_match_the_copying_runner(tmp_path):
     embed, info = _embed_session(), _info()
     assert runner_kind(shared, kv_chaining=True) is SharedKV and runner_kind(fused, kv_chaining=True) is ChainedKV
     assert runner_kind(shared, kv_chaining=False) is CopiedKV
+    rng = np.random.default_rng(2)
+    voice, text = (rng.standard_normal((1, n, HIDDEN)).astype(np.float32) for n in (9, 4))
+    builder = SharedKV(shared, embed, info, 1, 0.5)
+    builder.prefill(voice)
+    prefix = [value.numpy().copy() for value in builder.past]  # what the prefix cache keeps
     copying, in_place = ChainedKV(fused, embed, info, 1, 0.5), SharedKV(shared, embed, info, 1, 0.5)
-    prompt = np.random.default_rng(2).standard_normal((1, 9, HIDDEN)).astype(np.float32)
-    np.testing.assert_allclose(copying.prefill(prompt), in_place.prefill(prompt), rtol=1e-5, atol=1e-5)
-    assert in_place.capacity == 0  # a prefill leaves an exact cache (a voice prefix is never written)
-    buffers, capacities = set(), []
+    copying.prefill(voice)
+    in_place.adopt(builder.past, builder.total)
+    np.testing.assert_allclose(copying.prefill(text), in_place.prefill(text), rtol=1e-5, atol=1e-5)
+    assert in_place.capacity == 13 + SharedKV.GROW  # the adopted cache copied into a buffer with room to grow
+    buffers, capacities = {in_place._shared[0].data_ptr()}, []
     for i in range(SharedKV.GROW + 20):
         token = (i * 7) % VOCAB
         np.testing.assert_allclose(copying.step(token), in_place.step(token), rtol=1e-4, atol=1e-4)
         buffers.add(in_place._shared[0].data_ptr())
         capacities.append(in_place.capacity)
-    # one buffer from the first step until it is full, then one more with room to grow: not one per step
-    assert len(buffers) == 2 and capacities[0] == 9 + 1 + SharedKV.GROW and capacities[-1] > capacities[0]
-    assert in_place.total == copying.total == 9 + SharedKV.GROW + 20
+    # one buffer until it is full, then one more with room to grow: not one per step
+    assert len(buffers) == 2 and capacities[-1] > capacities[0] == 13 + SharedKV.GROW
+    assert in_place.total == copying.total == 13 + SharedKV.GROW + 20
     for x, y in zip(copying.past, in_place.past, strict=True):  # the positions in use, read back exactly
         np.testing.assert_allclose(x.numpy(), y.numpy(), rtol=1e-4, atol=1e-4)
+    for kept, value in zip(prefix, builder.past, strict=True):  # the adopted voice prefix was never written
+        np.testing.assert_array_equal(kept, value.numpy())
 
 
 @pytest.mark.parametrize("kind", [SharedKV, CopiedKV])

@@ -283,22 +283,23 @@ class CopiedKV(KVRunner):
 
 class SharedKV(ChainedKV):
     """:class:`ChainedKV` on a graph whose attention writes its cache in place (:mod:`core.engine.model.shared_cache`):
-    from the first step on, each cache tensor lives in one buffer with room to grow (:data:`GROW` positions, or half
-    the cache, beyond what is needed), bound as both the past and the present, so a step writes one position per
-    layer instead of copying the whole cache into new memory. Prefills run as :class:`ChainedKV`'s (exact caches:
-    the voice prefix it builds or adopts is never written); ``past`` reads the buffer's positions in use."""
+    each cache tensor lives in one buffer with room to grow (:data:`GROW` positions, or half the cache, beyond what
+    is needed), bound as both the past and the present, so a step writes one position per layer instead of copying
+    the whole cache into new memory. A cache it adopts (the voice prefix) is copied into the buffer once, at the
+    first run, and never written; several rows prefilled on top of a cache run apart (:meth:`KVRunner._apart`) and
+    move into a buffer at the next step. ``past`` gives the positions in use as exact tensors."""
 
     GROW = 256
 
     def __init__(self, lm: Any, embed: Any, info: ModelInfo, batch: int, exaggeration: float, device: str = "cpu"):
         self._rooms: list[np.ndarray] | None = None
-        """The arrays behind :attr:`_shared` (onnxruntime writes into them); ``None`` before the first step."""
+        """The arrays behind :attr:`_shared` (onnxruntime writes into them); ``None`` until the first run."""
         self._shared: list[ort.OrtValue] = []
         super().__init__(lm, embed, info, batch, exaggeration, device)
 
     @property
     def past(self) -> list[Any]:
-        if self._rooms is not None:  # leave the buffers: a prefill or a reader wants the exact cache
+        if self._rooms is not None:  # leave the buffers: a reader (the prefix cache) wants the exact cache
             self._exact = [
                 ort.OrtValue.ortvalue_from_numpy(np.ascontiguousarray(room[:, :, : self.total]), self.device, 0)
                 for room in self._rooms
@@ -313,7 +314,7 @@ class SharedKV(ChainedKV):
 
     @property
     def capacity(self) -> int:
-        """Positions the shared buffers hold (0 before the first step)."""
+        """Positions the shared buffers hold (0 before the first run)."""
         return 0 if self._rooms is None else self._rooms[0].shape[2]
 
     def _make_room(self, needed: int) -> None:
@@ -323,22 +324,25 @@ class SharedKV(ChainedKV):
         capacity = needed + max(self.GROW, self.total // 2)
         rooms = []
         for old in cached:
-            room = np.zeros((self.batch, old.shape[1], capacity, old.shape[3]), dtype=old.dtype)
+            room = np.zeros((self.batch, old.shape[1], capacity, old.shape[3]), dtype=old.dtype)  # calloc: lazy
             room[:, :, : self.total] = old[:, :, : self.total]
             rooms.append(room)
         self._rooms = rooms
         self._shared = [ort.OrtValue.ortvalue_from_numpy(room) for room in rooms]
 
     def _run(self, length: int, step: bool) -> list[Any]:
-        if not step:
-            return super()._run(length, step)
         self._make_room(self.total + length)
         io, names = self._lm_io, self.names
         self._bound = [self._mask_view(self.total + length)]
         io.bind_cpu_input(names.attention_mask, self._bound[0])
         if self.info.lm_has_position_ids:
-            io.bind_cpu_input(names.position_ids, self._step_positions())
-        io.bind_ortvalue_output(names.logits, self._logits_ov)
+            positions = self._step_positions() if step else self._prefill_positions(length)
+            self._bound.append(positions)
+            io.bind_cpu_input(names.position_ids, positions)
+        if step:
+            io.bind_ortvalue_output(names.logits, self._logits_ov)
+        else:
+            io.bind_output(names.logits, "cpu")
         for past, present, shared in zip(self.info.past_names, self.info.present_names, self._shared, strict=True):
             io.bind_ortvalue_input(past, shared)
             io.bind_ortvalue_output(present, shared)
@@ -346,4 +350,4 @@ class SharedKV(ChainedKV):
         self.lm.run_with_iobinding(io)
         self.ort_s += time.perf_counter() - started
         self.total += length
-        return []
+        return [] if step else list(io.get_outputs())

@@ -43,8 +43,9 @@ CHECKS = ((1, 1, 23), (2, 4, 9), (1, 6, 0))
 """Inputs the folded graph is checked on (not among the probes; the last one a prefill without a cache)."""
 SHARED_CHECKS = ((1, 1, 23), (2, 1, 9), (1, 6, 0), (1, 4, 9))
 """The same for a graph whose cache is shared (:mod:`.shared_cache`): several rows only one position at a time."""
-IN_PLACE_CHECK = (2, 1, 17)
-"""A step checked with its cache inside a longer buffer bound as both past and present (how it is run)."""
+IN_PLACE_CHECKS = ((2, 1, 17), (1, 4, 9), (1, 5, 0))
+"""Runs checked with the cache inside a longer buffer bound as both past and present (how they are run): a step of
+two rows, a prefill on top of a cache, a prefill from nothing."""
 TOLERANCE = 1e-4
 _SAME_TYPE = {
     "Gather", "Slice", "Squeeze", "Unsqueeze", "Concat", "Reshape", "Expand", "Tile", "Identity", "Add", "Sub",
@@ -303,10 +304,11 @@ def _same_outputs(
     checks: tuple[tuple[int, int, int], ...],
     in_place: bool = False,
 ) -> bool:
-    """Whether both graphs give the same outputs on ``checks`` (and, ``in_place``, on :data:`IN_PLACE_CHECK` run
+    """Whether both graphs give the same outputs on ``checks`` (and, ``in_place``, on :data:`IN_PLACE_CHECKS` run
     with ``b``'s cache in a shared buffer), in float32 arithmetic (a rewritten graph that does not load or run is
     not the same). One session at a time: a float32 Original language model is 2 GB."""
-    probes = [*checks, IN_PLACE_CHECK] if in_place else list(checks)
+    shared = IN_PLACE_CHECKS if in_place else ()
+    probes = [*checks, *shared]
     first = _session(_exact(a), weights_folder)
     names = [o.name for o in first.get_outputs()]
     expected = [first.run(names, feeds(*probe)) for probe in probes]
@@ -314,8 +316,7 @@ def _same_outputs(
     try:
         second = _session(_exact(b), weights_folder)
         got = [second.run(names, feeds(*probe)) for probe in checks]
-        if in_place:
-            got.append(_run_in_place(second, names, feeds(*IN_PLACE_CHECK)))
+        got += [_run_in_place(second, names, feeds(*probe)) for probe in shared]
         for want, have in zip(expected, got, strict=True):
             for x, y in zip(want, have, strict=True):
                 if x.shape != y.shape or (x.size and float(np.max(np.abs(x.astype(np.float64) - y))) > TOLERANCE):
@@ -327,9 +328,9 @@ def _same_outputs(
 
 
 def _run_in_place(session: Any, names: list[str], feeds: dict[str, np.ndarray]) -> list[np.ndarray]:
-    """``session``'s outputs with each ``past_key_values.N.*`` in a buffer three positions longer, bound as both
-    the past and ``present.N.*`` (as :class:`~core.engine.generation.lm_runners.SharedKV` runs it); the presents
-    come back cut to the positions in use."""
+    """``session``'s outputs with each ``past_key_values.N.*`` in a buffer three positions longer than the run
+    needs, bound as both the past and ``present.N.*`` (as :class:`~core.engine.generation.lm_runners.SharedKV`
+    runs it); the presents come back cut to the positions in use."""
     import onnxruntime as ort
 
     io = session.io_binding()
@@ -340,7 +341,7 @@ def _run_in_place(session: Any, names: list[str], feeds: dict[str, np.ndarray]) 
             io.bind_cpu_input(name, value)
             continue
         batch, heads, cached, dim = value.shape
-        room = np.zeros((batch, heads, cached + 3, dim), value.dtype)
+        room = np.zeros((batch, heads, cached + feeds["inputs_embeds"].shape[1] + 3, dim), value.dtype)
         room[:, :, :cached] = value
         shared = ort.OrtValue.ortvalue_from_numpy(room)
         io.bind_ortvalue_input(name, shared)
