@@ -153,6 +153,17 @@ def test_variant_specific_controls_are_disabled_with_a_reason(qtbot, tmp_path, b
         w.close()
 
 
+def test_the_cache_written_in_place_follows_fused_attention(qtbot, window):
+    """The fused operator is what writes the cache in place: without it the row has nothing to switch."""
+    controls = window.settings_panel.controls
+    assert controls[Key.SHARED_KV_CACHE].isEnabled() and controls[Key.SHARED_KV_CACHE].isChecked()
+    controls[Key.FUSED_ATTENTION].setChecked(False)
+    assert not controls[Key.SHARED_KV_CACHE].isEnabled()
+    controls[Key.FUSED_ATTENTION].setChecked(True)
+    assert controls[Key.SHARED_KV_CACHE].isEnabled()
+    assert window.settings.runtime_options().shared_kv_cache
+
+
 def test_the_gui_stays_responsive_during_synthesis(qtbot, window):
     gaps, last = [], [time.perf_counter()]
 
