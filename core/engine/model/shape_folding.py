@@ -43,9 +43,9 @@ CHECKS = ((1, 1, 23), (2, 4, 9), (1, 6, 0))
 """Inputs the folded graph is checked on (not among the probes; the last one a prefill without a cache)."""
 SHARED_CHECKS = ((1, 1, 23), (2, 1, 9), (1, 6, 0), (1, 4, 9))
 """The same for a graph whose cache is shared (:mod:`.shared_cache`): several rows only one position at a time."""
-IN_PLACE_CHECKS = ((2, 1, 17), (1, 4, 9), (1, 5, 0))
+IN_PLACE_CHECKS = ((2, 1, 17), (1, 4, 9), (1, 5, 0), (2, 3, 0))
 """Runs checked with the cache inside a longer buffer bound as both past and present (how they are run): a step of
-two rows, a prefill on top of a cache, a prefill from nothing."""
+two rows, a prefill on top of a cache, prefills from nothing of one row and of two (guidance's pair)."""
 TOLERANCE = 1e-4
 _SAME_TYPE = {
     "Gather", "Slice", "Squeeze", "Unsqueeze", "Concat", "Reshape", "Expand", "Tile", "Identity", "Add", "Sub",

@@ -43,8 +43,11 @@ def share_cache(model: Any) -> int:
     layers = [n for n in graph.node if n.op_type == "MultiHeadAttention" and n.domain == MS_DOMAIN]
     if not layers or "attention_mask" not in inputs or "inputs_embeds" not in inputs:
         return 0
-    if any(len(n.input) < 8 or n.input[6] not in pasts or n.input[7] not in pasts or n.input[3] for n in layers):
-        return 0
+    if any(
+        len(n.input) < 8 or n.input[6] not in pasts or n.input[7] not in pasts or n.input[3] or n.input[4]
+        for n in layers
+    ):
+        return 0  # a packed bias or a key padding mask: not what the fusion writes
     for value in graph.input:
         if value.name in pasts:
             head_dim = value.type.tensor_type.shape.dim[3]
@@ -65,8 +68,8 @@ def share_cache(model: Any) -> int:
         index = constants.get(read.input[1])
         if index is None or index.ndim != 0 or int(index) not in (2, -2):
             return 0  # the graph reads another dimension of the past: not a graph this rewrite knows
-    readers = {s.output[0] for s in shape_reads}
-    if any(i in readers for n in graph.node if n not in length_reads for i in n.input):
+    readers, reads = {s.output[0] for s in shape_reads}, {id(n) for n in length_reads}
+    if any(i in readers for n in graph.node if id(n) not in reads for i in n.input):
         return 0
 
     p = "shared_kv"
