@@ -193,21 +193,28 @@ class ChainedKV(KVRunner):
             else:
                 self._bound.append(self._prefill_positions(length))
                 io.bind_cpu_input(names.position_ids, self._bound[-1])
-        for name, value in zip(self.info.past_names, self.past):
-            io.bind_ortvalue_input(name, value)
         if step:
             io.bind_ortvalue_output(names.logits, self._logits_ov)
         else:
             io.bind_output(names.logits, "cpu")
-        for name in self.info.present_names:
-            io.bind_output(name, self.device, 0)
+        self._bind_cache(io, length)
         started = time.perf_counter()
         self.lm.run_with_iobinding(io)
         self.ort_s += time.perf_counter() - started
         outputs = io.get_outputs()
-        self.past = [outputs[i] for i in range(1, len(self._output_names))]
+        self._keep_cache(outputs)
         self.total += length
         return list(outputs)
+
+    def _bind_cache(self, io: Any, length: int) -> None:
+        """The cache in (``past``) and new presents out, allocated by onnxruntime."""
+        for name, value in zip(self.info.past_names, self.past):
+            io.bind_ortvalue_input(name, value)
+        for name in self.info.present_names:
+            io.bind_output(name, self.device, 0)
+
+    def _keep_cache(self, outputs: Any) -> None:
+        self.past = [outputs[i] for i in range(1, len(self._output_names))]
 
     def prefill(self, embeds: np.ndarray) -> np.ndarray:
         if self._apart(embeds.shape[1]):
@@ -330,24 +337,12 @@ class SharedKV(ChainedKV):
         self._rooms = rooms
         self._shared = [ort.OrtValue.ortvalue_from_numpy(room) for room in rooms]
 
-    def _run(self, length: int, step: bool) -> list[Any]:
+    def _bind_cache(self, io: Any, length: int) -> None:
+        """One buffer per cache tensor, with room for this run, bound as both the past and the present."""
         self._make_room(self.total + length)
-        io, names = self._lm_io, self.names
-        self._bound = [self._mask_view(self.total + length)]
-        io.bind_cpu_input(names.attention_mask, self._bound[0])
-        if self.info.lm_has_position_ids:
-            positions = self._step_positions() if step else self._prefill_positions(length)
-            self._bound.append(positions)
-            io.bind_cpu_input(names.position_ids, positions)
-        if step:
-            io.bind_ortvalue_output(names.logits, self._logits_ov)
-        else:
-            io.bind_output(names.logits, "cpu")
         for past, present, shared in zip(self.info.past_names, self.info.present_names, self._shared, strict=True):
             io.bind_ortvalue_input(past, shared)
             io.bind_ortvalue_output(present, shared)
-        started = time.perf_counter()
-        self.lm.run_with_iobinding(io)
-        self.ort_s += time.perf_counter() - started
-        self.total += length
-        return [] if step else list(io.get_outputs())
+
+    def _keep_cache(self, outputs: Any) -> None:
+        """Nothing to keep: onnxruntime wrote the new positions into the buffers."""
