@@ -33,7 +33,7 @@ def fuse_attention(model: Any) -> int:
     producers = {o: n for n in graph.node for o in n.output if o}
     consumers = consumers_of(graph.node)
     inputs = {i.name: i for i in graph.input}
-    values = _constant_values(graph)
+    values = constant_values(graph)
     fused = 0
     for concat_k in [n for n in graph.node if n.op_type == "Concat" and _is_present(n, "key")]:
         plan = _match(concat_k, producers, consumers, inputs, values)
@@ -85,7 +85,8 @@ def _is_present(node: Any, kind: str) -> bool:
     return len(node.input) == 2 and node.output[0].startswith("present.") and node.output[0].endswith(f".{kind}")
 
 
-def _constant_values(graph: Any) -> dict[str, np.ndarray]:
+def constant_values(graph: Any) -> dict[str, np.ndarray]:
+    """Small initializers and ``Constant`` outputs by name, as arrays (weights stored outside are left out)."""
     from onnx import TensorProto, numpy_helper
 
     small = (t for t in graph.initializer if t.data_location != TensorProto.EXTERNAL and t.ByteSize() < 4096)

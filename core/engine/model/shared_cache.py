@@ -25,7 +25,7 @@ from typing import Any
 
 import numpy as np
 
-from core.engine.model.fused_attention import MS_DOMAIN
+from core.engine.model.fused_attention import MS_DOMAIN, constant_values
 
 MARK = "chatterbox.shared_kv_cache"
 """Model metadata key set to ``"1"`` on a rewritten graph (read back through the session's model metadata)."""
@@ -55,15 +55,7 @@ def share_cache(model: Any) -> int:
                 return 0  # the operator's CPU kernel takes head sizes in multiples of 8
     shape_reads = [n for n in graph.node if n.op_type == "Shape" and n.input[0] in pasts]
     length_reads = [n for n in graph.node if n.op_type == "Gather" and n.input[0] in {s.output[0] for s in shape_reads}]
-    indices = {read.input[1] for read in length_reads}
-    constants = {
-        t.name: onnx.numpy_helper.to_array(t)
-        for t in graph.initializer
-        if t.name in indices and t.data_location != onnx.TensorProto.EXTERNAL
-    }
-    for node in graph.node:
-        if node.op_type == "Constant" and node.output[0] in indices and node.attribute:
-            constants[node.output[0]] = onnx.numpy_helper.to_array(node.attribute[0].t)
+    constants = constant_values(graph)
     for read in length_reads:
         index = constants.get(read.input[1])
         if index is None or index.ndim != 0 or int(index) not in (2, -2):
