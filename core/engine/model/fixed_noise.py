@@ -8,11 +8,12 @@ vocoder's source phases. Two calls with the same tokens therefore differ by them
 :func:`with_fixed_noise` rewrites a decoder graph (in memory, for benchmark sessions only; what users run is not
 changed) so that they do:
 
-- every random node gets a seed derived from its name (a graph whose noise is already seeded, such as the int8 file
-  made at first start, is fed one fixed seed instead, :mod:`core.engine.model.seeded_noise`): without one
-  onnxruntime seeds each node from a global counter
-  in the order it builds the kernels, which differs between the float32 and int8 graphs. The n-th call of every
-  variant then draws the same noise.
+- every other random node gets a seed derived from its name: without one onnxruntime seeds each node from a global
+  counter in the order it builds the kernels, which differs between the float32 and int8 graphs. The n-th call of
+  every variant then draws the same noise. A comparison session goes one step further
+  (:func:`with_comparison_noise`, what :func:`core.engine.model.model_parts.load_decoder` runs): those nodes draw from
+  the fed seed (:mod:`core.engine.model.seeded_noise`), as the int8 file made at first start does, so a float32
+  reference and that file draw the same noise too.
 - the flow's starting noise (the random node that the flow solver's first update adds to) becomes the **last** T
   frames of one fixed buffer, T being the call's frames. The new speech is at the end of the mel, after the voice
   prompt, so a call with a shorter prompt starts its new frames from the very same noise as the full-prompt call:
@@ -36,6 +37,19 @@ comparison session fails its shape check instead of drawing other noise."""
 FLOW_NOISE_SEED = 20251125
 
 
+def with_comparison_noise(model: Any) -> int:
+    """What a comparison session runs: :func:`with_fixed_noise`, then every other random node drawn from the fed seed
+    (:func:`~core.engine.model.seeded_noise.with_seeded_noise`), as the int8 file made at first start draws it. A
+    float32 reference and an int8 variant then draw the same vocoder noise for the same seed; seeded by name for
+    onnxruntime's own generator instead, they drew other noise, and their difference was the model's call-to-call
+    one (26.8 dB on faithful Original), not the variant's. The random nodes rewritten."""
+    from core.engine.model.seeded_noise import with_seeded_noise
+
+    fixed = with_fixed_noise(model)
+    with_seeded_noise(model)
+    return fixed
+
+
 def with_fixed_noise(model: Any) -> int:
     """Rewrite ``model`` (an ``onnx.ModelProto``, in place) as the module says; return the random nodes fixed."""
     import onnx
@@ -43,10 +57,10 @@ def with_fixed_noise(model: Any) -> int:
     flow_noise = _flow_noise_node(model.graph)
     fixed = 0
     for node in list(model.graph.node):
-        if node.op_type not in RANDOM_OPS:
-            continue
-        if node is flow_noise:
+        if node is flow_noise:  # a random node, or in a file made seeded the Cast that ends its generator
             _replace_with_buffer_tail(model.graph, node)
+        elif node.op_type not in RANDOM_OPS:
+            continue
         else:
             seed = float(int(hashlib.sha256(node.name.encode()).hexdigest()[:6], 16))
             kept = [a for a in node.attribute if a.name != "seed"]

@@ -35,7 +35,7 @@ from core.engine.generation.lm_runners import ChainedKV, CopiedKV, KVRunner, Sha
 from core.engine.model.bundle import BundleFiles, file_stamp, locate_bundle
 from core.engine.model.decoder_q8 import MADE_NAME, DecoderQ8, DecoderQ8Failed
 from core.engine.model.embedding import PromptEmbedder, load_text_table
-from core.engine.model.fixed_noise import with_fixed_noise
+from core.engine.model.fixed_noise import with_comparison_noise
 from core.engine.model.flow_steps import exported_steps, with_flow_steps
 from core.engine.model.model_info import ModelInfo, graph_signature, read_model_info
 from core.engine.model.q4_compute import has_4bit_weights, int8_graph
@@ -341,7 +341,7 @@ def decoder_graph_bytes(
     model = onnx.load(str(graph), load_external_data=False)
     # First: the fixed noise finds the flow noise by the whole solver, before the steps are cut.
     if fixed_noise:
-        changed = with_fixed_noise(model) > 0
+        changed = with_comparison_noise(model) > 0
     else:
         changed = not made_q8 and not graph_noise and with_seeded_noise(model) > 0
     exported = with_flow_steps(model, steps) if steps is not None else 0
