@@ -36,6 +36,7 @@ class Key(str, Enum):
     DECODER_PROMPT = "runtime/decoder_prompt_seconds"
     DECODER_PRECISION = "runtime/decoder_precision"
     DECODER_FLOW_STEPS = "runtime/decoder_flow_steps"  # 0: as exported
+    BLOCKED_CONVOLUTIONS = "runtime/blocked_convolutions"
     STREAM_PLAN = "runtime/stream_plan"
     PLAYBACK_POLICY = "runtime/playback_policy"  # fast, smooth or auto
     DECODER_THREAD = "runtime/decoder_thread"
@@ -93,6 +94,7 @@ _DEFAULTS = {
     Key.DECODER_PROMPT: int(_RUNTIME.decoder_prompt_seconds),
     Key.DECODER_PRECISION: _RUNTIME.decoder_precision,
     Key.DECODER_FLOW_STEPS: _RUNTIME.decoder_flow_steps or 0,
+    Key.BLOCKED_CONVOLUTIONS: _RUNTIME.blocked_convolutions,
     Key.STREAM_PLAN: _RUNTIME.stream_plan,
     Key.PLAYBACK_POLICY: _RUNTIME.playback_policy,
     Key.DECODER_THREAD: _RUNTIME.decoder_thread,
@@ -196,6 +198,7 @@ class Settings:
                 self.get(Key.DECODER_PRECISION) if self.get(Key.DECODER_PRECISION) in DECODER_PRECISIONS else "auto"
             ),
             decoder_flow_steps=min(10, max(0, int(self.get(Key.DECODER_FLOW_STEPS)))) or None,
+            blocked_convolutions=self.get(Key.BLOCKED_CONVOLUTIONS),
             stream_plan=self.get(Key.STREAM_PLAN) if self.get(Key.STREAM_PLAN) in STREAM_PLANS else "adaptive",
             playback_policy=self.get(Key.PLAYBACK_POLICY)
             if self.get(Key.PLAYBACK_POLICY) in PLAYBACK_POLICIES

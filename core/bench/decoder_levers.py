@@ -15,6 +15,7 @@ from dataclasses import replace
 import numpy as np
 
 from core.bench.output_snr import log_mel_snr_db, waveform_snr_db
+from core.bench.stats import alternate, summary
 from core.engine import SAMPLE_RATE, RuntimeOptions
 
 FULL_PROMPT = 10.0
@@ -157,3 +158,51 @@ def decoder_levers(bench) -> None:
         "reps": reps,
         "rows": rows,
     }
+
+
+CONV_CALLS = (10, LEVER_TOKENS)
+"""New tokens per call in the blocked-convolutions comparison: the stream's first window, and a sentence."""
+
+
+def blocked_convolutions(bench) -> None:
+    """The decoder's convolutions 2-D, in onnxruntime's blocked layout (:mod:`core.engine.model.blocked_convolutions`),
+    against 1-D as exported: two sessions of the decoder as the pipeline runs it (its precision, flow steps and voice
+    prompt), the same tokens and noise, calls alternating; ``report["blocked_convolutions"]["calls"]``: per call
+    size both medians, their ratio and the outputs' difference (float32 rounding: the arithmetic is the same)."""
+    pipe = bench.pipe
+    runtime = pipe.runtime
+    sides = [pipe.other_decoder(replace(runtime, blocked_convolutions=on)) for on in (False, True)]
+    cond = pipe.condition(bench.voice).conditioning.with_decoder_prompt(
+        runtime.decoder_prompt_seconds, runtime.decoder_prompt_window
+    )
+    tokens = _tokens()
+    for decode in sides:
+        decode(cond, tokens[:10], seed=1)  # the first call allocates: not timed
+    reps = 5 if bench.config.quick else bench.config.reps
+    calls = {}
+    for count in CONV_CALLS:
+        a, b, outputs = _alternating_calls(sides, cond, tokens[:count], reps)
+        result = summary(f"Decoder call, {count} new tokens, blocked convolutions", "1-D", a, "2-D", b)
+        bench._add(result)
+        calls[str(count)] = {
+            "tokens": count,
+            "before_ms": result["a_median"],
+            "after_ms": result["b_median"],
+            "ratio": result["ratio_b_over_a"],
+            "waveform_snr_db": round(waveform_snr_db(outputs[0], outputs[1]), 1),
+        }
+    bench.report["blocked_convolutions"] = {"calls": calls, "reps": reps}
+
+
+def _alternating_calls(sides, cond, tokens: list[int], reps: int) -> tuple[list[float], list[float], list[np.ndarray]]:
+    """``reps`` timed calls of each decoder in ``sides`` (the same tokens and noise), alternating; the ms of each
+    side's calls and each side's last output."""
+    outputs: list[np.ndarray] = [np.zeros(0, dtype=np.float32)] * 2
+
+    def call(side: int) -> float:
+        wav, ms = _timed(lambda c, t: sides[side](c, t, seed=1), cond, tokens)
+        outputs[side] = wav
+        return ms
+
+    a, b = alternate(reps, lambda: call(0), lambda: call(1))
+    return a, b, outputs

@@ -19,7 +19,7 @@ import numpy as np
 import onnxruntime as ort
 
 import core.bench.pipeline_benches as bp
-from core.bench.decoder_levers import decoder_levers, output_difference
+from core.bench.decoder_levers import blocked_convolutions, decoder_levers, output_difference
 from core.bench.stats import alternate, summary
 from core.engine import (
     LOGITS_VOCAB,
@@ -318,6 +318,7 @@ class Bench:
             "spinning": self.spinning,
             "threads": self.threads,
             "decoder": self.decoder,
+            "convs": lambda: blocked_convolutions(self),
             "decoder_levers": lambda: decoder_levers(self),
             "q4": lambda: bp.q4_int8(self),
             "plan": lambda: bp.streaming(self),
@@ -415,6 +416,7 @@ def bench_main(args) -> int:
         shared_kv_cache=not args.no_shared_kv_cache,
         decoder_precision=args.decoder_precision,
         decoder_flow_steps=args.decoder_flow_steps,
+        blocked_convolutions=not args.no_blocked_convolutions,
         lm_batch=args.lm_batch,
         playback_policy=getattr(args, "playback_policy", "auto"),
         cache_dir=Path(os.environ.get("TMPDIR", "/tmp")) / "chatterbox-bench-cache",

@@ -159,7 +159,7 @@ def _add_bench(sub: Subparsers, defaults: RuntimeOptions) -> None:
     p.add_argument(
         "--only",
         help="comma-separated subset: kv,overhead,fold,attention,shared,floor,cfg,prefix,conditioning,streaming,"
-        "spinning,threads,decoder,q4,plan,book,cold,export; and, only when named, decoder_levers (each decoder "
+        "spinning,threads,decoder,convs,q4,plan,book,cold,export; and, only when named, decoder_levers (each decoder "
         "lever's cost and output SNR on one set of tokens)",
     )
     p.add_argument("--json", type=Path, help="also write the full report as JSON")
@@ -469,7 +469,8 @@ def graph_rewrite_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def decoder_arguments(p: argparse.ArgumentParser) -> None:
-    """The speech decoder's precision and flow steps (``--decoder-precision``, ``--decoder-flow-steps``)."""
+    """The speech decoder's precision, flow steps and convolution layout (``--decoder-precision``,
+    ``--decoder-flow-steps``, ``--no-blocked-convolutions``)."""
     from core.engine import DECODER_PRECISIONS, RuntimeOptions
 
     p.add_argument(
@@ -484,6 +485,12 @@ def decoder_arguments(p: argparse.ArgumentParser) -> None:
         default=RuntimeOptions().decoder_flow_steps,
         help="flow-matching steps of the Original/Multilingual decoder (default 5, half the exported 10; 10 as "
         "exported; fewer are faster and less refined; Turbo keeps its 2)",
+    )
+    p.add_argument(
+        "--no-blocked-convolutions",
+        action="store_true",
+        help="run the speech decoder's convolutions 1-D, as exported (default on the CPU: 2-D, in onnxruntime's "
+        "blocked channel layout; the same arithmetic, faster)",
     )
 
 
@@ -656,6 +663,7 @@ def _runtime(args):
             "shared_kv_cache": not getattr(args, "no_shared_kv_cache", False),
             "decoder_precision": getattr(args, "decoder_precision", "auto"),
             "decoder_flow_steps": getattr(args, "decoder_flow_steps", None),
+            "blocked_convolutions": not getattr(args, "no_blocked_convolutions", False),
         }
         if args.command == "soak":
             return RuntimeOptions(**common, threads=args.threads)

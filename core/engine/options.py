@@ -32,6 +32,7 @@ SESSION_FIELDS = (
     "shared_kv_cache",
     "decoder_precision",
     "decoder_flow_steps",
+    "blocked_convolutions",
 )
 """RuntimeOptions fields that need new sessions (a model reload); the others apply to the next request."""
 
@@ -147,6 +148,11 @@ class RuntimeOptions:
     call, at most the exported solver's own step error again; docs/PERFORMANCE.md, "Chosen defaults"), ``None`` or
     10 as exported, fewer cut out of the unrolled graph at load (:mod:`core.engine.model.flow_steps`): faster, the
     mel less refined. Turbo keeps its 2."""
+    blocked_convolutions: bool = True
+    """The speech decoder's 1-D convolutions run as 2-D ones on the CPU (:mod:`core.engine.model.blocked_convolutions`),
+    so onnxruntime gives them its blocked-layout (NCHWc) kernel: the same arithmetic, 0.91× a 100-token Turbo decoder
+    call (docs/PERFORMANCE.md, "Blocked convolutions"). Made into the int8 decoder file; on CUDA the graph stays as
+    exported."""
     spinning: bool = False
     """Let onnxruntime's idle intra-op threads spin or sleep. Sleeping is the default: spinning gains at most a few
     per cent per LM step, and costs far more when the decoder thread and the language model run at once (their

@@ -110,6 +110,7 @@ def test_settings_round_trip_and_change_the_next_request(qtbot, window, tmp_path
         Key.DECODER_PROMPT: 6,
         Key.DECODER_PRECISION: "fp32",
         Key.DECODER_FLOW_STEPS: 7,
+        Key.BLOCKED_CONVOLUTIONS: False,
         Key.LM_BATCH: 2,
         Key.JOINED_DECODING: False,
     }
@@ -129,6 +130,7 @@ def test_settings_round_trip_and_change_the_next_request(qtbot, window, tmp_path
     )
     assert runtime.q4_compute == "fp32" and runtime.decoder_prompt_seconds == 6.0
     assert runtime.decoder_precision == "fp32" and runtime.decoder_flow_steps == 7
+    assert runtime.blocked_convolutions is False
     assert runtime.lm_batch == 2 and runtime.joined_decoding is False
     options = reread.synthesis_options("original")
     assert (options.seed, options.top_k, options.temperature, options.exaggeration) == (1234, 50, 0.55, 0.7)

@@ -4,7 +4,8 @@ onnxruntime's dynamic quantization (``quantize_dynamic``, MatMul nodes with a co
 per tensor, activations quantized per call) turns the decoder's 3,400 weight MatMuls into ``MatMulInteger``: about
 a quarter to a third less time per call on a CPU, the output 61 dB (Original) and 67 dB (Turbo) from the float32
 one's for the same noise, where two float32 calls differ by 27 dB by themselves (docs/PERFORMANCE.md, "Decoder
-levers"). Convolutions, attention products and the vocoder's arithmetic stay float32.
+levers"). Convolutions, attention products and the vocoder's arithmetic stay float32; the convolutions are made
+2-D in the file (:mod:`core.engine.model.blocked_convolutions`), for onnxruntime's blocked-layout kernel.
 
 Where the file comes from, in order:
 1. the bundle's own ``conditional_decoder_quantized.onnx`` (a hub repository that ships one);
@@ -32,9 +33,10 @@ from core.engine.files.atomic import atomic_path, write_json_atomic
 from core.engine.model.bundle import SUFFIXES
 
 log = logging.getLogger(__name__)
-FORMAT_VERSION = 2
+FORMAT_VERSION = 3
 """Raised when the quantization recipe changes: files made by an earlier recipe are then made again. 2: the noise
-is seeded (:mod:`core.engine.model.seeded_noise`) in the made file, so a start need not parse it to rewrite it."""
+is seeded (:mod:`core.engine.model.seeded_noise`) in the made file, so a start need not parse it to rewrite it.
+3: its convolutions are 2-D (:mod:`core.engine.model.blocked_convolutions`), for the same reason."""
 MADE_NAME = "conditional_decoder_q8.onnx"
 SHIPPED_NAME = f"conditional_decoder{SUFFIXES['q8']}.onnx"
 
@@ -151,7 +153,8 @@ class DecoderQ8Failed(RuntimeError):
 
 
 def quantize(source: str, target: str) -> None:
-    """``onnxruntime.quantization.quantize_dynamic`` on the weight MatMuls (run in a child process)."""
+    """``onnxruntime.quantization.quantize_dynamic`` on the weight MatMuls (run in a child process); then the noise
+    seeded and the convolutions made 2-D, as every CPU start would otherwise rewrite them."""
     logging.getLogger().setLevel(logging.ERROR)  # its advice ("consider pre-processing") is not for our users
     from onnxruntime.quantization import QuantType, quantize_dynamic
 
@@ -166,10 +169,12 @@ def quantize(source: str, target: str) -> None:
     )
     import onnx
 
+    from core.engine.model.blocked_convolutions import with_blocked_convolutions
     from core.engine.model.seeded_noise import with_seeded_noise
 
     model = onnx.load(target)
-    if with_seeded_noise(model):
+    seeded = with_seeded_noise(model)
+    if with_blocked_convolutions(model) or seeded:
         onnx.save(model, target)
 
 

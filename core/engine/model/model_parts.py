@@ -32,6 +32,7 @@ from core.engine.files.user_dirs import (
     q4_graph_cache_dir,
 )
 from core.engine.generation.lm_runners import ChainedKV, CopiedKV, KVRunner, SharedKV
+from core.engine.model.blocked_convolutions import with_blocked_convolutions, without_blocked_convolutions
 from core.engine.model.bundle import BundleFiles, file_stamp, locate_bundle
 from core.engine.model.decoder_q8 import MADE_NAME, DecoderQ8, DecoderQ8Failed
 from core.engine.model.embedding import PromptEmbedder, load_text_table
@@ -191,6 +192,8 @@ def _cost_identity(files: BundleFiles, runtime: RuntimeOptions) -> str:
             switches.append("shared")
     if runtime.decoder_flow_steps is not None:
         switches.append(f"steps={runtime.decoder_flow_steps}")
+    if runtime.blocked_convolutions:
+        switches.append("blocked")
     return "|".join([*stamps, *switches])
 
 
@@ -276,7 +279,9 @@ def load_parts(
         started = time.perf_counter()
         model_bytes = lm_bytes if name == "language_model" else None
         if name == "conditional_decoder":
-            model_bytes = decoder_graph_bytes(graph, runtime.decoder_flow_steps, source=signature_paths[name])
+            model_bytes = decoder_graph_bytes(
+                graph, runtime.decoder_flow_steps, source=signature_paths[name], blocked=_blocked(runtime, factory)
+            )
         session = factory.create(name, graph, dynamic_shapes=name == "language_model", model_bytes=model_bytes)
         if progress is not None:
             progress(name, time.perf_counter() - started)
@@ -317,24 +322,38 @@ def load_decoder(
     q8 = _decoder_q8(files, runtime, factory)
     graph = q8.make() if q8 is not None else files.graphs["conditional_decoder"]
     model_bytes = decoder_graph_bytes(
-        graph, runtime.decoder_flow_steps, fixed_noise, files.graphs["conditional_decoder"], graph_noise
+        graph,
+        runtime.decoder_flow_steps,
+        fixed_noise,
+        files.graphs["conditional_decoder"],
+        graph_noise,
+        _blocked(runtime, factory),
     )
     return SpeechDecoder(factory.create("conditional_decoder", graph, model_bytes=model_bytes), info)
 
 
 def decoder_graph_bytes(
-    graph: Path, steps: int | None, fixed_noise: bool = False, source: Path | None = None, graph_noise: bool = False
+    graph: Path,
+    steps: int | None,
+    fixed_noise: bool = False,
+    source: Path | None = None,
+    graph_noise: bool = False,
+    blocked: bool = False,
 ) -> bytes | None:
     """The decoder graph as it is run: its noise drawn from the fed seed (:mod:`core.engine.model.seeded_noise`),
     with ``steps`` flow steps (:mod:`core.engine.model.flow_steps`), or, with ``fixed_noise``, the comparisons'
-    repeatable noise instead; ``None`` to load the file as it is (nothing to change).
+    repeatable noise instead, and with ``blocked`` its convolutions 2-D
+    (:mod:`core.engine.model.blocked_convolutions`; without, 1-D as exported); ``None`` to load the file as it is
+    (nothing to change).
 
     ``source``: the float32 graph ``graph`` was made from. The int8 file holds its weights inline (260 MB) and is
-    made with its noise already seeded (:mod:`core.engine.model.decoder_q8`), so whether there are steps to cut is
-    read from the source's small graph first: a Turbo start does not parse its whole int8 decoder (1.7 s)."""
+    made with its noise already seeded and its convolutions 2-D (:mod:`core.engine.model.decoder_q8`), so whether
+    there are steps to cut is read from the source's small graph first: a Turbo start does not parse its whole int8
+    decoder (1.7 s)."""
     made_q8 = graph.name == MADE_NAME
     uncut = steps is None or (source not in (None, graph) and steps >= exported_steps(source))
-    if (made_q8 or graph_noise) and not fixed_noise and uncut:
+    as_loaded = (made_q8 and blocked) or (graph_noise and not made_q8 and not blocked)
+    if as_loaded and not fixed_noise and uncut:
         return None
     import onnx
 
@@ -346,7 +365,8 @@ def decoder_graph_bytes(
         changed = not made_q8 and not graph_noise and with_seeded_noise(model) > 0
     exported = with_flow_steps(model, steps) if steps is not None else 0
     changed = changed or (bool(exported) and steps is not None and steps < exported)
-    if not changed:
+    relaid = with_blocked_convolutions(model) if blocked else without_blocked_convolutions(model)
+    if not changed and not relaid:
         return None
     data: bytes = model.SerializeToString()
     return data
@@ -356,6 +376,11 @@ DECODER_Q8_PROGRESS = "conditional_decoder_q8"
 LM_REWRITE_PROGRESS = "language_model_rewrite"
 """The name :data:`LoadProgress` reports while the language model's graph is folded and checked (once per graph)."""
 """The name :data:`LoadProgress` reports while the int8 decoder is being made (once per decoder file)."""
+
+
+def _blocked(runtime: RuntimeOptions, factory: SessionFactory) -> bool:
+    """Whether the decoder's convolutions run 2-D (:mod:`core.engine.model.blocked_convolutions`): a CPU layout."""
+    return runtime.blocked_convolutions and not factory.uses_cuda()
 
 
 def _decoder_q8(files: BundleFiles, runtime: RuntimeOptions, factory: SessionFactory) -> DecoderQ8 | None:
