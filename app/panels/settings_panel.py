@@ -167,7 +167,7 @@ class SettingsPanel(QWidget):
         prompt.setSuffix(" s")
         c[Key.DECODER_PRECISION] = _combo(DECODER_PRECISIONS)
         c[Key.DECODER_FLOW_STEPS] = _spin(0, 10, "10")
-        c[Key.BLOCKED_CONVOLUTIONS] = QCheckBox("Decoder convolutions in blocked layout")
+        c[Key.BLOCKED_CONVOLUTIONS] = QCheckBox("Blocked decoder convolutions")
         c[Key.LM_BATCH] = _spin(1, 16)
         c[Key.JOINED_DECODING] = QCheckBox("Join sentences in decoder calls")
         c[Key.TEMPERATURE] = _dspin(0.05, 5.0, 0.05)
