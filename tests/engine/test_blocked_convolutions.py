@@ -202,6 +202,9 @@ def test_the_switch_needs_a_reload_and_the_cli_passes_it(tmp_path, capsys):
     out = tmp_path / "bench.json"
     args = ["bench", "--bundle", str(bundle), "--quick", "--provider", "cpu", "--only", "convs", "--json", str(out)]
     assert main([*args, "--no-blocked-convolutions"]) == 0, capsys.readouterr()
+    speech = tmp_path / "hello.wav"
+    synth = ["synth", "--bundle", str(bundle), "--text", "Hello.", "--out", str(speech), "--provider", "cpu"]
+    assert main([*synth, "--no-blocked-convolutions"]) == 0 and speech.is_file()
     calls = json.loads(out.read_text())["blocked_convolutions"]["calls"]
     assert sorted(calls) == ["10", "100"]
     assert all(c["before_ms"] > 0 and c["after_ms"] > 0 and c["ratio"] > 0 for c in calls.values())
