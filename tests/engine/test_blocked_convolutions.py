@@ -193,7 +193,7 @@ def test_where_the_decoder_graph_is_rewritten_at_load(tmp_path, monkeypatch):
     assert blocked is not None and any(i.name == AXES for i in onnx.load_from_string(blocked).graph.initializer)
 
 
-def test_the_switch_needs_a_reload_and_the_cli_passes_it(tmp_path, capsys):
+def test_the_switch_needs_a_reload_and_the_cli_passes_it(tmp_path, capsys, voice_wav):
     assert RuntimeOptions(blocked_convolutions=False).session_changes(RuntimeOptions()) == ["blocked_convolutions"]
     from core.standin import make_standin
 
@@ -203,7 +203,7 @@ def test_the_switch_needs_a_reload_and_the_cli_passes_it(tmp_path, capsys):
     args = ["bench", "--bundle", str(bundle), "--quick", "--provider", "cpu", "--only", "convs", "--json", str(out)]
     assert main([*args, "--no-blocked-convolutions"]) == 0, capsys.readouterr()
     speech = tmp_path / "hello.wav"
-    synth = ["synth", "--bundle", str(bundle), "--text", "Hello.", "--out", str(speech), "--provider", "cpu"]
+    synth = ["synth", "--bundle", str(bundle), "--text", "Hello.", "--out", str(speech), "--voice", str(voice_wav)]
     assert main([*synth, "--no-blocked-convolutions"]) == 0 and speech.is_file()
     calls = json.loads(out.read_text())["blocked_convolutions"]["calls"]
     assert sorted(calls) == ["10", "100"]
