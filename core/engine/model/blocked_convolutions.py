@@ -20,6 +20,8 @@ from typing import Any
 
 import numpy as np
 
+from core.engine.model.flow_steps import subgraph_inputs
+
 AXES = "blocked_convolutions.height_axis"
 """The constant ``[2]`` the added ``Unsqueeze``/``Squeeze`` nodes share."""
 SUFFIX = ".as_2d"
@@ -154,22 +156,10 @@ def _reshaped(tensor: Any, name: str, dims: list[int]) -> Any:
 
 def _replace_initializers(graph: Any, added: dict[str, Any], drop_name: str | None = None) -> None:
     """Add ``added``; keep only the initializers some node (or subgraph) still reads."""
-    used = _inputs_read(graph)
+    used = {o.name for o in graph.output}
+    for node in graph.node:
+        used.update(node.input)
+        used.update(subgraph_inputs(node))
     kept = [i for i in graph.initializer if i.name in used and i.name != drop_name and i.name not in added]
     del graph.initializer[:]
     graph.initializer.extend(kept + [added[name] for name in added if name in used])
-
-
-def _inputs_read(graph: Any) -> set[str]:
-    from onnx import AttributeProto
-
-    used = {name for out in graph.output for name in [out.name]}
-    for node in graph.node:
-        used.update(node.input)
-        for attr in node.attribute:
-            if attr.type == AttributeProto.GRAPH:
-                used |= _inputs_read(attr.g)
-            elif attr.type == AttributeProto.GRAPHS:
-                for sub in attr.graphs:
-                    used |= _inputs_read(sub)
-    return used

@@ -173,7 +173,7 @@ def _prune(graph: Any) -> None:
         if node is not None and id(node) not in live:
             live.add(id(node))
             stack.extend(n for n in node.input if n)
-            stack.extend(_subgraph_inputs(node))
+            stack.extend(subgraph_inputs(node))
     kept_nodes = [n for n in graph.node if id(n) in live]
     del graph.node[:]
     graph.node.extend(kept_nodes)
@@ -182,11 +182,11 @@ def _prune(graph: Any) -> None:
     graph.initializer.extend(kept_init)
 
 
-def _subgraph_inputs(node: Any) -> list[str]:
+def subgraph_inputs(node: Any) -> list[str]:
     """Every name the node's subgraphs (and theirs) read: the outer values among them must stay."""
     names: list[str] = []
     for sub in _subgraphs(node):
         for inner in sub.node:
             names.extend(n for n in inner.input if n)
-            names.extend(_subgraph_inputs(inner))
+            names.extend(subgraph_inputs(inner))
     return names
