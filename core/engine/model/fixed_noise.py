@@ -59,13 +59,13 @@ def with_fixed_noise(model: Any) -> int:
     for node in list(model.graph.node):
         if node is flow_noise:  # a random node, or in a file made seeded the Cast that ends its generator
             _replace_with_buffer_tail(model.graph, node)
-        elif node.op_type not in RANDOM_OPS:
-            continue
-        else:
+        elif node.op_type in RANDOM_OPS:
             seed = float(int(hashlib.sha256(node.name.encode()).hexdigest()[:6], 16))
             kept = [a for a in node.attribute if a.name != "seed"]
             del node.attribute[:]
             node.attribute.extend([*kept, onnx.helper.make_attribute("seed", seed)])
+        else:
+            continue
         fixed += 1
     return fixed
 
