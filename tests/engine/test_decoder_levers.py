@@ -85,6 +85,27 @@ def test_a_read_only_model_folder_gets_its_int8_decoder_in_the_cache(original, t
         folder.chmod(0o755)
 
 
+def test_making_the_int8_decoder_writes_nothing_into_the_model_folder(original, tmp_path, monkeypatch):
+    """onnxruntime's quantizer, given a path, writes a shape-inferred copy beside it: a user without write access to
+    the model folder got no int8 decoder at all (the file could not be written, so the float32 one ran)."""
+    written = []
+    infer = onnx.shape_inference.infer_shapes_path
+
+    def spy(model_path, output_path="", *args, **kwargs):
+        written.append(os.path.abspath(output_path or model_path))
+        return infer(model_path, output_path, *args, **kwargs)
+
+    monkeypatch.setattr(onnx.shape_inference, "infer_shapes_path", spy)
+    folder = original / "onnx"
+    before = sorted(p.name for p in folder.iterdir())
+    target = tmp_path / "made" / MADE_NAME
+    target.parent.mkdir()
+    decoder_q8.quantize(str(folder / "conditional_decoder.onnx"), str(target))
+    assert "MatMulInteger" in _op_types(target)
+    assert written and not any(os.path.commonpath([w, str(folder)]) == str(folder) for w in written), written
+    assert sorted(p.name for p in folder.iterdir()) == before
+
+
 def test_a_failed_write_beside_the_model_falls_back_to_the_cache(original, tmp_path, monkeypatch):
     real = decoder_q8.DecoderQ8._make_at
 

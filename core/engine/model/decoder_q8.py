@@ -156,10 +156,14 @@ def quantize(source: str, target: str) -> None:
     """``onnxruntime.quantization.quantize_dynamic`` on the weight MatMuls (run in a child process); then the noise
     seeded and the convolutions made 2-D, as every CPU start would otherwise rewrite them."""
     logging.getLogger().setLevel(logging.ERROR)  # its advice ("consider pre-processing") is not for our users
+    import onnx
     from onnxruntime.quantization import QuantType, quantize_dynamic
 
+    # Given a path, the quantizer writes its shape-inferred copy beside it (``<name>-inferred.onnx``, deleted after):
+    # a model folder would be written to, and a read-only one would fail the quantizer. Given the graph, it works in a
+    # temporary folder of its own.
     quantize_dynamic(
-        source,
+        onnx.load(source),
         target,
         op_types_to_quantize=["MatMul"],
         weight_type=QuantType.QInt8,
@@ -167,8 +171,6 @@ def quantize(source: str, target: str) -> None:
         reduce_range=False,
         extra_options={"MatMulConstBOnly": True},
     )
-    import onnx
-
     from core.engine.model.blocked_convolutions import with_blocked_convolutions
     from core.engine.model.seeded_noise import with_seeded_noise
 
