@@ -27,10 +27,19 @@ QT_FIXTURES = {"qtbot", "qapp"}
 
 
 def pytest_collection_modifyitems(items) -> None:
-    """Every test that uses a QApplication is a ``qt`` test (tests that start the app in a subprocess say so)."""
+    """Every test that uses a QApplication is a ``qt`` test (tests that start the app in a subprocess say so). The
+    suite runs on every core (pytest-xdist): the tests of a module that share a module-scoped fixture (a render of
+    300 sentences, a Ray instance) go to one worker, so it is made once, not once per worker."""
     for item in items:
         if QT_FIXTURES & set(getattr(item, "fixturenames", ())):
             item.add_marker(pytest.mark.qt)
+        if item.get_closest_marker("xdist_group") is None and _uses_a_module_fixture(item):
+            item.add_marker(pytest.mark.xdist_group(item.module.__name__))
+
+
+def _uses_a_module_fixture(item) -> bool:
+    info = getattr(item, "_fixtureinfo", None)
+    return info is not None and any(d.scope == "module" for defs in info.name2fixturedefs.values() for d in defs)
 
 
 @pytest.fixture(scope="session")

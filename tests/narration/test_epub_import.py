@@ -422,13 +422,15 @@ def test_a_novel_of_a_megabyte_of_text_imports_fast_in_little_memory(tmp_path):
     path = novel(tmp_path / "novel.epub")
     figures = measure_import(path)
     assert figures["chars"] >= 1_000_000 and figures["chapters"] == 41
-    assert figures["seconds"] <= 3.0, figures
+    # The importer's own processor time: another test worker sharing the cores stretches the wall time, not this.
+    assert figures["cpu_s"] <= 3.0, figures
     assert figures["max_rss_mb"] <= 300, figures
 
 
 def measure_import(path: Path) -> dict:
-    """Import (read, then segments) in a fresh interpreter: wall times and the process's peak resident memory
-    (``VmHWM``; ``ru_maxrss`` would carry over the peak of the test process that started it) before and after."""
+    """Import (read, then segments) in a fresh interpreter: wall times, its processor time (``cpu_s``) and the
+    process's peak resident memory (``VmHWM``; ``ru_maxrss`` would carry over the peak of the test process that
+    started it) before and after."""
     code = (
         "import json, sys, time\n"
         "def hwm():\n"
@@ -437,11 +439,12 @@ def measure_import(path: Path) -> dict:
         "            return int(line.split()[1]) / 1024\n"
         "from core.narration import read_document\n"
         "from core.narration.importing.book_import import build_script\n"
-        "before = hwm(); t0 = time.perf_counter()\n"
+        "before = hwm(); t0 = time.perf_counter(); c0 = time.process_time()\n"
         "doc = read_document(sys.argv[1]); t1 = time.perf_counter()\n"
         "script = build_script(doc, None); t2 = time.perf_counter()\n"
         "chars = sum(len(b.text) for b in doc.blocks)\n"
         "print(json.dumps({'seconds': round(t2 - t0, 3), 'read_s': round(t1 - t0, 3),\n"
+        "    'cpu_s': round(time.process_time() - c0, 3),\n"
         "    'segments_s': round(t2 - t1, 3),\n"
         "    'rss_before_mb': round(before, 1), 'max_rss_mb': round(hwm(), 1), 'chars': chars,\n"
         "    'chapters': len(script.chapters), 'segments': len(script.segments)}))\n"
