@@ -27,19 +27,35 @@ QT_FIXTURES = {"qtbot", "qapp"}
 
 
 def pytest_collection_modifyitems(items) -> None:
-    """Every test that uses a QApplication is a ``qt`` test (tests that start the app in a subprocess say so). The
-    suite runs on every core (pytest-xdist): the tests of a module that share a module-scoped fixture (a render of
-    300 sentences, a Ray instance) go to one worker, so it is made once, not once per worker."""
+    """Every test that uses a QApplication is a ``qt`` test (tests that start the app in a subprocess say so)."""
     for item in items:
         if QT_FIXTURES & set(getattr(item, "fixturenames", ())):
             item.add_marker(pytest.mark.qt)
-        if item.get_closest_marker("xdist_group") is None and _uses_a_module_fixture(item):
-            item.add_marker(pytest.mark.xdist_group(item.module.__name__))
 
 
-def _uses_a_module_fixture(item) -> bool:
-    info = getattr(item, "_fixtureinfo", None)
-    return info is not None and any(d.scope == "module" for defs in info.name2fixturedefs.values() for d in defs)
+RAY_MODULES = {
+    "tests/app/test_render_on.py",
+    "tests/app/studio/test_studio_cluster.py",
+    "tests/narration/test_cluster_cli.py",
+    "tests/narration/test_cluster_render.py",
+}
+"""The modules whose tests start a local Ray instance: one worker runs them all, one after the other (two Ray
+instances at once made a cluster test 33 s instead of 3-4 s)."""
+
+
+def pytest_xdist_make_scheduler(config, log):
+    """The suite runs on every core, up to four (pytest-xdist; ``addopts``). A module's tests run on one worker, so
+    a fixture a module shares (a render of 300 sentences, a Ray instance) is made once, not once per worker; the
+    modules that start Ray share one worker. (pytest-xdist's own ``loadgroup`` marks do nothing with pytest 9.2,
+    which no longer takes a test's id from the attribute xdist rewrites.)"""
+    from xdist.scheduler import LoadScopeScheduling
+
+    class ModuleScheduling(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            module = nodeid.split("::", 1)[0]
+            return "ray" if module in RAY_MODULES else module
+
+    return ModuleScheduling(config, log)
 
 
 @pytest.fixture(scope="session")

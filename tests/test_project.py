@@ -126,3 +126,17 @@ def test_ci_installs_the_readme_system_packages():
         "<!-- system-packages -->" in ci
         and "packages=(${readme_line#sudo apt-get install -y } strace xvfb xdotool)" in ci
     )
+
+
+def test_every_test_module_that_starts_ray_shares_one_worker():
+    """conftest's scheduler keeps the modules that start a local Ray instance on one worker (two at once slow each
+    other tenfold); a new such module must be named there."""
+    from tests.conftest import RAY_MODULES
+
+    starts_ray = re.compile(r"ray\.init\(|--ray\b|RenderOn|ClusterRenderJob|probe_cluster")
+    found = {
+        path.relative_to(ROOT).as_posix()
+        for path in (ROOT / "tests").rglob("test_*.py")
+        if path.name != "test_project.py" and starts_ray.search(path.read_text(encoding="utf-8"))
+    }
+    assert found == RAY_MODULES

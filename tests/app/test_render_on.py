@@ -18,8 +18,6 @@ from app.panels.render_on_panel import RenderOnPanel, label_html
 from app.settings import Key, Settings
 from core.narration import ClusterError, ClusterInfo
 
-pytestmark = pytest.mark.xdist_group("ray")  # one test worker runs every test that starts a Ray instance
-
 ROOT = Path(__file__).resolve().parents[2]
 
 

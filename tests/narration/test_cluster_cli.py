@@ -16,8 +16,6 @@ from pathlib import Path
 
 import pytest
 
-pytestmark = pytest.mark.xdist_group("ray")  # one test worker runs every test that starts a Ray instance
-
 pytest.importorskip("ray")
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -36,8 +36,6 @@ from core.narration import (
 )
 from core.narration.screening import measure_take
 
-pytestmark = pytest.mark.xdist_group("ray")  # one test worker runs every test that starts a Ray instance
-
 ray = pytest.importorskip("ray")
 
 RUNTIME = RuntimeOptions(provider="cpu", stream=False, threads=1)

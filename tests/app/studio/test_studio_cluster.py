@@ -16,8 +16,6 @@ from core.narration import ClusterRenderJob, RenderJob
 from core.narration.projects.opening import open_project
 from tests.app.studio.support import new_project
 
-pytestmark = pytest.mark.xdist_group("ray")  # one test worker runs every test that starts a Ray instance
-
 
 @pytest.fixture
 def submitted(studio_window, monkeypatch):
