@@ -9,6 +9,7 @@ tokenizers, libsndfile, Qt) that no audit hook sees.
 from __future__ import annotations
 
 import codecs
+import functools
 import json
 import os
 import pickle
@@ -168,6 +169,7 @@ STRACE = shutil.which("strace")
 _OPEN = re.compile(r'\b(?:open|openat|openat2|creat)\((?:(?:AT_FDCWD|-?\d+)(?:<([^>]*)>)?, )?"((?:[^"\\]|\\.)*)"(.*)')
 
 
+@functools.cache  # asked at import (the skip marks) and by every traced run: probed once per flag set
 def _strace_runs(*flags: str) -> bool:
     try:
         probe = subprocess.run([STRACE, "-f", "-qq", *flags, "-o", os.devnull, "true"], capture_output=True, timeout=30)
