@@ -166,14 +166,27 @@ def test_adaptive_gives_the_one_shot_audio_with_fewer_decoder_calls(bundles, voi
     assert calls["one-shot"] == 3 and calls["adaptive"] < calls["fixed"]
 
 
-def test_the_decoder_thread_changes_nothing_but_the_timing(bundles, voice_wav):
+def _collapsed(kinds):
+    """Chunk kinds with runs of speech merged: where the sentences and their gaps fall, not how they were split."""
+    return [kind for i, kind in enumerate(kinds) if i == 0 or not kind == kinds[i - 1] == "speech"]
+
+
+@pytest.mark.parametrize("plan", ["adaptive", "fixed"])
+def test_the_decoder_thread_changes_nothing_but_the_timing(bundles, voice_wav, plan):
+    """The same tokens and audio with or without the decoder thread. The adaptive plan splits a sentence by the
+    clock (how far playback is ahead), so only the fixed plan's windows are the same call for call; the adaptive
+    plan's sentences and gaps are."""
     options = SynthesisOptions(seed=4)
     # float32 decoder: the int8 one quantizes each call's activations with that call's own scale, so windows that
     # the timing moves change its output by a hair (see test_decoder_levers.py)
-    a = _pipe(bundles["original"], decoder_thread=True, decoder_precision="fp32").synthesize(TEXT, None, options)
-    b = _pipe(bundles["original"], decoder_thread=False, decoder_precision="fp32").synthesize(TEXT, None, options)
+    runtime = {"decoder_precision": "fp32", "stream_plan": plan}
+    a = _pipe(bundles["original"], decoder_thread=True, **runtime).synthesize(TEXT, None, options)
+    b = _pipe(bundles["original"], decoder_thread=False, **runtime).synthesize(TEXT, None, options)
     assert a.speech_tokens == b.speech_tokens and np.array_equal(a.audio, b.audio)
-    assert [c.kind for c in a.chunks] == [c.kind for c in b.chunks]
+    kinds_a, kinds_b = [c.kind for c in a.chunks], [c.kind for c in b.chunks]
+    assert kinds_a.count("gap") == 2 and _collapsed(kinds_a) == _collapsed(kinds_b)  # three sentences
+    if plan == "fixed":
+        assert kinds_a == kinds_b and len(kinds_a) > 5  # windows within sentences, the same ones
     assert [c.index for c in a.chunks] == list(range(len(a.chunks)))  # in order
 
 
