@@ -62,7 +62,10 @@ def test_concurrent_clients_get_their_own_audio_and_memory_stays_flat(worker, tm
         assert sum(status == 200 for status, _ok in results) >= CLIENTS
         assert worker.alive and wait_idle(worker, server)
         assert after - before < 60, f"RSS grew from {before:.0f} to {after:.0f} MB"
-        assert time.monotonic() - started < 40
+        # ~28 s alone on a 2-core machine; another test worker on the same cores stretches it to ~35-45 s. The bound
+        # catches a server that adds a third of a second or more to each of the 100 requests (a poll that sleeps, a lock
+        # held while a slow client reads).
+        assert time.monotonic() - started < 60
 
 
 def test_clients_that_disconnect_mid_stream_leave_nothing_running(worker, tmp_path, voice_wav):
