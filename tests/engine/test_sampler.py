@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from core.engine.generation.sampler import Sampler
 from core.engine.generation.stop_guards import RunawayGuard, token_cap
@@ -99,3 +100,94 @@ def test_token_cap_grows_with_text_and_respects_max():
     assert token_cap("original", 10, 1000) == 64
     assert token_cap("original", 100, 1000) == 600
     assert token_cap("turbo", 100, 1000) == 1000
+
+
+class PlainSampler:
+    """The sampler as first written: every step over the whole vocabulary (a stable argsort for top-p, numpy's own
+    ``choice``). The fast one must choose exactly what this one chooses."""
+
+    def __init__(self, params: SamplingParams, seed: int, vocab: int):
+        self.params = params
+        self.rng = np.random.Generator(np.random.PCG64(seed))
+        self._blocked = np.zeros(vocab, dtype=bool)
+        self._blocked[6561] = True
+        self._blocked[6563:] = True
+        self._seen = np.zeros(vocab, dtype=bool)
+        self._seen[6561] = True
+
+    def observe(self, token: int) -> None:
+        self._seen[token] = True
+
+    def __call__(self, logits: np.ndarray) -> int:
+        p = self.params
+        scores = np.array(logits, dtype=np.float32)
+        if p.repetition_penalty != 1.0:
+            seen = scores[self._seen]
+            scores[self._seen] = np.where(seen < 0, seen * p.repetition_penalty, seen / p.repetition_penalty)
+        scores[self._blocked] = -np.inf
+        if p.greedy:
+            return int(np.argmax(scores))
+        scores /= p.temperature
+        if p.top_k is not None and p.top_k < scores.size:
+            kth = np.partition(scores, -p.top_k)[-p.top_k]
+            scores[scores < kth] = -np.inf
+        probs = np.exp(scores - scores.max())
+        probs /= probs.sum()
+        if p.top_p < 1.0:
+            order = np.argsort(-probs, kind="stable")
+            cumulative = np.cumsum(probs[order])
+            probs[order[np.searchsorted(cumulative, p.top_p) + 1 :]] = 0.0
+        if p.min_p > 0.0:
+            probs[probs < p.min_p * probs.max()] = 0.0
+        probs /= probs.sum()
+        return int(self.rng.choice(probs.size, p=probs))
+
+
+def _logits(rng: np.random.Generator, vocab: int, kind: str) -> np.ndarray:
+    """Logits of the shapes a model gives: spread out, peaked, flat with many equal values, with far outliers (whose
+    neighbours' probabilities underflow to zero)."""
+    if kind == "spread":
+        return (rng.standard_normal(vocab) * 3).astype(np.float32)
+    if kind == "peaked":
+        logits = (rng.standard_normal(vocab) * 0.5).astype(np.float32)
+        logits[rng.integers(0, 6561, 4)] += 12.0
+        return logits
+    if kind == "ties":  # a few distinct values, so the top-p cut falls inside a run of equal probabilities
+        return rng.integers(0, 4, vocab).astype(np.float32)
+    logits = rng.standard_normal(vocab).astype(np.float32)  # "outlier"
+    logits[rng.integers(0, 6561, 2)] = 120.0
+    return logits
+
+
+@pytest.mark.parametrize("vocab", [6563, 8194])
+@pytest.mark.parametrize(
+    "settings",
+    [
+        dict(temperature=0.8, top_k=1000, top_p=0.95, repetition_penalty=1.2),  # Turbo's defaults
+        dict(temperature=0.8, min_p=0.05, repetition_penalty=1.2),  # Original's
+        dict(temperature=0.8, min_p=0.05, repetition_penalty=2.0),  # Multilingual's
+        dict(temperature=1.3, top_k=7, top_p=0.5, min_p=0.2),
+        dict(temperature=0.5, top_p=0.3),
+        dict(temperature=1.0, top_k=9000, top_p=0.999),  # top_k past the vocabulary
+        dict(greedy=True, repetition_penalty=1.5),
+    ],
+)
+def test_the_fast_sampler_chooses_exactly_what_the_plain_one_chooses(vocab, settings):
+    sampling = params(**settings)
+    fast, plain = Sampler(sampling, 1234, vocab), PlainSampler(sampling, 1234, vocab)
+    rng = np.random.default_rng(vocab)
+    kinds = ("spread", "peaked", "ties", "outlier")
+    chosen = []
+    for step in range(240):
+        logits = _logits(rng, vocab, kinds[step % 4])
+        token = fast(logits)
+        assert token == plain(logits), (step, kinds[step % 4])
+        fast.observe(token)
+        plain.observe(token)
+        chosen.append(token)
+    assert len(set(chosen)) > 1 and all(t != 6561 and t <= 6562 for t in chosen)
+
+
+def test_logits_that_are_not_numbers_are_refused_in_words():
+    with pytest.raises(ValueError, match="not finite"):
+        Sampler(params(top_k=10, top_p=0.9), 0, V)(np.full(V, np.nan, np.float32))

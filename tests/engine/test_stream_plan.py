@@ -142,6 +142,10 @@ def test_the_cost_model_fits_fixed_and_per_token_costs():
     fixed, per = costs.decoder_line(250)
     assert fixed == pytest.approx(0.9, abs=0.1) and per == pytest.approx(0.0125, rel=0.15)
     assert costs.decoder_line(75) is None  # another prompt length is another line
+    costs.add_steps([20.0, 30.0, 25.0])  # the medians are kept until new steps come
+    assert costs.lm_step_s == pytest.approx(0.025) and costs.lm_step_alone_s == pytest.approx(0.020)
+    costs.add_steps([10.0, 10.0], alone=True)
+    assert costs.lm_step_s == pytest.approx(0.020) and costs.lm_step_alone_s == pytest.approx(0.010)
 
 
 # --- end to end on the tiny stand-ins ---------------------------------------------------------------------------------

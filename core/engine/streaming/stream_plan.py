@@ -78,18 +78,24 @@ class CostModel:
         """Set by synthesis while the language model generates: decoder calls made meanwhile share the cores."""
         self._keep = keep
         self._lock = threading.Lock()  # the decoder thread adds calls while the inference thread plans
+        self._lines: dict[tuple[int, bool, bool], tuple[float, float] | None] = {}
+        """Fitted lines by (prompt, alone, beside), until the next call is added: the plan asks after every token."""
+        self._medians: dict[str, float | None] = {}
+        """The step times' medians, until the next steps are added."""
 
     def add_call(self, prompt_tokens: int, window_tokens: int, seconds: float, alone: bool = False) -> None:
         with self._lock:
             self._calls.setdefault(prompt_tokens, deque(maxlen=self._keep)).append((window_tokens, seconds))
             kept = self._alone if alone else self._beside
             kept.setdefault(prompt_tokens, deque(maxlen=self._keep)).append((window_tokens, seconds))
+            self._lines.clear()
 
     def add_steps(self, step_ms: list[float], alone: bool = False) -> None:
         with self._lock:
             self._steps.extend(ms / 1000 for ms in step_ms)
             if alone:
                 self._steps_alone.extend(ms / 1000 for ms in step_ms)
+            self._medians.clear()
 
     def add_sentence(self, chars: int, tokens: int) -> None:
         """A sentence of ``chars`` characters ended by itself after ``tokens`` speech tokens."""
@@ -117,36 +123,33 @@ class CostModel:
     @property
     def lm_step_s(self) -> float | None:
         with self._lock:
-            return statistics.median(self._steps) if self._steps else None
+            if "step" not in self._medians:
+                self._medians["step"] = statistics.median(self._steps) if self._steps else None
+            return self._medians["step"]
 
     @property
     def lm_step_alone_s(self) -> float | None:
         """An LM step without the decoder beside it: the median of steps known to be alone, else the fastest fifth of
         the recent steps."""
         with self._lock:
-            if self._steps_alone:
-                return statistics.median(self._steps_alone)
-            steps = sorted(self._steps)
-        return steps[len(steps) // 5] if steps else None
+            if "alone" not in self._medians:
+                steps = sorted(self._steps)
+                fastest_fifth = steps[len(steps) // 5] if steps else None
+                self._medians["alone"] = statistics.median(self._steps_alone) if self._steps_alone else fastest_fifth
+            return self._medians["alone"]
 
     def decoder_line(self, prompt_tokens: int, alone: bool = False, beside: bool = False) -> tuple[float, float] | None:
         """``(fixed_s, per_token_s)`` for this prompt length (``alone``: from calls made while the language model
         was idle, ``beside``: while it ran, where there are such); ``None`` before any call. With calls of one size
         only, the cost is taken as all per-token (a safe over-estimate for larger windows)."""
         with self._lock:
+            key = (prompt_tokens, alone, beside)
+            if key in self._lines:
+                return self._lines[key]
             source = self._alone if alone else self._beside if beside else self._calls
             calls = list((source if source.get(prompt_tokens) else self._calls).get(prompt_tokens, ()))
-        if not calls:
-            return None
-        xs = [n for n, _ in calls]
-        ys = [s for _, s in calls]
-        if max(xs) - min(xs) < 4:
-            per = statistics.median(ys) / max(1, statistics.median(xs))
-            return 0.0, per
-        slope, intercept = statistics.linear_regression(xs, ys)
-        if slope < 0:  # noise: no cost per token to be seen, all of it fixed
-            slope, intercept = 0.0, statistics.fmean(ys)
-        return max(intercept, 0.0), slope
+            line = self._lines[key] = _fit(calls)
+        return line
 
     def to_json(self) -> dict[str, object]:
         with self._lock:
@@ -177,10 +180,27 @@ class CostModel:
             self._steps.extend(steps)
             self._steps_alone.extend(alone_steps)
             self._chars.extend(chars)
+            self._lines.clear()
+            self._medians.clear()
 
     def decode_s(self, prompt_tokens: int, window_tokens: int, alone: bool = False) -> float | None:
         line = self.decoder_line(prompt_tokens, alone)
         return None if line is None else line[0] + line[1] * window_tokens
+
+
+def _fit(calls: list[tuple[int, float]]) -> tuple[float, float] | None:
+    """``(fixed_s, per_token_s)`` through ``(window tokens, seconds)`` calls; all per token for calls of one size."""
+    if not calls:
+        return None
+    xs = [n for n, _ in calls]
+    ys = [s for _, s in calls]
+    if max(xs) - min(xs) < 4:
+        per = statistics.median(ys) / max(1, statistics.median(xs))
+        return 0.0, per
+    slope, intercept = statistics.linear_regression(xs, ys)
+    if slope < 0:  # noise: no cost per token to be seen, all of it fixed
+        slope, intercept = 0.0, statistics.fmean(ys)
+    return max(intercept, 0.0), slope
 
 
 @dataclass
