@@ -66,7 +66,8 @@ def _possible(probs: np.ndarray, candidates: np.ndarray | None) -> np.ndarray:
     """The ascending ids with a probability above zero (among ``candidates`` when given)."""
     if candidates is None:
         return np.flatnonzero(probs > 0)
-    return candidates[probs[candidates] > 0]
+    possible: np.ndarray = candidates[probs[candidates] > 0]
+    return possible
 
 
 def _top_p(probs: np.ndarray, possible: np.ndarray, top_p: float) -> None:
