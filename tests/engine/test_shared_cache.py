@@ -118,6 +118,31 @@ def test_steps_write_one_buffer_in_place_and_match_the_copying_runner(tmp_path):
         np.testing.assert_array_equal(kept, value.numpy())
 
 
+def test_the_buffers_are_bound_when_they_change_not_at_every_step(tmp_path):
+    """A binding lasts from run to run: 2 binds per layer for a new buffer, none for a step into the same one."""
+    runner = SharedKV(_session(_rewritten(tmp_path, share=True)), _embed_session(), _info(), 1, 0.5)
+    reference = ChainedKV(_session(_rewritten(tmp_path, share=False)), _embed_session(), _info(), 1, 0.5)
+    io, binds = runner._lm_io, []
+    for method in ("bind_ortvalue_input", "bind_ortvalue_output"):
+        real = getattr(io, method)
+
+        def spy(name, value, _real=real):
+            if "key" in name or "value" in name:
+                binds.append(name)
+            return _real(name, value)
+
+        setattr(io, method, spy)
+    voice = np.random.default_rng(3).standard_normal((1, 6, HIDDEN)).astype(np.float32)
+    np.testing.assert_allclose(runner.prefill(voice), reference.prefill(voice), rtol=1e-5, atol=1e-5)
+    assert len(binds) == 4  # past and present, key and value
+    for i in range(SharedKV.GROW + 5):  # through one regrow
+        np.testing.assert_allclose(runner.step(i % VOCAB), reference.step(i % VOCAB), rtol=1e-4, atol=1e-4)
+    assert len(binds) == 8
+    runner.past = runner.past  # a cache set from outside (as adopt does): its new buffer is bound at the next run
+    np.testing.assert_allclose(runner.step(3), reference.step(3), rtol=1e-4, atol=1e-4)
+    assert len(binds) == 12
+
+
 @pytest.mark.parametrize("kind", [SharedKV, CopiedKV])
 def test_rows_on_top_of_a_cache_are_prefilled_one_at_a_time(tmp_path, kind):
     """The operator takes several new positions on top of a cache for one row only: such a prefill runs row by

@@ -201,7 +201,8 @@ class ChainedKV(KVRunner):
         started = time.perf_counter()
         self.lm.run_with_iobinding(io)
         self.ort_s += time.perf_counter() - started
-        outputs = io.get_outputs()
+        # A step's logits land in a buffer of our own; its presents are read only where they are new tensors.
+        outputs = io.get_outputs() if not step or self._presents_are_new else []
         self._keep_cache(outputs)
         self.total += length
         return list(outputs)
@@ -212,6 +213,9 @@ class ChainedKV(KVRunner):
             io.bind_ortvalue_input(name, value)
         for name in self.info.present_names:
             io.bind_output(name, self.device, 0)
+
+    _presents_are_new = True
+    """onnxruntime allocates each run's presents (read back as the next past); not so in :class:`SharedKV`."""
 
     def _keep_cache(self, outputs: Any) -> None:
         self.past = [outputs[i] for i in range(1, len(self._output_names))]
@@ -297,11 +301,15 @@ class SharedKV(ChainedKV):
     move into a buffer at the next step. ``past`` gives the positions in use as exact tensors."""
 
     GROW = 256
+    _presents_are_new = False
 
     def __init__(self, lm: Any, embed: Any, info: ModelInfo, batch: int, exaggeration: float, device: str = "cpu"):
         self._rooms: list[np.ndarray] | None = None
         """The arrays behind :attr:`_shared` (onnxruntime writes into them); ``None`` until the first run."""
         self._shared: list[ort.OrtValue] = []
+        self._bound_rooms: list[ort.OrtValue] | None = None
+        """The buffers bound as past and present now (a binding lasts from run to run): bound again only when the
+        buffers change (more room, an adopted cache), not at every step (48 binds a step for Turbo's 24 layers)."""
         super().__init__(lm, embed, info, batch, exaggeration, device)
 
     @property
@@ -340,9 +348,12 @@ class SharedKV(ChainedKV):
     def _bind_cache(self, io: Any, length: int) -> None:
         """One buffer per cache tensor, with room for this run, bound as both the past and the present."""
         self._make_room(self.total + length)
+        if self._bound_rooms is self._shared:
+            return
         for past, present, shared in zip(self.info.past_names, self.info.present_names, self._shared, strict=True):
             io.bind_ortvalue_input(past, shared)
             io.bind_ortvalue_output(present, shared)
+        self._bound_rooms = self._shared
 
     def _keep_cache(self, outputs: Any) -> None:
         """Nothing to keep: onnxruntime wrote the new positions into the buffers."""
