@@ -35,7 +35,13 @@ def test_bench_reports_every_comparison(bundles, tmp_path, capsys):
     ):
         assert expected in names
     assert all(c["a_median"] > 0 and c["b_median"] > 0 for c in report["comparisons"])
-    for key in ("python_overhead_share", "step_over_floor", "memory_bandwidth_gbs", "ttfa_share_of_total"):
+    for key in (
+        "python_overhead_share",
+        "python_overhead_share_sampled",
+        "step_over_floor",
+        "memory_bandwidth_gbs",
+        "ttfa_share_of_total",
+    ):
         assert report["figures"][key] > 0
     assert report["machine"]["cores"] >= 1 and "ratio" in text
 
