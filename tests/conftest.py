@@ -13,7 +13,7 @@ import pytest
 import soundfile as sf
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
-# Ray 2.60 ends a process whose GCS client has not reached its GCS for 60 s; once in seven full runs a client left
+# Ray 2.60 ends a process whose GCS client has not reached its GCS for 60 s; once in eight full runs a client left
 # behind by ray.shutdown() in a test worker did so a minute after the test, taking the worker's other tests with it.
 # Nothing here waits on a GCS that went away (a render notices a lost raylet or actor, which this does not touch).
 os.environ.setdefault("RAY_gcs_rpc_server_reconnect_timeout_s", "3600")

@@ -157,6 +157,9 @@ class KVRunner:
 
 
 class ChainedKV(KVRunner):
+    _presents_are_new = True
+    """onnxruntime allocates each run's presents (read back as the next past); not so in :class:`SharedKV`."""
+
     def __init__(self, lm: Any, embed: Any, info: ModelInfo, batch: int, exaggeration: float, device: str = "cpu"):
         super().__init__(lm, embed, info, batch, exaggeration, device)
         self._lm_io = lm.io_binding()
@@ -213,9 +216,6 @@ class ChainedKV(KVRunner):
             io.bind_ortvalue_input(name, value)
         for name in self.info.present_names:
             io.bind_output(name, self.device, 0)
-
-    _presents_are_new = True
-    """onnxruntime allocates each run's presents (read back as the next past); not so in :class:`SharedKV`."""
 
     def _keep_cache(self, outputs: Any) -> None:
         self.past = [outputs[i] for i in range(1, len(self._output_names))]

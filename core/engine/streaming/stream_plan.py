@@ -133,9 +133,11 @@ class CostModel:
         the recent steps."""
         with self._lock:
             if "alone" not in self._medians:
-                steps = sorted(self._steps)
-                fastest_fifth = steps[len(steps) // 5] if steps else None
-                self._medians["alone"] = statistics.median(self._steps_alone) if self._steps_alone else fastest_fifth
+                if self._steps_alone:
+                    self._medians["alone"] = statistics.median(self._steps_alone)
+                else:
+                    steps = sorted(self._steps)
+                    self._medians["alone"] = steps[len(steps) // 5] if steps else None
             return self._medians["alone"]
 
     def decoder_line(self, prompt_tokens: int, alone: bool = False, beside: bool = False) -> tuple[float, float] | None:
