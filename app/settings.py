@@ -13,6 +13,7 @@ from core.engine import (
     PLAYBACK_POLICIES,
     SESSION_FIELDS,
     STREAM_PLANS,
+    TAKE_TURNS,
     RuntimeOptions,
     SynthesisOptions,
 )
@@ -40,6 +41,7 @@ class Key(str, Enum):
     STREAM_PLAN = "runtime/stream_plan"
     PLAYBACK_POLICY = "runtime/playback_policy"  # fast, smooth or auto
     DECODER_THREAD = "runtime/decoder_thread"
+    TAKE_TURNS = "runtime/take_turns"  # auto, always or never
     LM_BATCH = "runtime/lm_batch"
     JOINED_DECODING = "runtime/joined_decoding"
     TEMPERATURE = "sampling/temperature"
@@ -98,6 +100,7 @@ _DEFAULTS = {
     Key.STREAM_PLAN: _RUNTIME.stream_plan,
     Key.PLAYBACK_POLICY: _RUNTIME.playback_policy,
     Key.DECODER_THREAD: _RUNTIME.decoder_thread,
+    Key.TAKE_TURNS: _RUNTIME.take_turns,
     Key.LM_BATCH: _RUNTIME.lm_batch,
     Key.JOINED_DECODING: _RUNTIME.joined_decoding,
     Key.DISMISSED_NOTICE: "",
@@ -204,9 +207,10 @@ class Settings:
             if self.get(Key.PLAYBACK_POLICY) in PLAYBACK_POLICIES
             else _RUNTIME.playback_policy,
             decoder_thread=self.get(Key.DECODER_THREAD),
+            take_turns=self.get(Key.TAKE_TURNS) if self.get(Key.TAKE_TURNS) in TAKE_TURNS else _RUNTIME.take_turns,
             lm_batch=min(16, max(1, int(self.get(Key.LM_BATCH)))),
             joined_decoding=self.get(Key.JOINED_DECODING),
-            spinning=False,  # a desktop app shares its few cores with the GUI and the audio callback
+            spinning=False,  # where the models overlap (take_turns "never"): the GUI and audio callback need the cores
         )
 
     def synthesis_options(self, variant: str | None = None) -> SynthesisOptions:

@@ -424,6 +424,7 @@ def bench_main(args) -> int:
         decoder_precision=args.decoder_precision,
         decoder_flow_steps=args.decoder_flow_steps,
         blocked_convolutions=not args.no_blocked_convolutions,
+        take_turns=args.take_turns,
         lm_batch=args.lm_batch,
         playback_policy=getattr(args, "playback_policy", "auto"),
         cache_dir=Path(os.environ.get("TMPDIR", "/tmp")) / "chatterbox-bench-cache",

@@ -470,8 +470,9 @@ def graph_rewrite_arguments(p: argparse.ArgumentParser) -> None:
 
 def decoder_arguments(p: argparse.ArgumentParser) -> None:
     """The speech decoder's precision, flow steps and convolution layout (``--decoder-precision``,
-    ``--decoder-flow-steps``, ``--no-blocked-convolutions``)."""
-    from core.engine import DECODER_PRECISIONS, RuntimeOptions
+    ``--decoder-flow-steps``, ``--no-blocked-convolutions``), and whether it takes turns with the language model
+    (``--take-turns``)."""
+    from core.engine import DECODER_PRECISIONS, TAKE_TURNS, RuntimeOptions
 
     p.add_argument(
         "--decoder-precision",
@@ -491,6 +492,14 @@ def decoder_arguments(p: argparse.ArgumentParser) -> None:
         action="store_true",
         help="run the speech decoder's convolutions 1-D, as exported (default on the CPU: 2-D, in onnxruntime's "
         "blocked channel layout; the same arithmetic, faster)",
+    )
+    p.add_argument(
+        "--take-turns",
+        choices=TAKE_TURNS,
+        default=RuntimeOptions().take_turns,
+        help="the language model and the speech decoder take turns, each with every core to itself and its idle "
+        "threads spinning while it runs: auto (default: when both run on the CPU), always, or never (the decoder "
+        "runs beside the language model where the plan lets it, its threads sleeping)",
     )
 
 
@@ -664,6 +673,7 @@ def _runtime(args):
             "decoder_precision": getattr(args, "decoder_precision", "auto"),
             "decoder_flow_steps": getattr(args, "decoder_flow_steps", None),
             "blocked_convolutions": not getattr(args, "no_blocked_convolutions", False),
+            "take_turns": getattr(args, "take_turns", "auto"),
         }
         if args.command == "soak":
             return RuntimeOptions(**common, threads=args.threads)

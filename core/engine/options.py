@@ -20,12 +20,14 @@ PLAYBACK_POLICIES = ("auto", "fast", "smooth")
 Q4_COMPUTE = ("int8", "fp32")
 DECODER_PRECISIONS = ("auto", "fp32", "q8")
 DECODER_PROMPT_WINDOWS = ("best", "first")
+TAKE_TURNS = ("auto", "always", "never")
 SESSION_FIELDS = (
     "provider",
     "threads",
     "precision",
     "graph_optimization",
     "spinning",
+    "take_turns",
     "q4_compute",
     "shape_folding",
     "fused_attention",
@@ -154,9 +156,18 @@ class RuntimeOptions:
     call (docs/PERFORMANCE.md, "Blocked convolutions"). Made into the int8 decoder file; on CUDA the graph stays as
     exported."""
     spinning: bool = False
-    """Let onnxruntime's idle intra-op threads spin or sleep. Sleeping is the default: spinning gains at most a few
-    per cent per LM step, and costs far more when the decoder thread and the language model run at once (their
-    spinning threads take the cores from each other; see docs/PERFORMANCE.md)."""
+    """Let onnxruntime's idle intra-op threads spin in every session, also where the models overlap (``take_turns``
+    ``never``). Off by default: spinning threads of two models running at once take the cores from each other (see
+    docs/PERFORMANCE.md); where they take turns (:attr:`take_turns`) the CPU sessions spin anyway."""
+    take_turns: str = "auto"
+    """Whether the language model and the speech decoder take turns on the CPU: while a decoder call runs the language
+    model waits (and the other way round), and each session's idle threads spin while it runs, so each model has every
+    core to itself, without waking its threads at every operator (``session.intra_op.allow_spinning`` with
+    ``session.force_spinning_stop``: they stop spinning when the run returns). Two models at once on the same cores
+    slow each other by more than their overlap gains: on faithful Turbo on 2 cores a streamed paragraph was made in
+    0.89x the time, its first audio came in half (docs/PERFORMANCE.md, "Taking turns"). ``auto``: when both run on
+    the CPU; ``always``; ``never``: the decoder runs beside the language model where the plan lets it, and the
+    threads sleep (unless :attr:`spinning`)."""
     kv_chaining: bool = True
     """Keep ``present.*`` as OrtValues bound as the next step's ``past_key_values.*`` (IOBinding, no copies)."""
     conditioning_cache: bool = True
@@ -201,6 +212,10 @@ class RuntimeOptions:
     costs_dir: Path | None = None
     """Where the decoder and LM costs the stream plan learnt are kept between sessions; ``None``: the user cache."""
 
+    def turns_on_cpu(self) -> bool:
+        """Whether CPU sessions take turns (and spin while they run): ``take_turns`` other than ``never``."""
+        return self.take_turns != "never"
+
     def session_changes(self, other: RuntimeOptions) -> list[str]:
         """The fields that differ from ``other`` and need new sessions (a model reload)."""
         return [f for f in SESSION_FIELDS if getattr(self, f) != getattr(other, f)]
@@ -217,6 +232,7 @@ class RuntimeOptions:
             ("decoder_precision", DECODER_PRECISIONS),
             ("decoder_prompt_window", DECODER_PROMPT_WINDOWS),
             ("playback_policy", PLAYBACK_POLICIES),
+            ("take_turns", TAKE_TURNS),
         )
         for name, allowed in choices:
             value = getattr(self, name)

@@ -138,6 +138,14 @@ class ModelParts:
     def device(self) -> str:
         return self.capabilities.device
 
+    def takes_turns(self, runtime: RuntimeOptions) -> bool:
+        """Whether the language model waits while the decoder runs a call (:attr:`RuntimeOptions.take_turns`):
+        ``always``, or ``auto`` with both models on the CPU, whose sessions then spin while they run."""
+        if runtime.take_turns != "auto":
+            return runtime.take_turns == "always"
+        providers = self.capabilities.providers
+        return all(providers.get(graph, "cpu") == "cpu" for graph in ("language_model", "conditional_decoder"))
+
     def update_runtime(self, runtime: RuntimeOptions) -> None:
         """Apply switches for the next request. Session settings (provider, threads, precision) need a reload."""
         changed = runtime.session_changes(self.runtime)
@@ -184,6 +192,8 @@ def _cost_identity(files: BundleFiles, runtime: RuntimeOptions) -> str:
     decoder = files.graphs["conditional_decoder"]
     stamps = [file_stamp(decoder) if decoder.is_file() else str(decoder), file_stamp(files.graphs["language_model"])]
     switches = [runtime.provider, str(runtime.threads), runtime.q4_compute, str(runtime.spinning)]
+    if runtime.turns_on_cpu():
+        switches.append("turns")  # spinning sessions, and no call beside the language model
     if runtime.shape_folding:
         switches.append("folded")
     if runtime.fused_attention:

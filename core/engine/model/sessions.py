@@ -91,7 +91,9 @@ class SessionFactory:
     def __post_init__(self) -> None:
         ort.set_default_logger_severity(3)  # our own log says which provider each session got, and why
 
-    def options(self, dynamic_shapes: bool) -> ort.SessionOptions:
+    def options(self, dynamic_shapes: bool, spin: bool = False) -> ort.SessionOptions:
+        """``spin``: idle intra-op threads spin while a run lasts, and stop when it returns (a CPU session whose
+        models take turns, :attr:`RuntimeOptions.take_turns`); otherwise they sleep unless ``runtime.spinning``."""
         so = ort.SessionOptions()
         so.graph_optimization_level = _OPT_LEVELS[self.runtime.graph_optimization]
         if self.runtime.threads:
@@ -101,8 +103,15 @@ class SessionFactory:
         # Shapes change every decode step: a memory pattern planned for one step is wrong for the next.
         so.enable_mem_pattern = not dynamic_shapes
         so.log_severity_level = 3
-        if not self.runtime.spinning:
-            # Idle intra-op threads sleep instead of spinning: leaves the cores to the GUI and the audio callback.
+        if spin:
+            # The session has the cores to itself while it runs: its threads wait for the next operator's work
+            # spinning (no wake-up per operator), and sleep as soon as the run returns, so that the other model's
+            # run, the GUI and the audio callback get the cores back.
+            so.add_session_config_entry("session.intra_op.allow_spinning", "1")
+            so.add_session_config_entry("session.force_spinning_stop", "1")
+        elif not self.runtime.spinning:
+            # Idle intra-op threads sleep instead of spinning: leaves the cores to the other model, the GUI and the
+            # audio callback.
             so.add_session_config_entry("session.intra_op.allow_spinning", "0")
         return so
 
@@ -119,7 +128,7 @@ class SessionFactory:
             raise ModelFilesMissing("bundle.file_missing", path=str(path))
         want_cuda = self._wants_cuda()
         providers = [(CUDA, {"device_id": 0}), CPU] if want_cuda else [CPU]
-        options = self.options(dynamic_shapes)
+        options = self.options(dynamic_shapes, spin=not want_cuda and self.runtime.turns_on_cpu())
         if name in NO_REUSE_PLAN:
             # onnxruntime's memory-reuse planner is quadratic in the graph's size: the Original decoder (22,000 nodes,
             # its flow steps unrolled) spent 74 of its 78 s of load there. Without it the load takes 5 s, and calls

@@ -204,16 +204,23 @@ def fast_forecast(
 
 
 def smooth_forecast(
-    costs: Costs, pieces: list[Piece], now: float, context: int, low: int, generated: int = 0
+    costs: Costs,
+    pieces: list[Piece],
+    now: float,
+    context: int,
+    low: int,
+    generated: int = 0,
+    serial_only: bool = False,
 ) -> Forecast:
     """The first window (from ``low`` tokens up to the first sentence or :data:`MAX_FIRST_WINDOW`) and the lane
-    choice (serial or beside) with the earliest stall-free start; ties go to the smaller window."""
+    choice (serial or beside; ``serial_only`` where the models take turns) with the earliest stall-free start; ties
+    go to the smaller window."""
     if not pieces:
         return Forecast(now, (), 0, True)
     pieces = pieces[:HORIZON]
     high = max(generated, min(pieces[0].tokens, MAX_FIRST_WINDOW))
     best: Forecast | None = None
-    for serial in (True, False) if costs.fixed_beside_s is not None else (True,):
+    for serial in (True,) if serial_only or costs.fixed_beside_s is None else (True, False):
         for window in range(min(max(1, low, generated), high), high + 1):
             candidate = forecast(costs, pieces, now, window, context, serial, generated)
             if best is None or candidate.start_s < best.start_s - 1e-6:

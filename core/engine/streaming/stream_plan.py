@@ -238,7 +238,11 @@ class StreamPlan:
     started: float = 0.0
     """When the request started (``time.perf_counter``): forecast times are reported from it."""
     serial: bool = False
-    """The language model waits for every decoder call (chosen by the smooth forecast where the cores are few)."""
+    """The language model waits for every decoder call (chosen by the smooth forecast where the cores are few, and
+    always where the models take turns)."""
+    turns: bool = False
+    """The models take turns (:attr:`core.engine.options.RuntimeOptions.take_turns`): :attr:`serial` from the start,
+    whatever the policy; the smooth forecast plans serial lanes only."""
     forecast: Forecast | None = None
     """The last forecast (smooth only): planned start and every chunk's predicted arrival."""
     predictions: list[ChunkForecast] = field(default_factory=list)
@@ -252,6 +256,9 @@ class StreamPlan:
     """Characters of each sentence of :attr:`outline`."""
     cap: int = 1000
     """No sentence has more speech tokens than this (the request's cap)."""
+
+    def __post_init__(self) -> None:
+        self.serial = self.serial or self.turns
 
     def set_outline(self, sentences: list[tuple[int, float]], cap: int) -> None:
         """The request's sentences as ``(characters, silence after)``: tokens estimated from the characters."""
@@ -287,8 +294,8 @@ class StreamPlan:
                 return None
             pieces = self.outline[self.sentence :]
             low = self.first_chunk_tokens
-            self.forecast = smooth_forecast(costs, pieces, now, self.context_tokens, low, generated)
-            self.serial = self.forecast.serial
+            self.forecast = smooth_forecast(costs, pieces, now, self.context_tokens, low, generated, self.turns)
+            self.serial = self.forecast.serial or self.turns
         return self.forecast.first_window
 
     def _reforecast(self, now: float, first_window: int, generated: int) -> None:

@@ -180,6 +180,7 @@ class SynthesisStream:
             parts.costs,
             dec_cond.prompt_tokens,
             started=started,
+            turns=parts.takes_turns(runtime),
         )
         if plan.mode == "adaptive":  # the forecast knows the adaptive plan's shape only
             plan.policy = choose_policy(runtime.playback_policy, parts.costs.snapshot(dec_cond.prompt_tokens))
