@@ -240,18 +240,21 @@ def test_every_actor_lost_with_no_node_left_is_the_cluster_gone(local_ray, pipes
 
     monkeypatch.setattr(module, "NODES_CHECK_S", 0.0)
     project = new_project(tmp_path / "Cluster", voice_wav)
-    stats, seen = ClusterStats(), []
+    stats, seen, killed = ClusterStats(), [], []
     real_nodes = ray.nodes
 
     def nodes():
         found = real_nodes()
-        return [{**node, "Alive": False} for node in found] if seen else found
+        return [{**node, "Alive": False} for node in found] if killed else found
 
     def kill_every_actor(step):
-        if not seen:
+        seen.append(step.number)
+        # The render begins with the first actor ready: wait for the second to have loaded too (under load it may
+        # still be loading at the first step, and it would then render the rest), so that every actor is killed.
+        if not killed and len(stats.actor_pids) == 2:
             for pid in stats.actor_pids.values():
                 os.kill(pid, signal.SIGKILL)
-        seen.append(step.number)
+            killed.append(step.number)
 
     monkeypatch.setattr(ray, "nodes", nodes)
     with pytest.raises(ClusterError) as caught:
