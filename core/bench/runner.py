@@ -282,8 +282,9 @@ class Bench:
         )
         self._add(summary("LM step, CFG", "batch 1 (no CFG)", a, "batch 2 (CFG)", b))
 
-    def _session_variant(self, name: str, a_label: str, b_label: str, **changes) -> None:
-        """Per-step time of this pipeline vs one whose sessions differ by ``changes`` (loaded side by side)."""
+    def _session_variant(self, name: str, a_label: str, b_label: str, mine_is_b: bool = False, **changes) -> None:
+        """Per-step time of this pipeline vs one whose sessions differ by ``changes`` (loaded side by side); this
+        pipeline is side ``a`` unless ``mine_is_b``."""
         other = Bench(
             Pipeline.from_bundle(self.pipe.files.root, replace(self.pipe.runtime, **changes)),
             self.config,
@@ -291,14 +292,21 @@ class Bench:
         )
         mine = self._prefix(ChainedKV, self.config.short_context)
         theirs = other._prefix(ChainedKV, self.config.short_context)
-        a, b = alternate(
-            self.config.reps, lambda: self._time_steps(ChainedKV, mine), lambda: other._time_steps(ChainedKV, theirs)
-        )
+        sides = (lambda: self._time_steps(ChainedKV, mine)), (lambda: other._time_steps(ChainedKV, theirs))
+        a, b = alternate(self.config.reps, *(sides[::-1] if mine_is_b else sides))
         self._add(summary(name, a_label, a, b_label, b))
 
     def spinning(self) -> None:
-        """Idle intra-op threads sleeping (the default) vs spinning."""
-        self._session_variant("LM step, idle threads", "sleeping", "spinning", spinning=not self.pipe.runtime.spinning)
+        """Idle intra-op threads sleeping (``take_turns`` never) vs spinning (CPU sessions where the models take
+        turns, the default; or ``spinning``)."""
+        runtime = self.pipe.runtime
+        spins = runtime.spinning or (runtime.turns_on_cpu() and self.pipe.providers["language_model"] == "cpu")
+        if spins:
+            self._session_variant(
+                "LM step, idle threads", "sleeping", "spinning", True, take_turns="never", spinning=False
+            )
+        else:
+            self._session_variant("LM step, idle threads", "sleeping", "spinning", spinning=True)
 
     def threads(self) -> None:
         """onnxruntime's default thread count (one per physical core) vs a single thread."""
