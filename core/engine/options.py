@@ -161,13 +161,14 @@ class RuntimeOptions:
     docs/PERFORMANCE.md); where they take turns (:attr:`take_turns`) the CPU sessions spin anyway."""
     take_turns: str = "auto"
     """Whether the language model and the speech decoder take turns on the CPU: while a decoder call runs the language
-    model waits (and the other way round), and each session's idle threads spin while it runs, so each model has every
-    core to itself, without waking its threads at every operator (``session.intra_op.allow_spinning`` with
-    ``session.force_spinning_stop``: they stop spinning when the run returns). Two models at once on the same cores
-    slow each other by more than their overlap gains: on faithful Turbo on 2 cores a streamed paragraph was made in
-    0.89x the time, its first audio came in half (docs/PERFORMANCE.md, "Taking turns"). ``auto``: when both run on
-    the CPU; ``always``; ``never``: the decoder runs beside the language model where the plan lets it, and the
-    threads sleep (unless :attr:`spinning`)."""
+    model waits, whatever the playback policy, and each CPU session's idle threads spin while it runs and stop when
+    the run returns (``session.intra_op.allow_spinning`` with ``session.force_spinning_stop``), so each model has
+    every core to itself without waking its threads at every operator. Two models at once on the same cores slow
+    each other by more than their overlap gains: on faithful Turbo, 2 cores, steps and calls alone 0.70-0.90x, a
+    smooth start 0.77x as late and without a stall, a book render 1.06x as fast; a one-shot request 1.05x as long
+    (docs/PERFORMANCE.md, "The models take turns"). ``auto``: when both models run on the CPU; ``always``;
+    ``never``: the decoder runs beside the language model where the plan lets it, the threads sleeping (unless
+    :attr:`spinning`)."""
     kv_chaining: bool = True
     """Keep ``present.*`` as OrtValues bound as the next step's ``past_key_values.*`` (IOBinding, no copies)."""
     conditioning_cache: bool = True
