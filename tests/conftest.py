@@ -17,6 +17,9 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 # behind by ray.shutdown() in a test worker did so a minute after the test, taking the worker's other tests with it.
 # Nothing here waits on a GCS that went away (a render notices a lost raylet or actor, which this does not touch).
 os.environ.setdefault("RAY_gcs_rpc_server_reconnect_timeout_s", "3600")
+# Two test workers share the cores: sessions that spin while they run (the models taking turns on the CPU) would take
+# them from each other (tests/engine: 1.3x as long). The plan still takes turns; tests of spinning unset this.
+os.environ.setdefault("CHATTERBOX_NO_SPINNING", "1")
 # Caches, settings and data of the code under test go to a throw-away home, never the developer's.
 _HOME = tempfile.mkdtemp(prefix="chatterbox-desk-tests-")
 for _var in ("XDG_CACHE_HOME", "XDG_DATA_HOME", "XDG_CONFIG_HOME", "XDG_STATE_HOME"):

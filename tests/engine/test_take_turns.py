@@ -109,7 +109,8 @@ def test_turns_give_the_same_tokens_and_audio(bundles, voice_wav):
     assert np.array_equal(results[0].audio, results[1].audio)
 
 
-def test_cpu_sessions_spin_while_they_run_only_where_the_models_take_turns(bundles):
+def test_cpu_sessions_spin_while_they_run_only_where_the_models_take_turns(bundles, monkeypatch):
+    monkeypatch.delenv("CHATTERBOX_NO_SPINNING", raising=False)  # the test processes' setting (tests/conftest.py)
     pipe = Pipeline.from_bundle(bundles["turbo"], RuntimeOptions(provider="cpu"))
     for name in ("language_model", "conditional_decoder"):
         options = pipe._parts.sessions[name].get_session_options()
@@ -140,3 +141,10 @@ def test_take_turns_is_checked_and_needs_a_reload():
     with pytest.raises(InvalidOptions):
         RuntimeOptions(take_turns="sometimes")
     assert RuntimeOptions(take_turns="never").session_changes(RuntimeOptions()) == ["take_turns"]
+
+
+def test_a_process_sharing_its_cores_can_keep_its_sessions_from_spinning(bundles, monkeypatch):
+    monkeypatch.setenv("CHATTERBOX_NO_SPINNING", "1")
+    pipe = Pipeline.from_bundle(bundles["turbo"], RuntimeOptions(provider="cpu"))
+    assert pipe._parts.sessions["language_model"].get_session_options().get_session_config_entry(SPIN) == "0"
+    assert pipe._parts.takes_turns(pipe.runtime)  # the models still take turns

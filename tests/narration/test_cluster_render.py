@@ -147,7 +147,9 @@ def test_an_actor_killed_in_the_middle_leaves_every_segment_rendered_once(
 
     summary = cluster_render(project, pipes["turbo"], stats, kill_after_the_first_segment)
     assert killed and summary.rendered == 22 and not summary.failed
-    assert stats.requeued_units == 1 and "actor-3" in stats.actor_pids  # the dead actor's unit went again, elsewhere
+    # The dead actor's unit went again, elsewhere: to its replacement (actor-3) or, when the surviving actor is free
+    # before the replacement has loaded its model, to the survivor (alone, this failed 2 of 3 runs on the code before).
+    assert stats.requeued_units == 1
     again = open_project(project.folder)
     assert all(len(s.takes) == 1 for s in again.segments)
     assert len(list((project.folder / "takes").iterdir())) == 22  # no stray file of a lost try

@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import io
 import logging
+import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -50,6 +51,12 @@ def _preload_cuda_libraries() -> str | None:
     if missing:
         _preload_error = f"the CUDA libraries {', '.join(missing)} could not be loaded"
     return _preload_error
+
+
+NO_SPINNING_ENV = "CHATTERBOX_NO_SPINNING"
+"""``1``: no session spins, also where the models take turns — for a process that shares its cores with other busy
+ones (parallel test workers; several renders at once), where spinning threads of the processes take the cores from
+each other (the engine tests under two workers on 2 cores: 1.3x as long)."""
 
 
 @dataclass
@@ -128,7 +135,8 @@ class SessionFactory:
             raise ModelFilesMissing("bundle.file_missing", path=str(path))
         want_cuda = self._wants_cuda()
         providers = [(CUDA, {"device_id": 0}), CPU] if want_cuda else [CPU]
-        options = self.options(dynamic_shapes, spin=not want_cuda and self.runtime.turns_on_cpu())
+        spin = not want_cuda and self.runtime.turns_on_cpu() and os.environ.get(NO_SPINNING_ENV) != "1"
+        options = self.options(dynamic_shapes, spin=spin)
         if name in NO_REUSE_PLAN:
             # onnxruntime's memory-reuse planner is quadratic in the graph's size: the Original decoder (22,000 nodes,
             # its flow steps unrolled) spent 74 of its 78 s of load there. Without it the load takes 5 s, and calls

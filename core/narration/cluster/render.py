@@ -389,6 +389,10 @@ class _ActorPool:
         count = max(1, min(wanted or count, units))
         if gpus < 1:  # the cores shared out (a fraction each when more actors than cores are asked for)
             self.options = {"num_cpus": float(int(cpus) // count) if int(cpus) >= count else cpus / count}
+            if count > 1:
+                # Actors that may share a node's cores keep their threads from spinning (spinning threads of two
+                # processes take the cores from each other); the same tokens and audio, only the timing differs.
+                self.args = (str(files.root), replace(runtime, take_turns="never"), fingerprint(source))
         self.count = count
         self.remote = ray.remote(SegmentRenderer)
         self.actors: dict[str, Any] = {}
