@@ -35,7 +35,7 @@ from core.engine import (
     step_overhead_share,
     voice_from_array,
 )
-from core.engine.model.sessions import NO_SPINNING_ENV
+from core.engine.model.sessions import spins_while_running
 from core.standin.build import synthetic_voice
 from core.wording import describe_notice
 
@@ -301,9 +301,7 @@ class Bench:
         """Idle intra-op threads sleeping (``take_turns`` never) vs spinning (CPU sessions where the models take
         turns, the default; or ``spinning``)."""
         runtime = self.pipe.runtime
-        turns_spin = runtime.turns_on_cpu() and os.environ.get(NO_SPINNING_ENV) != "1"
-        spins = runtime.spinning or (turns_spin and self.pipe.providers["language_model"] == "cpu")
-        if spins:
+        if runtime.spinning or spins_while_running(runtime, cuda=self.pipe.providers["language_model"] != "cpu"):
             self._session_variant(
                 "LM step, idle threads", "sleeping", "spinning", True, take_turns="never", spinning=False
             )

@@ -59,6 +59,12 @@ ones (parallel test workers; several renders at once), where spinning threads of
 each other (the engine tests under two workers on 2 cores: 1.3x as long)."""
 
 
+def spins_while_running(runtime: RuntimeOptions, cuda: bool) -> bool:
+    """Whether a session's idle threads spin while it runs (and stop when it returns): a CPU session whose models take
+    turns (:attr:`RuntimeOptions.take_turns`), unless :data:`NO_SPINNING_ENV` says the process shares its cores."""
+    return not cuda and runtime.turns_on_cpu() and os.environ.get(NO_SPINNING_ENV) != "1"
+
+
 @dataclass
 class SessionFactory:
     runtime: RuntimeOptions
@@ -135,8 +141,7 @@ class SessionFactory:
             raise ModelFilesMissing("bundle.file_missing", path=str(path))
         want_cuda = self._wants_cuda()
         providers = [(CUDA, {"device_id": 0}), CPU] if want_cuda else [CPU]
-        spin = not want_cuda and self.runtime.turns_on_cpu() and os.environ.get(NO_SPINNING_ENV) != "1"
-        options = self.options(dynamic_shapes, spin=spin)
+        options = self.options(dynamic_shapes, spin=spins_while_running(self.runtime, want_cuda))
         if name in NO_REUSE_PLAN:
             # onnxruntime's memory-reuse planner is quadratic in the graph's size: the Original decoder (22,000 nodes,
             # its flow steps unrolled) spent 74 of its 78 s of load there. Without it the load takes 5 s, and calls

@@ -376,7 +376,6 @@ class _ActorPool:
         # The bundle's own files, as every node finds them: derived files (the int8 decoder made from the float32
         # one, kept in a user cache) are made again on each node from the same source.
         source = locate_bundle(files.root, runtime.precision)
-        self.args = (str(files.root), runtime, fingerprint(source))
         resources = ray.cluster_resources()
         cpus, gpus = float(resources.get("CPU", 0.0)), float(resources.get("GPU", 0.0))
         stats.nodes = sum(1 for node in ray.nodes() if node.get("Alive"))
@@ -392,7 +391,8 @@ class _ActorPool:
             if count > 1:
                 # Actors that may share a node's cores keep their threads from spinning (spinning threads of two
                 # processes take the cores from each other); the same tokens and audio, only the timing differs.
-                self.args = (str(files.root), replace(runtime, take_turns="never"), fingerprint(source))
+                runtime = replace(runtime, take_turns="never")
+        self.args = (str(files.root), runtime, fingerprint(source))
         self.count = count
         self.remote = ray.remote(SegmentRenderer)
         self.actors: dict[str, Any] = {}
