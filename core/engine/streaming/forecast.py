@@ -8,12 +8,18 @@ the two slow each other down). The text still to come is known as sentences; eac
 estimated from its characters (:data:`TOKENS_PER_CHAR` until finished sentences have refined it, never more than
 the request's token cap).
 
-The plan it simulates is the adaptive plan's usual shape: a first window decoded while the language model waits,
-the rest of the first sentence in one call at its end, then one call per sentence. Either the language model waits
-for every call (``serial``: what happens anyway on two cores, and predictable) or goes on beside it. Playback needs
-chunk *k* at ``start + audio before k``; the start is the earliest one that is not earlier than any chunk's
-predicted arrival minus the audio before it, plus a margin. Pure functions on plain numbers: the tests feed them
-synthetic costs.
+Playback needs chunk *k* at ``start + audio before k``; the start is the earliest one that is not earlier than any
+chunk's predicted arrival minus the audio before it, plus a margin. Two plans are simulated:
+
+- the plan's usual shape: a first window decoded while the language model waits, the rest of the first sentence in
+  one call at its end, then one call per sentence; the language model waits for every call (``serial``: always
+  where the models take turns, and what happens anyway on two cores) or goes on beside it;
+- where it waits, the plan's own rule (:func:`serial_forecast`): each window is decoded when one more token would
+  make it late, so the windows grow with the audio ahead and the first sentence needs no single long call; the
+  earliest start is found by bisection, and a start whose windows would only just pay for their calls is not
+  taken (:data:`GROWTH`).
+
+The earlier start of the two is planned. Pure functions on plain numbers: the tests feed them synthetic costs.
 """
 
 from __future__ import annotations
@@ -35,6 +41,11 @@ by ±10–20 % from one to the next on a shared CPU, and the error of a predicti
 It only costs a later start where the machine is near real time (RTF above 1 / 1.1 = 0.91 it grows with the text)."""
 MAX_FIRST_WINDOW = 10 * TOKENS_PER_SECOND
 """The first window holds at most 10 s of speech (a longer wait is better spent decoding)."""
+MARGIN_S = 0.15
+"""The plan decodes a window while it can still be ready this long before playback would run dry (estimates are
+medians; a call can take longer)."""
+MIN_WINDOW = 5
+"""Never decode fewer new tokens than this before the end of a sentence (0.2 s of speech)."""
 HORIZON = 40
 """Sentences a forecast looks ahead. Past them the buffer has grown wherever the machine is faster than real time;
 where it is slower, a smooth start for a whole book would mean waiting for most of it."""
@@ -53,6 +64,8 @@ class Costs:
     fixed_beside_s: float | None = None
     per_token_beside_s: float | None = None
     """The same with both running at once (``None``: never measured; taken as alone)."""
+    prefill_s: float = 0.0
+    """A sentence's prefill, before its first token (the serial forecast counts it for every sentence to come)."""
 
     def decode_s(self, tokens: int, beside: bool = False) -> float:
         if beside and self.fixed_beside_s is not None and self.per_token_beside_s is not None:
@@ -178,9 +191,33 @@ def forecast(
     ``pieces`` start with the sentence being generated (``generated`` of its tokens exist; ``first_window`` > 0 cuts
     a first window from it, decoded while the language model waits; without one, its tokens not yet decoded with
     ``first_context`` tokens of context); ``decoder_free``: when the decoder finishes what it was given;
-    ``audio_before``: seconds of audio already
-    handed to the decoder or queued, which play before these chunks; ``earliest_start``: playback cannot start
-    earlier (a start already planned)."""
+    ``audio_before``: seconds of audio already handed to the decoder or queued, which play before these chunks;
+    ``earliest_start``: playback cannot start earlier (a start already planned). ``serial``: the earlier of the
+    usual shape's start and :func:`serial_forecast`'s."""
+    args = (generated, first_context, decoder_free, audio_before, earliest_start, margin_s, slack)
+    shaped = _shaped_forecast(costs, pieces, now, first_window, context, serial, *args)
+    if not serial:
+        return shaped
+    grown = serial_forecast(costs, pieces, now, context, first_window, *args)
+    return grown if grown.start_s < shaped.start_s - 1e-6 else shaped
+
+
+def _shaped_forecast(
+    costs: Costs,
+    pieces: list[Piece],
+    now: float,
+    first_window: int,
+    context: int,
+    serial: bool,
+    generated: int,
+    first_context: int,
+    decoder_free: float,
+    audio_before: float,
+    earliest_start: float,
+    margin_s: float,
+    slack: float,
+) -> Forecast:
+    """:func:`forecast` for the plan's usual shape (:func:`_jobs`)."""
     jobs = _jobs(pieces[:HORIZON], first_window, generated, context, first_context)
     arrivals = _arrivals(jobs, costs, now, decoder_free, serial)
     before, offsets = audio_before, []
@@ -192,6 +229,127 @@ def forecast(
     start = max(earliest_start, need)
     chunks = tuple(ChunkForecast(j.new_tokens, a, start + o) for j, a, o in zip(jobs, arrivals, offsets, strict=True))
     return Forecast(start, chunks, first_window, serial)
+
+
+UNHURRIED_S = 1e6
+"""A start so late that no window has a deadline: the serial forecast's upper bound."""
+GROWTH = 2.0
+"""A serial plan's windows in the middle of a sentence hold at least this many times the tokens that pay for their
+own call (its fixed cost and context against the speech it adds). Decoded when one more token would be late, a
+window that only pays for itself leaves playback as little ahead as before, and one call slower than measured then
+starts a spiral of ever smaller windows; above it each window adds to the lead."""
+
+
+def _serial_chunks(
+    costs: Costs,
+    pieces: list[Piece],
+    now: float,
+    start: float,
+    context: int,
+    first_window: int | None,
+    generated: int,
+    first_context: int,
+    decoder_free: float,
+    audio_before: float,
+    low: int,
+    slack: float,
+) -> tuple[int, list[tuple[int, float, float]], bool]:
+    """The plan's windows when playback starts at ``start`` and the language model waits for every call: the first
+    window, every chunk as ``(tokens, arrival, audio before it)``, and whether a window in the middle of a sentence
+    held fewer than :data:`GROWTH` times the tokens that pay for their call.
+
+    After the first window, each is decoded as :meth:`.stream_plan.StreamPlan.window` decodes it: when one more
+    token would make it late (ready less than :data:`MARGIN_S` before playback needs it); the rest of a sentence at
+    its end, and in one call once even :data:`MIN_WINDOW` tokens would be late. The decisions take every duration
+    ``slack`` longer than measured; the arrivals recorded are the measured ones. ``first_window``: the first
+    window's size (``None``: the largest ready by ``start``, at least ``low`` tokens; 0: none, ``pieces[0]`` is the
+    rest of a sentence whose windows so far are decoded)."""
+    step, fixed, per = costs.step_s, costs.fixed_s, costs.per_token_s
+    stretch = 1.0 + slack
+
+    def room(deadline: float, at: float, pending: int, ctx: int) -> int:
+        """The most new tokens a window started at ``at`` (``pending`` of them made) can hold and be ready by
+        ``deadline`` with every duration stretched."""
+        latest = now + (deadline - now) / stretch
+        return int((latest - at - fixed - per * ctx + pending * step) // (step + per))
+
+    gain = TOKEN_S - step - per  # what a token adds to the lead, its call's fixed part aside
+    thin_below = GROWTH * (fixed + per * context) / gain if gain > 0 else float("inf")
+    t, before = max(now, decoder_free), audio_before
+    chunks: list[tuple[int, float, float]] = []
+    first, thin = 0, False
+    for i, piece in enumerate(pieces):
+        made, decoded = (min(generated, piece.tokens) if i == 0 else 0), 0
+        if i:
+            t += costs.prefill_s
+        while decoded < piece.tokens:
+            remaining, pending = piece.tokens - decoded, made - decoded
+            ctx = min(context, decoded) if decoded else (first_context if i == 0 else 0)
+            if chunks or first_window == 0:
+                n = room(start + before - MARGIN_S, t, pending, ctx)
+                if n >= remaining or n < MIN_WINDOW:
+                    n = remaining  # the sentence's end, or too late to split: the rest in one call
+                thin = thin or n < min(remaining, thin_below)
+            elif first_window is None:  # the first window: ready when playback starts
+                n = max(low, made, min(piece.tokens, MAX_FIRST_WINDOW, room(start + before, t, pending, ctx)))
+            else:
+                n = first_window
+            n = max(1, min(n, remaining))
+            t += max(0, n - pending) * step + fixed + per * (n + ctx)
+            made = max(made, decoded + n)
+            chunks.append((n, t, before))
+            first = first or (n if first_window is None else first_window)
+            before += n * TOKEN_S
+            decoded += n
+        before += piece.silence_s
+    return first, chunks, thin
+
+
+def serial_forecast(
+    costs: Costs,
+    pieces: list[Piece],
+    now: float,
+    context: int,
+    first_window: int | None = None,
+    generated: int = 0,
+    first_context: int = 0,
+    decoder_free: float = 0.0,
+    audio_before: float = 0.0,
+    earliest_start: float = 0.0,
+    margin_s: float = SMOOTH_MARGIN_S,
+    slack: float = SMOOTH_SLACK,
+    low: int = 1,
+) -> Forecast:
+    """The earliest stall-free start where the language model waits for every decoder call, with the windows the
+    plan makes against it (:func:`_serial_chunks`; ``first_window`` ``None``: the one that makes the start earliest,
+    at least ``low`` tokens).
+
+    A later start lets every window grow, so the start is found by bisection, between ``now`` and the start that
+    the windows made against no deadline at all (each sentence in one call) need: the earliest at which no chunk
+    arrives late with every duration ``slack`` longer than measured; then ``margin_s`` is added."""
+    pieces = pieces[:HORIZON]
+    if not pieces:
+        return Forecast(max(now, earliest_start), (), 0, True)
+
+    def plan(start: float) -> tuple[float, int, list[tuple[int, float, float]]]:
+        args = (context, first_window, generated, first_context, decoder_free, audio_before, low, slack)
+        window, chunks, thin = _serial_chunks(costs, pieces, now, start, *args)
+        need = max(a + slack * (a - now) - before for _, a, before in chunks)
+        return (float("inf") if thin else need), window, chunks
+
+    best = plan(now + UNHURRIED_S)  # each sentence in one call: a start that is always possible
+    lo, hi = now, max(now, best[0])
+    while hi - lo > 0.005:
+        mid = (lo + hi) / 2
+        candidate = plan(mid)
+        if candidate[0] <= mid + 1e-9:
+            hi, best = mid, candidate
+        else:
+            lo = mid
+    need, window, chunks = best
+    start = max(earliest_start, need + margin_s)
+    out = tuple(ChunkForecast(n, a, start + before) for n, a, before in chunks)
+    return Forecast(start, out, window, True)
 
 
 def fast_forecast(
@@ -213,19 +371,20 @@ def smooth_forecast(
     serial_only: bool = False,
 ) -> Forecast:
     """The first window (from ``low`` tokens up to the first sentence or :data:`MAX_FIRST_WINDOW`) and the lane
-    choice (serial or beside; ``serial_only`` where the models take turns) with the earliest stall-free start; ties
-    go to the smaller window."""
+    choice (serial or beside; ``serial_only`` where the models take turns) with the earliest stall-free start: the
+    serial plan whose windows grow (:func:`serial_forecast`), or the usual shape with each first window; ties go to
+    the former, then to serial lanes and smaller windows."""
     if not pieces:
         return Forecast(now, (), 0, True)
     pieces = pieces[:HORIZON]
+    best = serial_forecast(costs, pieces, now, context, None, generated, low=low)
     high = max(generated, min(pieces[0].tokens, MAX_FIRST_WINDOW))
-    best: Forecast | None = None
     for serial in (True,) if serial_only or costs.fixed_beside_s is None else (True, False):
         for window in range(min(max(1, low, generated), high), high + 1):
-            candidate = forecast(costs, pieces, now, window, context, serial, generated)
-            if best is None or candidate.start_s < best.start_s - 1e-6:
+            args = (generated, 0, 0.0, 0.0, 0.0, SMOOTH_MARGIN_S, SMOOTH_SLACK)
+            candidate = _shaped_forecast(costs, pieces, now, window, context, serial, *args)
+            if candidate.start_s < best.start_s - 1e-6:
                 best = candidate
-    assert best is not None
     return best
 
 

@@ -41,6 +41,8 @@ from typing import Any
 from core.engine.constants import TOKENS_PER_SECOND
 from core.engine.files.atomic import write_json_atomic
 from core.engine.streaming.forecast import (
+    MARGIN_S,
+    MIN_WINDOW,
     TOKENS_PER_CHAR,
     ChunkForecast,
     Costs,
@@ -54,10 +56,6 @@ from core.engine.streaming.forecast import (
 log = logging.getLogger(__name__)
 
 TOKEN_S = 1 / TOKENS_PER_SECOND
-MARGIN_S = 0.15
-"""Safety margin before playback would run dry (estimates are medians; a call can take longer)."""
-MIN_WINDOW = 5
-"""Never decode fewer new tokens than this before the end of a sentence (0.2 s of speech)."""
 
 
 class CostModel:
@@ -72,6 +70,8 @@ class CostModel:
         self._steps: deque[float] = deque(maxlen=64)
         self._steps_alone: deque[float] = deque(maxlen=64)
         """Steps of requests whose language model waited for every decoder call (the smooth plan's serial lanes)."""
+        self._prefills: deque[float] = deque(maxlen=32)
+        """A sentence's prefill (its text after the cached voice prefix), before its first token."""
         self._chars: deque[float] = deque(maxlen=32)
         """Speech tokens per character of sentences that ended by themselves (not at the token cap)."""
         self.lm_running = False
@@ -97,6 +97,19 @@ class CostModel:
                 self._steps_alone.extend(ms / 1000 for ms in step_ms)
             self._medians.clear()
 
+    def add_prefill(self, prefill_ms: float) -> None:
+        with self._lock:
+            self._prefills.append(prefill_ms / 1000)
+            self._medians.clear()
+
+    @property
+    def prefill_s(self) -> float:
+        """A sentence's prefill: the median of the recent ones (0 before any)."""
+        with self._lock:
+            if "prefill" not in self._medians:
+                self._medians["prefill"] = statistics.median(self._prefills) if self._prefills else None
+            return self._medians["prefill"] or 0.0
+
     def add_sentence(self, chars: int, tokens: int) -> None:
         """A sentence of ``chars`` characters ended by itself after ``tokens`` speech tokens."""
         if chars > 0 and tokens > 0:
@@ -116,9 +129,10 @@ class CostModel:
             return None
         with self._lock:
             overlapped = bool(self._beside.get(prompt_tokens))
+        prefill = self.prefill_s
         if not overlapped:  # every call was made alone: nothing is known about both at once
-            return Costs(step, alone[0], alone[1])
-        return Costs(step, alone[0], alone[1], step_beside, beside[0], beside[1])
+            return Costs(step, alone[0], alone[1], prefill_s=prefill)
+        return Costs(step, alone[0], alone[1], step_beside, beside[0], beside[1], prefill)
 
     @property
     def lm_step_s(self) -> float | None:
@@ -163,6 +177,7 @@ class CostModel:
                 "steps": list(self._steps),
                 "steps_alone": list(self._steps_alone),
                 "tokens_per_char": list(self._chars),
+                "prefills": list(self._prefills),
             }
 
     def load_json(self, data: dict[str, Any]) -> None:
@@ -175,6 +190,7 @@ class CostModel:
         steps = [float(s) for s in data["steps"]]
         alone_steps = [float(s) for s in data.get("steps_alone", [])]
         chars = [float(r) for r in data.get("tokens_per_char", [])]  # files written before the forecast lack these
+        prefills = [float(s) for s in data.get("prefills", [])]  # and before the serial forecast, these
         with self._lock:
             for target, source in ((self._calls, calls), (self._alone, alone), (self._beside, beside)):
                 for p, items in source.items():
@@ -182,6 +198,7 @@ class CostModel:
             self._steps.extend(steps)
             self._steps_alone.extend(alone_steps)
             self._chars.extend(chars)
+            self._prefills.extend(prefills)
             self._lines.clear()
             self._medians.clear()
 

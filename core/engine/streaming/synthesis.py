@@ -243,6 +243,7 @@ class SynthesisStream:
         decode(len(pending.tokens), True, time.perf_counter())
         report.stop_reasons.append(stats.stop_reason)
         parts.costs.add_steps(stats.step_ms, alone=plan.serial)
+        parts.costs.add_prefill(stats.prefill_ms)
         return stats
 
     def _sentence_tokens(
