@@ -46,6 +46,7 @@ def describe_settings(values: Mapping) -> tuple[str, ...]:
         f"{get(Key.STREAM_PLAN, _RUNTIME.stream_plan)} stream plan",
         f"decoder thread {_on(get(Key.DECODER_THREAD, _RUNTIME.decoder_thread))}",
         f"playback {get(Key.PLAYBACK_POLICY, _RUNTIME.playback_policy)}",
+        f"take turns {get(Key.TAKE_TURNS, _RUNTIME.take_turns)}",
     )
 
 

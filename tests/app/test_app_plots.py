@@ -198,6 +198,9 @@ def test_settings_summary_names_the_switches_and_what_tells_groups_apart():
     assert distinguishing_labels([DEFAULTS, KV_OFF]) == ["KV chain on", "KV chain off"]
     assert distinguishing_labels([DEFAULTS]) == [summary_text(DEFAULTS)]
     assert describe_settings({Key.KV_CHAINING.value: "false"}) == KV_OFF  # a hand-edited history file
+    never = describe_settings({Key.TAKE_TURNS.value: "never"})  # shown where it is not the default
+    assert summary_text(never).endswith(" · take turns never") and "take turns" not in summary_text(DEFAULTS)
+    assert distinguishing_labels([DEFAULTS, never]) == ["take turns auto", "take turns never"]
 
 
 def test_requests_are_coloured_by_the_settings_that_made_them(latency):
