@@ -99,6 +99,16 @@ def test_where_a_token_takes_longer_to_make_than_to_play_each_sentence_is_one_ca
     assert [len(w) for w in sentence_windows(smooth, PARAGRAPH)[1:]] == [1, 1, 1, 1]
 
 
+def test_costs_at_the_edges_still_give_a_forecast():
+    """A cost line fitted flat (no cost per token seen), a sentence shorter than the smallest first window, nothing
+    left to say: a start, never an error."""
+    flat = smooth_forecast(Costs(0.0, 0.3, 0.0), PARAGRAPH, now=0.0, context=20, low=10, serial_only=True)
+    assert flat.underruns == 0 and flat.start_s > 0.3
+    short = smooth_forecast(TURNS, [Piece(4)], now=1.0, context=20, low=10, generated=1, serial_only=True)
+    assert [c.tokens for c in short.chunks] == [4] and short.start_s > short.chunks[0].arrive_s
+    assert smooth_forecast(TURNS, [], now=2.0, context=20, low=10).start_s == 2.0
+
+
 def test_auto_picks_by_the_measured_real_time_factor():
     assert SLOW.rtf() >= AUTO_SMOOTH_RTF > FAST.rtf()
     assert choose_policy("auto", SLOW) == "smooth"

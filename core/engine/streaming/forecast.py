@@ -271,7 +271,7 @@ def _serial_chunks(
         """The most new tokens a window started at ``at`` (``pending`` of them made) can hold and be ready by
         ``deadline`` with every duration stretched."""
         latest = now + (deadline - now) / stretch
-        return int((latest - at - fixed - per * ctx + pending * step) // (step + per))
+        return int((latest - at - fixed - per * ctx + pending * step) // max(step + per, 1e-6))
 
     gain = TOKEN_S - step - per  # what a token adds to the lead, its call's fixed part aside
     thin_below = GROWTH * (fixed + per * context) / gain if gain > 0 else float("inf")
