@@ -379,9 +379,9 @@ def smooth_forecast(
     pieces = pieces[:HORIZON]
     best = serial_forecast(costs, pieces, now, context, None, generated, low=low)
     high = max(generated, min(pieces[0].tokens, MAX_FIRST_WINDOW))
+    args = (generated, 0, 0.0, 0.0, 0.0, SMOOTH_MARGIN_S, SMOOTH_SLACK)
     for serial in (True,) if serial_only or costs.fixed_beside_s is None else (True, False):
         for window in range(min(max(1, low, generated), high), high + 1):
-            args = (generated, 0, 0.0, 0.0, 0.0, SMOOTH_MARGIN_S, SMOOTH_SLACK)
             candidate = _shaped_forecast(costs, pieces, now, window, context, serial, *args)
             if candidate.start_s < best.start_s - 1e-6:
                 best = candidate
