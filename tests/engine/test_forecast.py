@@ -22,6 +22,7 @@ from core.engine.streaming.forecast import (
     _shaped_forecast,
     choose_policy,
     fast_forecast,
+    forecast,
     smooth_forecast,
 )
 from core.engine.streaming.stream_plan import TOKEN_S, CostModel, StreamPlan
@@ -107,6 +108,9 @@ def test_costs_at_the_edges_still_give_a_forecast():
     short = smooth_forecast(TURNS, [Piece(4)], now=1.0, context=20, low=10, generated=1, serial_only=True)
     assert [c.tokens for c in short.chunks] == [4] and short.start_s > short.chunks[0].arrive_s
     assert smooth_forecast(TURNS, [], now=2.0, context=20, low=10).start_s == 2.0
+    # the last sentence ended right after a window: nothing of it is left to decode when the plan forecasts again
+    done = forecast(TURNS, [Piece(0, 0.0, True)], now=1.0, first_window=0, context=20, serial=True)
+    assert done.chunks == () and done.start_s == pytest.approx(1.0 + SMOOTH_MARGIN_S)
 
 
 def test_auto_picks_by_the_measured_real_time_factor():

@@ -334,7 +334,7 @@ def serial_forecast(
     def plan(start: float) -> tuple[float, int, list[tuple[int, float, float]]]:
         args = (context, first_window, generated, first_context, decoder_free, audio_before, low, slack)
         window, chunks, thin = _serial_chunks(costs, pieces, now, start, *args)
-        need = max(a + slack * (a - now) - before for _, a, before in chunks)
+        need = max((a + slack * (a - now) - before for _, a, before in chunks), default=now)
         return (float("inf") if thin else need), window, chunks
 
     best = plan(now + UNHURRIED_S)  # each sentence in one call: a start that is always possible
