@@ -40,8 +40,7 @@ PARAGRAPH = [Piece(125, 0.1)] * 4 + [Piece(125)]
 def shaped_start(costs: Costs, pieces: list[Piece], low: int = 10) -> float:
     """The earliest serial start of the plan's usual shape (a first window, the rest of its sentence in one call, then
     one call per sentence): what "play smoothly" forecast before its windows could grow."""
-    args = (1, 0, 0.0, 0.0, 0.0, SMOOTH_MARGIN_S, SMOOTH_SLACK)
-    return min(_shaped_forecast(costs, pieces, 0.0, w, 20, True, *args).start_s for w in range(low, 126))
+    return min(_shaped_forecast(costs, pieces, 0.0, w, 20, True, generated=1).start_s for w in range(low, 126))
 
 
 def sentence_windows(plan: Forecast, pieces: list[Piece]) -> list[list[int]]:

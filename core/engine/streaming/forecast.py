@@ -209,13 +209,13 @@ def _shaped_forecast(
     first_window: int,
     context: int,
     serial: bool,
-    generated: int,
-    first_context: int,
-    decoder_free: float,
-    audio_before: float,
-    earliest_start: float,
-    margin_s: float,
-    slack: float,
+    generated: int = 0,
+    first_context: int = 0,
+    decoder_free: float = 0.0,
+    audio_before: float = 0.0,
+    earliest_start: float = 0.0,
+    margin_s: float = SMOOTH_MARGIN_S,
+    slack: float = SMOOTH_SLACK,
 ) -> Forecast:
     """:func:`forecast` for the plan's usual shape (:func:`_jobs`)."""
     jobs = _jobs(pieces[:HORIZON], first_window, generated, context, first_context)
@@ -277,7 +277,7 @@ def _serial_chunks(
     thin_below = GROWTH * (fixed + per * context) / gain if gain > 0 else float("inf")
     t, before = max(now, decoder_free), audio_before
     chunks: list[tuple[int, float, float]] = []
-    first, thin = 0, False
+    thin = False
     for i, piece in enumerate(pieces):
         made, decoded = (min(generated, piece.tokens) if i == 0 else 0), 0
         if i:
@@ -298,10 +298,10 @@ def _serial_chunks(
             t += max(0, n - pending) * step + fixed + per * (n + ctx)
             made = max(made, decoded + n)
             chunks.append((n, t, before))
-            first = first or (n if first_window is None else first_window)
             before += n * TOKEN_S
             decoded += n
         before += piece.silence_s
+    first = first_window if first_window is not None else chunks[0][0] if chunks else 0
     return first, chunks, thin
 
 
@@ -379,10 +379,9 @@ def smooth_forecast(
     pieces = pieces[:HORIZON]
     best = serial_forecast(costs, pieces, now, context, None, generated, low=low)
     high = max(generated, min(pieces[0].tokens, MAX_FIRST_WINDOW))
-    args = (generated, 0, 0.0, 0.0, 0.0, SMOOTH_MARGIN_S, SMOOTH_SLACK)
     for serial in (True,) if serial_only or costs.fixed_beside_s is None else (True, False):
         for window in range(min(max(1, low, generated), high), high + 1):
-            candidate = _shaped_forecast(costs, pieces, now, window, context, serial, *args)
+            candidate = _shaped_forecast(costs, pieces, now, window, context, serial, generated)
             if candidate.start_s < best.start_s - 1e-6:
                 best = candidate
     return best
