@@ -29,6 +29,8 @@ from core.cli.project import add_parsers as add_project_parsers
 from core.cli.project import add_sampling_arguments, narrate_locked, project_locked, sampling_given
 from core.cli.serve import add_parser as add_serve_parser
 from core.cli.serve import serve
+from core.cli.text import add_parsers as add_text_parsers
+from core.cli.text import languages_command, text_command
 from core.engine import (
     AUTO_SMOOTH_RTF,
     DECODER_PROMPT_WINDOWS,
@@ -89,6 +91,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_convert_parser(sub, runtime_arguments)
     add_project_parsers(sub, runtime_arguments)
     add_serve_parser(sub, runtime_arguments)
+    add_text_parsers(sub)
     return parser
 
 
@@ -542,6 +545,8 @@ def _main(argv: list[str] | None) -> int:
             "narrate": lambda a: narrate_locked(a, _runtime(a)),
             "project": lambda a: project_locked(a, _runtime(a)),
             "serve": lambda a: serve(a, _runtime(a)),
+            "text": text_command,
+            "languages": languages_command,
         }
         return commands[args.command](args)
     except ChatterboxError as exc:

@@ -100,6 +100,21 @@ from core.engine.options import (
     upstream_defaults,
 )
 from core.engine.pipeline import Pipeline
+from core.engine.reading import (
+    CANGJIE_FILE,
+    COMMON_STEPS,
+    DOWNLOADS,
+    READING_FILE,
+    LanguageSupport,
+    after_download,
+    all_languages,
+    cangjie_downloader,
+    language_data,
+    language_support,
+    pkuseg_downloader,
+    stress_downloader,
+)
+from core.engine.reading.text_reading import open_reader, read_text
 from core.engine.streaming.conversion import ConversionRequest, ConversionStream
 from core.engine.streaming.forecast import AUTO_SMOOTH_RTF
 from core.engine.streaming.synthesis import AudioChunk, RequestReport, SynthesisRequest, new_seed, wait_cancellable
@@ -115,6 +130,7 @@ from core.engine.text import (
     split_text,
     unknown_tags,
 )
+from core.engine.tokenizer import SentenceReading
 from core.engine.worker.events import (
     Cancelled,
     Chunk,
@@ -239,6 +255,21 @@ __all__ = [
     "nvidia_gpu_present",
     "remove_partial_files",
     "split_text",
+    "CANGJIE_FILE",
+    "COMMON_STEPS",
+    "DOWNLOADS",
+    "READING_FILE",
+    "LanguageSupport",
+    "SentenceReading",
+    "after_download",
+    "all_languages",
+    "cangjie_downloader",
+    "language_data",
+    "language_support",
+    "open_reader",
+    "pkuseg_downloader",
+    "read_text",
+    "stress_downloader",
     "step_overhead_share",
     "unknown_tags",
     "upstream_defaults",

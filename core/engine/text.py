@@ -7,6 +7,7 @@ import unicodedata
 from dataclasses import dataclass
 
 from core.engine.errors import TextInputError
+from core.engine.reading.punctuation import punc_norm
 
 MAX_CHARS = 300
 """Longest piece sent to the model at once; upstream quality degrades beyond ~300 characters."""
@@ -22,21 +23,6 @@ _CLAUSE_END = re.compile(r"(?<=[,;:—–])\s+")
 _WORD = re.compile(r"\[[^\[\]\n]{1,40}\]|\S+")
 _TAG = re.compile(r"\[([^\[\]\n]{1,40})\]")
 _DROP_CATEGORIES = {"Cc", "Cf", "Cs", "Co", "Cn", "So", "Sk"}
-_UPSTREAM_REPLACEMENTS = (
-    ("...", ", "),
-    ("…", ", "),
-    (":", ","),
-    (" - ", ", "),
-    (";", ", "),
-    ("—", "-"),
-    ("–", "-"),
-    (" ,", ","),
-    ("“", '"'),
-    ("”", '"'),
-    ("‘", "'"),
-    ("’", "'"),
-)
-_SENTENCE_ENDERS = (".", "!", "?", "-", ",", "。", "！", "？")
 
 
 @dataclass(frozen=True)
@@ -148,19 +134,12 @@ def _pack(parts: list[tuple[int, int]], max_chars: int) -> list[tuple[int, int]]
     return out
 
 
-def normalize_sentence(text: str) -> str:
-    """Upstream Chatterbox punctuation normalisation (``punc_norm``) of one sentence."""
-    text = " ".join(text.split())
-    if not text:
-        return text
-    if text[0].islower():
-        text = text[0].upper() + text[1:]
-    for old, new in _UPSTREAM_REPLACEMENTS:
-        text = text.replace(old, new)
-    text = " ".join(text.split())  # the replacements can leave double spaces (upstream keeps them)
-    if not text.endswith(_SENTENCE_ENDERS):
-        text += "."
-    return text
+def normalize_sentence(text: str, variant: str = "original") -> str:
+    """Upstream Chatterbox punctuation normalisation (``punc_norm`` of ``variant``) of one sentence; a sentence with
+    nothing left (only tags that were dropped) stays empty."""
+    if not text.strip():
+        return ""
+    return punc_norm(text.strip(), variant)
 
 
 def filter_tags(text: str, known: frozenset[str]) -> tuple[str, list[str]]:

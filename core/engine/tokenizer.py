@@ -5,7 +5,6 @@ from __future__ import annotations
 import functools
 import logging
 import re
-import unicodedata
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -13,12 +12,36 @@ import numpy as np
 from tokenizers import Tokenizer
 
 from core.engine.constants import EXAGGERATION_TOKEN, START_SPEECH, TEXT_START, TEXT_STOP
-from core.engine.errors import ModelFilesMissing, TextInputError
+from core.engine.errors import ModelFilesMissing, Notice, TextInputError
+from core.engine.reading.front_end import TextFrontEnd
 from core.engine.text import filter_tags, normalize_sentence
 
 log = logging.getLogger(__name__)
 SPACE = "[SPACE]"
+TEMPLATE_NAMES = {
+    EXAGGERATION_TOKEN: "[EXAGGERATION]",
+    TEXT_START: "[START]",
+    TEXT_STOP: "[STOP]",
+    START_SPEECH: "[START_SPEECH]",
+}
+"""Names for the template's ids that a tokenizer.json may not hold (they index the embedding's other tables)."""
 _TAG_WORDS = re.compile(r"\[[a-z][a-z ]{0,38}[a-z]\]")
+
+
+@dataclass(frozen=True)
+class SentenceReading:
+    """One sentence as the model reads it (``python -m core text`` and the window's "What the model reads")."""
+
+    text: str
+    """The sentence as it was given."""
+    prepared: str
+    """The text the tokenizer is given: after ``punc_norm`` and, for the Multilingual model, case, NFKD, the
+    language's step and the ``[xx]`` tag (spaces still spaces)."""
+    tokens: list[str]
+    """One name per id: the tokenizer's token, or the template's name."""
+    ids: list[int]
+    """The ``input_ids`` exactly as the language model's embedding receives them."""
+    dropped_tags: list[str]
 
 
 @dataclass(frozen=True)
@@ -59,7 +82,9 @@ def _read_vocabulary(path: str, _size: int, _mtime_ns: int) -> _Vocabulary:
 class TextTokenizer:
     """Turns one sentence into the ``input_ids`` the variant's ``embed_tokens`` expects."""
 
-    def __init__(self, path: Path, variant: str, text_table_rows: int | None = None):
+    def __init__(
+        self, path: Path, variant: str, text_table_rows: int | None = None, front_end: TextFrontEnd | None = None
+    ):
         try:
             self._tok = Tokenizer.from_file(str(path))
             vocabulary = _vocabulary(path)
@@ -72,6 +97,7 @@ class TextTokenizer:
         self.unk_id = TEXT_STOP if vocabulary.unk_id is None else vocabulary.unk_id
         self._space_in_tokenizer = vocabulary.space_in_tokenizer
         self._tag_words = vocabulary.tag_words
+        self.front_end = front_end or TextFrontEnd.for_bundle(variant, Path(path).parent)
 
     @staticmethod
     def is_multilingual(path: Path) -> bool:
@@ -92,25 +118,49 @@ class TextTokenizer:
         text, dropped = filter_tags(sentence, usable)
         if dropped:
             log.info("dropping tags the model does not know: %s", ", ".join(dropped))
-        return normalize_sentence(text), dropped
+        return normalize_sentence(text, self.variant), dropped
 
     def encode(self, sentence: str, language: str | None = None) -> np.ndarray:
         """Return ``input_ids`` as int64 [1, S] for one (already prepared) sentence."""
+        return np.asarray([self._ids(self.model_text(sentence, language))], dtype=np.int64)
+
+    def model_text(self, sentence: str, language: str | None = None) -> str:
+        """What the tokenizer is given for one prepared sentence (Multilingual: the language's steps and tag)."""
         if self.variant == "multilingual":
             lang = (language or "en").lower()
             if lang not in self.languages:
                 raise TextInputError("text.language_unsupported", language=language, languages=list(self.languages))
-            sentence = f"[{lang}]" + unicodedata.normalize("NFKD", sentence.lower())
-        elif language and language.lower() != "en":
+            return self.front_end.model_text(sentence, lang)
+        if language and language.lower() != "en":
             raise TextInputError("text.english_only", language=language)
+        return sentence
+
+    def read(self, sentence: str, language: str | None = None) -> SentenceReading:
+        """One sentence from the text a person wrote to the ids the model receives, with every step on the way."""
+        prepared, dropped = self.prepare(sentence)
+        model_text = self.model_text(prepared, language)
+        ids = self._ids(model_text)
+        return SentenceReading(sentence, model_text, [self.token_name(i) for i in ids], ids, dropped)
+
+    def take_notices(self) -> list[Notice]:
+        """What the language steps need the user to know (a missing segmenter, a step not installed), once each."""
+        return self.front_end.take_notices()
+
+    def token_name(self, token_id: int) -> str:
+        name = self._tok.id_to_token(token_id)
+        if name is None or (token_id in TEMPLATE_NAMES and self.variant != "turbo"):
+            return TEMPLATE_NAMES.get(token_id, f"<{token_id}>")
+        return str(name)
+
+    def _ids(self, text: str) -> list[int]:
         if self.variant != "turbo" and not self._space_in_tokenizer:
-            sentence = sentence.replace(" ", SPACE)
-        ids = list(self._tok.encode(sentence).ids)
+            text = text.replace(" ", SPACE)
+        ids = list(self._tok.encode(text).ids)
         if self.variant != "turbo":
             ids = self._wrap(ids)
         if self.text_table_rows is not None:
             ids = self._map_out_of_table(ids, self.text_table_rows)
-        return np.asarray([ids], dtype=np.int64)
+        return ids
 
     def _wrap(self, ids: list[int]) -> list[int]:
         """Make sure the original/multilingual template is there even if the post-processor lacks it."""

@@ -18,11 +18,11 @@ from core.standin.embed_graph import build_embed_tokens
 from core.standin.lm_graph import build_language_model
 from core.standin.naming import NAMINGS, renaming
 from core.standin.spec import PRECISIONS, StandinSpec, spec_for
-from core.standin.tokenizer_files import tokenizer_json
+from core.standin.tokenizer_files import cangjie_table, tokenizer_json
 
 log = logging.getLogger(__name__)
 MARKER_FILE = "standin.json"
-STANDIN_VERSION = 3
+STANDIN_VERSION = 4
 """Bumped when the stand-ins' graphs change, so that a cached one is rebuilt (2: calibrated decoder and encoder)."""
 
 
@@ -68,6 +68,8 @@ def make_standin(
         graph.rename(renaming(names, graph))
         graph.save(onnx_dir / file)
     (out / "tokenizer.json").write_text(tokenizer_json(spec), encoding="utf-8")
+    if spec.variant == "multilingual":
+        (out / "Cangjie5_TC.json").write_text(cangjie_table(), encoding="utf-8")
     if spec.variant != "turbo":
         sf.write(out / "default_voice.wav", synthetic_voice(seconds=6.0, seed=seed), SAMPLE_RATE, subtype="PCM_16")
     meta = {"standin": True, "precision": precision, "seed": seed, "names": names, **asdict(spec)}

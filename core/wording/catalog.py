@@ -146,7 +146,28 @@ NOTICES = {
     ),
     "synthesis.no_cfg": Words("Classifier-free guidance is unavailable for this bundle; generating without it."),
     "text.unknown_tag": Words("Unknown tag {tag} was skipped."),
+    "text.segmenter_missing": Words(
+        "Chinese is read without word boundaries: the word segmenter (spacy_pkuseg's model, 7 MB) is not installed. "
+        "Add it with: python -m core languages --download zh",
+        window="Chinese is read without word boundaries: the word segmenter is not installed. Add it in Models → "
+        "Language files.",
+    ),
+    "text.step_not_installed": Words(
+        lambda d: (
+            f"{_language(d)} is read as upstream sends it, without "
+            f"{'diacritics' if d['language'] == 'he' else 'stress marks'}. To add them: {d['install']}."
+        )
+    ),
 }
+
+_LANGUAGE_NAMES = {"zh": "Chinese", "ja": "Japanese", "ko": "Korean", "he": "Hebrew", "ru": "Russian"}
+
+
+def _language(data: dict) -> str:
+    code = str(data.get("language"))
+    name = _LANGUAGE_NAMES.get(code)
+    return f"{name} ({code})" if name else f"Language {code!r}"
+
 
 # --- text and options -----------------------------------------------------------------------------------------------
 TEXT = {
@@ -163,6 +184,28 @@ TEXT = {
         lambda d: f"Language {d['language']!r} is not supported by this model; choose one of {_join(d['languages'])}."
     ),
     "text.english_only": Words("This model speaks English only; use the Multilingual model for {language!r}."),
+    "text.language_file_missing": Words(
+        lambda d: (
+            f"{_language(d)} text needs {d['file']}, which is not in {d['folder']}. Download it with: "
+            f"python -m core languages --bundle {d['folder']} --download {d['language']}"
+        ),
+        window=lambda d: (
+            f"{_language(d)} text needs {d['file']}, which this model folder lacks. Download it in Models → "
+            "Language files, then speak again."
+        ),
+        api=lambda d: (
+            f"{_language(d)} text needs {d['file']}, which the server's model folder lacks; download it there "
+            f"(python -m core languages --download {d['language']})."
+        ),
+    ),
+    "text.language_bundle_needed": Words(
+        "The Chinese table goes into the Multilingual model's folder: give it with --bundle.",
+        window="Open a Multilingual model first: the Chinese table goes into its folder.",
+        api="The Chinese table goes into the Multilingual model's folder.",
+    ),
+    "text.language_file_invalid": Words(
+        lambda d: f"{_language(d)} text needs {d['file']}, which cannot be read ({d['reason']}). Download it again."
+    ),
     "options.out_of_range": Words(
         lambda d: (
             f"{d['field']}={d['value']} is out of range {'(' if d.get('low_open') else '['}{d['low']}, {d['high']}]"

@@ -1,8 +1,8 @@
 """Downloading a Chatterbox bundle from the model hub into the user data directory, with progress and cancel.
 
-Only the files one precision needs are fetched (graphs with their ``.onnx_data``, ``tokenizer.json`` and the default
-voice: no code, no pickles), always from the commit each model is pinned to, never from a branch. Every file is
-checked against what the hub reports for that commit — its size, and its SHA-256 (files kept in Git LFS) or its git
+Only the files one precision needs are fetched (graphs with their ``.onnx_data``, ``tokenizer.json``, the default
+voice and, where the repository has it, the Chinese Cangjie table: no code, no pickles), always from the commit each
+model is pinned to, never from a branch. Every file is checked against what the hub reports for that commit — its size, and its SHA-256 (files kept in Git LFS) or its git
 blob id (small files) — in a staging folder, before it is moved to its final name; a file that does not match is
 deleted and the download fails with a message saying so. ``huggingface_hub`` is imported only when a download starts:
 nothing touches the network unless the user starts a download.
@@ -175,7 +175,7 @@ def mismatch(path: Path, expected: Expected, cancelled: Callable[[], bool] = lam
 def wanted_files(model: HubModel, available: list[str]) -> list[str]:
     """The repository files one precision needs (per graph: the requested precision, else fp32)."""
     names = set(available)
-    out: list[str] = [n for n in ("tokenizer.json", "default_voice.wav") if n in names]
+    out: list[str] = [n for n in ("tokenizer.json", "default_voice.wav", "Cangjie5_TC.json") if n in names]
     for graph in GRAPHS:
         for precision in (model.precision, "fp32"):
             base = f"onnx/{graph}{SUFFIXES[precision]}.onnx"

@@ -1,0 +1,231 @@
+"""The files some languages' steps need, where they are looked for, and how the model manager fetches them.
+
+- Chinese: ``Cangjie5_TC.json`` (1.9 MB) of the Multilingual repository, in the bundle folder beside
+  ``tokenizer.json`` (where upstream keeps it), or in ``<models>/language-data/``; fetched from the commit the
+  Multilingual model is pinned to and checked against the hub's size and hash (:class:`HubFileDownloader`).
+- Chinese word boundaries: ``spacy_pkuseg``'s ``spacy_ontonotes`` model (a zip of 7 MB from its GitHub release),
+  pinned by URL and SHA-256 (the values ``spacy_pkuseg`` itself pins) and unpacked, member by member, into
+  ``<models>/language-data/pkuseg/spacy_ontonotes`` (:class:`UrlZipDownloader`). A model that ``spacy_pkuseg``
+  downloaded itself (``$PKUSEG_HOME``, ``~/.pkuseg``) is used too.
+- Russian stress: ``stressonnx``'s RUAccent files, from the commit ``stressonnx`` pins.
+
+Only the downloaders touch the network, and only when a person starts one; everything else looks on disk.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import threading
+import urllib.request
+import zipfile
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+from core.engine.files.user_dirs import user_data
+from core.engine.model.hub_download import MULTILINGUAL, DownloadCancelled, Downloader, HubModel, describe_failure
+from core.engine.reading.chinese import CANGJIE_FILE
+from core.engine.reading.optional_steps import STRESS_SUBDIR, forget_steps, stress_folder
+
+LANGUAGE_DATA = "language-data"
+PKUSEG_MODEL = "spacy_ontonotes"
+PKUSEG_URL = "https://github.com/explosion/spacy-pkuseg/releases/download/v0.0.26/spacy_ontonotes.zip"
+PKUSEG_SHA256 = "b216e7f92de7ae285aeab8feba2faa8ea8216e5995ff6fb3d391cc8356db1bfe"
+"""The release file ``spacy_pkuseg`` 1.0 itself downloads and checks (its ``Config.model_hash``)."""
+PKUSEG_FILES = ("features.msgpack", "weights.npz")
+"""What ``spacy_pkuseg`` loads from a model folder."""
+PKUSEG_MAX_BYTES = 200 << 20
+"""An archive that unpacks to more than this is not the segmenter's model (a zip bomb is refused)."""
+STRESS_REPO = "TigreGotico/stressonnx-models", "b8ba7afdb78534afa1a7f4794b98d019c3866aef"
+"""``stressonnx`` 0.0.2's model repository and the commit it pins (``registry.HF_REPO_REVISION``)."""
+
+
+def language_data(models_dir: Path | None = None) -> Path:
+    """``<models>/language-data`` (``<user data>/models`` unless given)."""
+    return (Path(models_dir) if models_dir is not None else user_data() / "models") / LANGUAGE_DATA
+
+
+def find_cangjie(bundle: Path | None, models_dir: Path | None = None) -> Path | None:
+    """The Cangjie table beside the bundle's tokenizer, else in the language data folder; ``None`` when absent."""
+    for folder in ([Path(bundle)] if bundle is not None else []) + [language_data(models_dir)]:
+        path = folder / CANGJIE_FILE
+        if path.is_file() and path.stat().st_size > 0:
+            return path
+    return None
+
+
+def find_pkuseg(models_dir: Path | None = None) -> Path | None:
+    """The segmenter's model folder: ours, or one ``spacy_pkuseg`` downloaded itself; ``None`` when absent."""
+    homes = [language_data(models_dir) / "pkuseg"]
+    if os.environ.get("PKUSEG_HOME"):
+        homes.append(Path(os.environ["PKUSEG_HOME"]))
+    homes.append(Path.home() / ".pkuseg")
+    for home in homes:
+        folder = home / PKUSEG_MODEL
+        if all((folder / name).is_file() for name in PKUSEG_FILES):
+            return folder
+    return None
+
+
+def stress_files() -> list[str]:
+    """The repository paths of the Russian stress model (``stressonnx``'s list; raises ``ImportError`` without it)."""
+    from stressonnx.backends.ruaccent import _RUACCENT_FILES  # type: ignore[import-not-found]
+
+    return [f"{STRESS_SUBDIR}/{name}" for name in _RUACCENT_FILES]
+
+
+def russian_stress_ready(models_dir: Path | None = None) -> bool:
+    folder = stress_folder(language_data(models_dir))
+    try:
+        return all((folder / name).is_file() for name in stress_files())
+    except ImportError:
+        return False
+
+
+class HubFileDownloader(Downloader):
+    """:class:`Downloader` for named files of a pinned repository (same staging, size and hash checks)."""
+
+    any_answer_pinned = True
+
+    def __init__(self, model: HubModel, target_root: Path, names: list[str], hub: Any = None):
+        super().__init__(model, target_root, hub)
+        self.names = names
+
+    def _files(self, available: list[str]) -> list[str]:
+        absent = [name for name in self.names if name not in available]
+        if absent:
+            raise RuntimeError(f"{self.model.repo}@{self.model.revision[:12]} holds no {', '.join(absent)}")
+        return list(self.names)
+
+
+def cangjie_downloader(bundle: Path, hub: Any = None) -> HubFileDownloader:
+    """Fetches ``Cangjie5_TC.json`` into ``bundle`` from the Multilingual model's pinned commit."""
+    bundle = Path(bundle)
+    model = HubModel("Chinese: Cangjie table (1.9 MB)", MULTILINGUAL[0], "fp32", bundle.name, MULTILINGUAL[1])
+    return HubFileDownloader(model, bundle.parent, [CANGJIE_FILE], hub)
+
+
+def stress_downloader(models_dir: Path | None = None, hub: Any = None) -> HubFileDownloader:
+    """Fetches the Russian stress model into ``<models>/language-data/stressonnx`` (needs ``stressonnx``)."""
+    folder = stress_folder(language_data(models_dir))
+    model = HubModel("Russian: stress marks (RUAccent)", STRESS_REPO[0], "fp32", folder.name, STRESS_REPO[1])
+    return HubFileDownloader(model, folder.parent, stress_files(), hub)
+
+
+@dataclass(frozen=True)
+class UrlFile:
+    url: str
+    sha256: str
+    folder: str
+    """Where it unpacks, under the language data folder."""
+
+
+PKUSEG = UrlFile(PKUSEG_URL, PKUSEG_SHA256, f"pkuseg/{PKUSEG_MODEL}")
+
+
+class UrlZipDownloader:
+    """A pinned zip from a URL: downloaded with progress and cancel into a staging file, checked against its
+    SHA-256, unpacked member by member (no absolute paths, no ``..``, no links, bounded size) into a staging folder,
+    then moved into place. The same interface as :class:`Downloader` (``start``, ``progress``, ``cancel``, ``join``,
+    ``finished``, ``error``, ``offline``), so one progress dialog serves both."""
+
+    def __init__(self, spec: UrlFile, data_dir: Path, opener: Any = None):
+        self.spec = spec
+        self.target = Path(data_dir) / spec.folder
+        self.staging = self.target.parent / f".{self.target.name}.partial"
+        self.opener = opener or urllib.request.urlopen
+        self.total_bytes = 0
+        self.done_bytes = 0
+        self.error: str | None = None
+        self.offline = False
+        self.finished = False
+        self._cancel = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="download", daemon=True)
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def cancel(self) -> None:
+        self._cancel.set()
+
+    def join(self, timeout: float | None = None) -> None:
+        self._thread.join(timeout)
+
+    def progress(self) -> int:
+        return self.done_bytes
+
+    def _run(self) -> None:
+        from core.engine.model.hub_download import is_offline_error
+
+        try:
+            self._download()
+        except DownloadCancelled:
+            self.error = "cancelled"
+        except Exception as exc:  # noqa: BLE001 - shown to the user; a failed download must not crash the app
+            self.offline = is_offline_error(exc)
+            self.error = describe_failure(exc)
+        finally:
+            shutil.rmtree(self.staging, ignore_errors=True)
+            self.finished = True
+
+    def _download(self) -> None:
+        self.staging.mkdir(parents=True, exist_ok=True)
+        archive = self.staging / "download.zip"
+        digest = hashlib.sha256()
+        with self.opener(self.spec.url, timeout=30) as response, archive.open("wb") as out:
+            self.total_bytes = int(response.headers.get("Content-Length") or 0)
+            while chunk := response.read(1 << 16):
+                if self._cancel.is_set():
+                    raise DownloadCancelled
+                out.write(chunk)
+                digest.update(chunk)
+                self.done_bytes += len(chunk)
+        if digest.hexdigest() != self.spec.sha256:
+            raise RuntimeError(
+                f"{self.spec.url} does not match its pinned SHA-256 (got {digest.hexdigest()}); nothing was installed"
+            )
+        unpacked = self.staging / "files"
+        unpack_zip(archive, unpacked)
+        if self.target.exists():
+            shutil.rmtree(self.target)
+        self.target.parent.mkdir(parents=True, exist_ok=True)
+        os.replace(_single_root(unpacked), self.target)
+
+
+def unpack_zip(archive: Path, folder: Path, limit: int = PKUSEG_MAX_BYTES) -> None:
+    """Unpack ``archive`` into ``folder``, refusing members that would land outside it, links and archives that
+    unpack to more than ``limit`` bytes."""
+    with zipfile.ZipFile(archive) as zf:
+        members = zf.infolist()
+        if sum(m.file_size for m in members) > limit:
+            raise RuntimeError(f"{archive.name} unpacks to more than {limit >> 20} MB: not the expected model")
+        for member in members:
+            path = PurePosixPath(member.filename.replace("\\", "/"))
+            if path.is_absolute() or ".." in path.parts or (member.external_attr >> 28) == 0xA:
+                raise RuntimeError(f"{archive.name} holds an unsafe member: {member.filename!r}")
+            if member.is_dir():
+                continue
+            target = folder.joinpath(*path.parts)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            with zf.open(member) as src, target.open("wb") as dst:
+                shutil.copyfileobj(src, dst)
+
+
+def _single_root(folder: Path) -> Path:
+    """The archive's one top folder when it has one (``spacy_ontonotes/…``), else the folder itself."""
+    entries = list(folder.iterdir())
+    return entries[0] if len(entries) == 1 and entries[0].is_dir() else folder
+
+
+def pkuseg_downloader(models_dir: Path | None = None, opener: Any = None) -> UrlZipDownloader:
+    return UrlZipDownloader(PKUSEG, language_data(models_dir), opener)
+
+
+def after_download() -> None:
+    """Make the next sentence look for the files again (a step that was missing may now be there)."""
+    forget_steps()
+    from core.engine.reading.front_end import forget_language_files
+
+    forget_language_files()
