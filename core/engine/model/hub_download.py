@@ -2,10 +2,11 @@
 
 Only the files one precision needs are fetched (graphs with their ``.onnx_data``, ``tokenizer.json``, the default
 voice and, where the repository has it, the Chinese Cangjie table: no code, no pickles), always from the commit each
-model is pinned to, never from a branch. Every file is checked against what the hub reports for that commit — its size, and its SHA-256 (files kept in Git LFS) or its git
-blob id (small files) — in a staging folder, before it is moved to its final name; a file that does not match is
-deleted and the download fails with a message saying so. ``huggingface_hub`` is imported only when a download starts:
-nothing touches the network unless the user starts a download.
+model is pinned to, never from a branch. Every file is checked against what the hub reports for that commit — its
+size, and its SHA-256 (files kept in Git LFS) or its git blob id (small files) — in a staging folder, before it is
+moved to its final name; a file that does not match is deleted and the download fails with a message saying so.
+``huggingface_hub`` is imported only when a download starts: nothing touches the network unless the user starts a
+download.
 """
 
 from __future__ import annotations
