@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
+from typing import Any
 
 from core.cli.notices import say_notices
 from core.cli.progress_line import ProgressLine
@@ -135,7 +136,7 @@ def _download(args) -> int:
     if args.download == "zh":
         if args.bundle is None:
             raise TextInputError("text.language_bundle_needed", language="zh")
-        downloads = [cangjie_downloader(args.bundle), pkuseg_downloader(args.models_dir)]
+        downloads: list[Any] = [cangjie_downloader(args.bundle), pkuseg_downloader(args.models_dir)]
     else:
         try:
             downloads = [stress_downloader(args.models_dir)]

@@ -163,7 +163,7 @@ NOTICES = {
 _LANGUAGE_NAMES = {"zh": "Chinese", "ja": "Japanese", "ko": "Korean", "he": "Hebrew", "ru": "Russian"}
 
 
-def _language(data: dict) -> str:
+def _language(data: Mapping[str, Any]) -> str:
     code = str(data.get("language"))
     name = _LANGUAGE_NAMES.get(code)
     return f"{name} ({code})" if name else f"Language {code!r}"

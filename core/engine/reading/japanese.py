@@ -22,7 +22,7 @@ def _converter() -> Any:
         if _kakasi is None:
             import pykakasi
 
-            _kakasi = pykakasi.kakasi()
+            _kakasi = pykakasi.kakasi()  # type: ignore[no-untyped-call]
         return _kakasi
 
 

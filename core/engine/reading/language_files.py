@@ -71,7 +71,7 @@ def find_pkuseg(models_dir: Path | None = None) -> Path | None:
 
 def stress_files() -> list[str]:
     """The repository paths of the Russian stress model (``stressonnx``'s list; raises ``ImportError`` without it)."""
-    from stressonnx.backends.ruaccent import _RUACCENT_FILES  # type: ignore[import-not-found]
+    from stressonnx.backends.ruaccent import _RUACCENT_FILES
 
     return [f"{STRESS_SUBDIR}/{name}" for name in _RUACCENT_FILES]
 

@@ -87,11 +87,11 @@ def _hebrew(folder: Path) -> Step | None:
         return None
     engine: Any
     if model.name.startswith("phonikud"):
-        from phonikud_onnx import Phonikud  # type: ignore[import-not-found]
+        from phonikud_onnx import Phonikud
 
         engine = Phonikud(str(model))
     else:
-        from dicta_onnx import Dicta  # type: ignore[import-not-found]
+        from dicta_onnx import Dicta
 
         engine = Dicta(str(model))
     return _locked(lambda text: str(engine.add_diacritics(text)))
@@ -100,8 +100,8 @@ def _hebrew(folder: Path) -> Step | None:
 def _russian(folder: Path) -> Step | None:
     if not folder.is_dir():
         return None
-    from stressonnx import make_stressor  # type: ignore[import-not-found]
-    from stressonnx.backends.ruaccent import _RUACCENT_FILES  # type: ignore[import-not-found]
+    from stressonnx import make_stressor
+    from stressonnx.backends.ruaccent import _RUACCENT_FILES
 
     if not all((folder / STRESS_SUBDIR / name).is_file() for name in _RUACCENT_FILES):
         return None  # an incomplete folder: the package would fetch the rest from the network while reading

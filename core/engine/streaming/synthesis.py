@@ -255,6 +255,7 @@ class SynthesisStream:
             return DecodeStats(stop_reason=ahead.stop_reason, started_at=time.perf_counter()), iter(ahead.tokens)
         parts, params = self.parts, ctx.params
         ids = parts.tokenizer.encode(sentence, self.request.options.language)
+        self.report.warnings += parts.tokenizer.take_notices()  # a language step that could not run as upstream's
         start = start_sentence(
             parts, ctx.conditioning, ctx.voice_key, ids, params.exaggeration, ctx.cfg, self.report.cache
         )
