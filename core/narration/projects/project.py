@@ -31,6 +31,7 @@ from core.narration.projects.store import (
     StoreRefused,
     StoreWriteFailed,
 )
+from core.narration.text.sentences import base_language
 from core.narration.text.speech_text import LexiconEntry, apply_lexicon, spoken_form
 
 SCHEMA_VERSION = 1
@@ -210,8 +211,22 @@ class Project:
     def audio_settings(self, segment: Segment) -> dict:
         return {**self.settings, **segment.settings}
 
+    def model_language(self, segment: Segment) -> str | None:
+        """The language the model speaks a segment in: the settings' own (``--language``), else, on the
+        Multilingual model, the book's (an EPUB's ``dc:language``); ``None`` is the model's default (English)."""
+        given = self.audio_settings(segment).get("language")
+        if given is not None:
+            return str(given)
+        if self.model.get("variant") != "multilingual":
+            return None  # an English model reads any book as English, as it always has
+        language = base_language(self.language)
+        return None if language == "en" else language
+
     def synthesis_options(self, segment: Segment, seed: int) -> SynthesisOptions:
-        return SynthesisOptions(**self.audio_settings(segment), seed=seed)
+        settings = self.audio_settings(segment)
+        if "language" not in settings and (language := self.model_language(segment)) is not None:
+            settings = {**settings, "language": language}
+        return SynthesisOptions(**settings, seed=seed)
 
     def automatic_spoken(self, segment: Segment) -> str:
         """The spoken form derived from the written text (numbers, abbreviations, ...), before the lexicon."""
@@ -243,6 +258,8 @@ class Project:
             "settings": dict(sorted(self.audio_settings(segment).items())),
             "model": dict(sorted(self.model.items())),
         }
+        if "language" not in identity["settings"] and (language := self.model_language(segment)) is not None:
+            identity["language"] = language  # the book's language, spoken by the Multilingual model
         return hashlib.sha256(json.dumps(identity, sort_keys=True).encode()).hexdigest()[:32]
 
     def is_skipped(self, segment: Segment) -> bool:

@@ -242,6 +242,8 @@ _LAST_WORD = re.compile(rf"(?:^|\s)[{re.escape(_OPENERS)}]*([^\s.{re.escape(_OPE
 """The word before a sentence end, without what opens it (‘Mr. → Mr, —St. → St, "Mrs. → Mrs)."""
 _INITIAL = re.compile(rf"(?:^|[\s{re.escape(_OPENERS)}])[A-Z]\.$")
 _STRAY_CLOSE = re.compile(r"[’”»›]+(?=\s|$)")
+_STRAY_CLOSE_UNSPACED = re.compile(r"[’”»›」』）》〉】\"]+")
+"""Chinese and Japanese put no space after a closing quote (他说：“你好！”然后走了。)."""
 _CLAUSE_ENDS = ("،", ",", ";", "؛", "、", "，")
 
 
@@ -252,8 +254,9 @@ def _mend(parts: list[str], language: str) -> list[str]:
     the sentence it closes."""
     known = _ABBREVIATIONS.get(language, frozenset())
     out: list[str] = []
+    stray_close = _STRAY_CLOSE_UNSPACED if language in ("zh", "ja") else _STRAY_CLOSE
     for part in parts:
-        stray = _STRAY_CLOSE.match(part)
+        stray = stray_close.match(part)
         if out and stray:
             out[-1] += stray.group(0)
             part = part[stray.end() :].strip()

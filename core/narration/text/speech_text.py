@@ -31,12 +31,26 @@ from core.narration.text.spoken_links import spoken_links
 
 
 def _words(number, language: str, to: str = "cardinal") -> str | None:
+    if language == "zh":
+        return _chinese_number(number, to)
     from num2words import num2words
 
     try:
         return str(num2words(number, lang=language, to=to))
     except (NotImplementedError, OverflowError, ValueError, TypeError, InvalidOperation, KeyError, IndexError):
         return None
+
+
+def _chinese_number(number, to: str) -> str | None:
+    """Chinese numerals by ``cn2an`` (num2words has no Chinese): 2026 → 二千零二十六, 3.5 → 三点五; ordinals and
+    years as cardinals with 第 in front of an ordinal."""
+    import cn2an
+
+    try:
+        said = str(cn2an.an2cn(str(number), "low"))
+    except (ValueError, KeyError, TypeError):
+        return None
+    return f"第{said}" if to == "ordinal" else said
 
 
 _CURRENCY_SIGNS = {"$": "USD", "£": "GBP", "€": "EUR"}
@@ -88,7 +102,8 @@ _UNITS: dict[str, dict[str, tuple[str, str] | None]] = {
     "es": {"km": ("kilómetro", "kilómetros"), "kg": ("kilogramo", "kilogramos"), "m": ("metro", "metros")},
 }
 _PERCENT = {"en": "percent", "de": "Prozent", "fr": "pour cent", "es": "por ciento", "it": "per cento"}
-_DECIMAL_POINT = {"en": ".", "ja": ".", "zh": ".", "hi": "."}
+_DECIMAL_POINT = {"en": ".", "ja": ".", "zh": ".", "hi": ".", "ko": "."}
+_UNSPACED = frozenset({"zh", "ja", "ko"})
 """Where a language writes "3.5" (the others write "3,5")."""
 
 _MONTHS_EN = [
@@ -313,8 +328,12 @@ def _numbers(text: str, lang: str) -> str:
         text = re.sub(r"(?<![\w.,])(\d+)(?:er|re|e|ème)\b", ordinal, text)
 
     thousands = r"\d{1,3}(?:,\d{3})+" if lang == "en" else r"\d{1,3}(?:[.\u00a0\u202f ]\d{3})+(?!\d)"
+    # Chinese and Japanese write no spaces, and Korean joins its counters to the number (3마리): there a number
+    # stands against any letter but a Latin one (R2D2 stays as it is).
+    letter = "0-9A-Za-z_" if lang in _UNSPACED else r"\w"
     number = re.compile(
-        rf"(?<![\w.,:])(-?)({thousands}|\d+)(?:{re.escape(point)}(\d+))?(?![\d\w]|:\d)(\s?%|\s?(?:{unit_names})(?![\w/]))?"
+        rf"(?<![{letter}.,:])(-?)({thousands}|\d+)(?:{re.escape(point)}(\d+))?(?![{letter}\d]|:\d)"
+        rf"(\s?%|\s?(?:{unit_names})(?![\w/]))?"
     )
 
     def replace(m: re.Match[str]) -> str:
