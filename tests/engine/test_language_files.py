@@ -186,3 +186,90 @@ def test_after_a_download_the_files_are_looked_for_again(tmp_path):
     front_end._tables["x"] = object()
     language_files.after_download()
     assert front_end._tables == {}
+
+
+# --- the optional steps, with stand-ins for their packages -----------------------------------------------------------
+
+
+@pytest.fixture
+def fake_packages(monkeypatch):
+    """``stressonnx`` and ``phonikud_onnx`` as small modules that mark what they touched (the real ones are optional
+    and need their models)."""
+    import sys
+    import types
+
+    from core.engine.reading import optional_steps
+
+    calls = []
+    stress = types.ModuleType("stressonnx")
+    stress.make_stressor = lambda model, lang, cache_dir: (
+        calls.append((model, lang, cache_dir)) or (lambda text: text.replace("а", "а\u0301", 1))
+    )
+    backends = types.ModuleType("stressonnx.backends")
+    ruaccent = types.ModuleType("stressonnx.backends.ruaccent")
+    ruaccent._RUACCENT_FILES = ["nn_accent/model.onnx", "dictionary/omographs.json.gz"]
+    phonikud = types.ModuleType("phonikud_onnx")
+
+    class Phonikud:
+        def __init__(self, path):
+            calls.append(("phonikud", path))
+
+        def add_diacritics(self, text):
+            return text + "\u05b8"
+
+    phonikud.Phonikud = Phonikud
+    for name, module in {
+        "stressonnx": stress,
+        "stressonnx.backends": backends,
+        "stressonnx.backends.ruaccent": ruaccent,
+        "phonikud_onnx": phonikud,
+    }.items():
+        monkeypatch.setitem(sys.modules, name, module)
+    optional_steps.forget_steps()
+    yield calls
+    optional_steps.forget_steps()
+
+
+def test_russian_stress_downloads_from_stressonnx_pinned_commit_then_runs(tmp_path, fake_packages):
+    from core.engine.reading.language_files import STRESS_REPO, russian_stress_ready, stress_downloader
+
+    models = tmp_path / "models"
+    front = front_end.TextFrontEnd("multilingual", tmp_path, models)
+    assert front.model_text("мама", "ru") == "[ru]мама" and front.take_notices()[0].code == "text.step_not_installed"
+    files = {
+        f"ru_ruaccent/{name}": name.encode() * 10 for name in ("nn_accent/model.onnx", "dictionary/omographs.json.gz")
+    }
+    hub = FakeHub({**files, "README.md": b"readme"})
+    download = run(stress_downloader(models, hub=hub))
+    assert download.error is None and russian_stress_ready(models)
+    assert hub.calls[0] == ("model_info", STRESS_REPO[0], STRESS_REPO[1], True)
+    language_files.after_download()
+    front = front_end.TextFrontEnd("multilingual", tmp_path, models)
+    assert front.model_text("мама", "ru") == "[ru]ма\u0301ма" and front.take_notices() == []
+    assert fake_packages[-1] == ("ruaccent", "ru", str(language_data(models) / "stressonnx"))
+
+
+def test_hebrew_diacritics_run_when_the_package_and_its_model_are_there(tmp_path, fake_packages):
+    models = tmp_path / "models"
+    folder = language_data(models) / "hebrew"
+    folder.mkdir(parents=True)
+    (folder / "phonikud-1.0.int8.onnx").write_bytes(b"model")
+    out = front_end.TextFrontEnd("multilingual", tmp_path, models).model_text("שלום", "he")
+    assert out == "[he]שלום\u05b8" and fake_packages == [("phonikud", str(folder / "phonikud-1.0.int8.onnx"))]
+
+
+def test_a_step_whose_package_fails_to_load_leaves_the_text_as_upstream_sends_it(tmp_path, fake_packages, monkeypatch):
+    import sys
+
+    folder = language_data(tmp_path / "models") / "hebrew"
+    folder.mkdir(parents=True)
+    (folder / "phonikud-1.0.int8.onnx").write_bytes(b"model")
+
+    class Broken:
+        def __init__(self, path):
+            raise RuntimeError("not an ONNX model")
+
+    monkeypatch.setattr(sys.modules["phonikud_onnx"], "Phonikud", Broken)
+    front = front_end.TextFrontEnd("multilingual", tmp_path, tmp_path / "models")
+    assert front.model_text("שלום", "he") == "[he]שלום"
+    assert front.take_notices()[0].code == "text.step_not_installed"
