@@ -198,6 +198,7 @@ async def speech(request: Request) -> Response:
     caps = _loaded_model(state.worker, params.model)
     voice = _speech_voice(state.voices, params, upload, caps)
     options = _speech_options(params, caps)
+    _check_language(state.worker, params.language)
     headers = _speech_headers(params)
     parts = _speakable(params.input)
     if parts is None:  # nothing to say ("." is how Home Assistant tests a server): a short silence
@@ -386,6 +387,17 @@ def _speech_options(params: SpeechParams, caps: Capabilities) -> SynthesisOption
         words = describe_error(TextInputError("text.english_only", language=params.language), "api")
         raise bad_request(f"Invalid 'language': {words}", "invalid_value", "language")
     return options
+
+
+def _check_language(worker: InferenceWorker, language: str | None) -> None:
+    """A language whose text cannot be read (Chinese without its table) is refused before the queue, in words."""
+    pipe = worker.pipeline
+    if not language or pipe is None:
+        return
+    try:
+        pipe.check_language(language)
+    except TextInputError as exc:
+        raise bad_request(describe_error(exc, "api"), "invalid_value", "language") from None
 
 
 # --- the speech-to-speech request's checks, in order ----------------------------------------------------------------

@@ -97,6 +97,11 @@ class Pipeline:
     def capabilities(self) -> Capabilities:
         return self._parts.capabilities
 
+    def check_language(self, language: str | None) -> None:
+        """Raise :class:`~core.engine.errors.TextInputError` when text in ``language`` cannot be read by this model
+        (not one of its languages, or a file its step needs is missing), before anything is queued."""
+        self._parts.tokenizer.check_language(language)
+
     @property
     def providers(self) -> dict[str, str]:
         return self._parts.capabilities.providers

@@ -135,6 +135,13 @@ class TextTokenizer:
             raise TextInputError("text.english_only", language=language)
         return sentence
 
+    def check_language(self, language: str | None) -> None:
+        """Raise what encoding a sentence in ``language`` would raise for the language itself: not the model's, or
+        a file its step needs missing."""
+        self.model_text("", language)
+        if self.variant == "multilingual":
+            self.front_end.check((language or "en").lower())
+
     def read(self, sentence: str, language: str | None = None) -> SentenceReading:
         """One sentence from the text a person wrote to the ids the model receives, with every step on the way."""
         prepared, dropped = self.prepare(sentence)

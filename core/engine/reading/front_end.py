@@ -90,6 +90,12 @@ class TextFrontEnd:
         text = self.language_step(text, language)
         return f"[{language.lower()}]{text}"
 
+    def check(self, language: str) -> None:
+        """Raise the error a sentence in ``language`` would raise for a missing or unreadable file (before a request
+        is queued, so that it is refused at once)."""
+        if language == "zh":
+            self._cangjie()
+
     def language_step(self, text: str, language: str) -> str:
         if language == "zh":
             return cangjie_text(text, self._cangjie(), self._segmenter())
