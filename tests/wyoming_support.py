@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -106,3 +106,25 @@ async def synthesize_streamed(port: int, pieces: list[str], voice: str | None = 
         finally:
             writer.cancel()
         return heard
+
+
+async def synthesize_raw(port: int, text: str, voice: dict, streamed: bool = False) -> Heard:
+    """A request whose ``voice`` is sent as it is (the library's ``SynthesizeVoice`` drops a ``language`` beside a
+    ``name``, which other clients may send together); streamed as Home Assistant streams, its text written while
+    the answer is read, and a refusal that ends the connection meanwhile is no failure of the client's."""
+    async with AsyncTcpClient("127.0.0.1", port) as client:
+        if not streamed:
+            await client.write_event(Event(type="synthesize", data={"text": text, "voice": voice}))
+            return await listen(client, Heard(), "audio-stop")
+
+        async def write() -> None:
+            with suppress(ConnectionError):
+                await client.write_event(Event(type="synthesize-start", data={"voice": voice}))
+                await client.write_event(SynthesizeChunk(text=text).event())
+                await client.write_event(SynthesizeStop().event())
+
+        writer = asyncio.ensure_future(write())
+        try:
+            return await listen(client, Heard(), "synthesize-stopped")
+        finally:
+            await writer

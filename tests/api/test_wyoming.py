@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import shutil
 import time
 
 import httpx
@@ -14,9 +15,10 @@ from wyoming.info import Describe, Info
 from wyoming.tts import Synthesize, SynthesizeChunk, SynthesizeStart, SynthesizeStop, SynthesizeVoice
 
 from core.api.wyoming import WyomingConfig
+from core.api.wyoming.info import VoiceName, read_voice_name
 from core.engine import RuntimeOptions, SynthesisOptions
 from tests.api_support import long_text, serving, started_worker, wait_idle
-from tests.wyoming_support import Heard, listen, synthesize, synthesize_streamed, wyoming_serving
+from tests.wyoming_support import Heard, listen, synthesize, synthesize_raw, synthesize_streamed, wyoming_serving
 
 SEEDED = WyomingConfig(options=SynthesisOptions(seed=11))
 
@@ -40,16 +42,51 @@ def test_describe_answers_one_tts_program_with_the_voices_and_streaming(worker, 
     assert all(v.languages == ["en"] and v.installed for v in program.voices)
 
 
-def test_a_multilingual_model_offers_every_voice_in_its_languages(bundles, tmp_path):
-    # The float32 decoder: an int8 one would be made on a loading thread that outlives this short test.
+@pytest.fixture(scope="module")
+def multilingual(bundles):
+    # The float32 decoder: an int8 one would be made on a loading thread that outlives the test that loads it.
     worker = started_worker(bundles["multilingual"], RuntimeOptions(provider="cpu", decoder_precision="fp32"))
-    try:
-        with wyoming_serving(worker, tmp_path / "voices") as server:
-            info = asyncio.run(_describe(server.port))
-        languages = info.tts[0].voices[0].languages
-        assert languages == list(worker.pipeline.capabilities.languages) and len(languages) > 1
-    finally:
-        assert worker.shutdown()
+    yield worker
+    assert worker.shutdown()
+
+
+def _as_home_assistant_lists(program) -> dict[str, list[tuple[str, str]]]:
+    """The voices per language as Home Assistant's Wyoming integration builds its lists (tts.py): each installed
+    voice under each of its ``languages``, as (voice_id, shown name), sorted by the shown name."""
+    lists: dict[str, list[tuple[str, str]]] = {}
+    for voice in program.voices:
+        for language in voice.languages if voice.installed else []:
+            lists.setdefault(language, []).append((voice.name, voice.description or voice.name))
+    return {language: sorted(voices, key=lambda v: v[1]) for language, voices in lists.items()}
+
+
+@pytest.mark.parametrize("configured", [None, "fr"])
+def test_a_multilingual_model_offers_each_voice_once_per_language(multilingual, tmp_path, voice_wav, configured):
+    codes = list(multilingual.pipeline.capabilities.languages)
+    config = WyomingConfig(options=SynthesisOptions(language=configured))
+    with wyoming_serving(multilingual, tmp_path / "voices", config) as server:
+        server.service.library.add("Kitchen Voice", voice_wav)
+        info = asyncio.run(_describe(server.port))
+    (program,) = info.tts
+    by_name = {v.name: v for v in program.voices}
+    assert len(program.voices) == len(by_name) == 2 * (1 + len(codes)) and len(codes) > 1
+    default = configured or "en"
+    for name in ("default", "Kitchen Voice"):
+        assert by_name[name].languages == [default]  # the plain names stay: automations that name them still work
+        for code in codes:
+            assert by_name[f"{name}@{code}"].languages == [code]
+    assert "French (fr)" in by_name["Kitchen Voice@fr"].description
+    lists = _as_home_assistant_lists(program)
+    assert sorted(lists) == sorted(codes)
+    assert [voice for voice, _ in lists["de"]] == ["default@de", "Kitchen Voice@de"]  # each voice once, in German
+    assert len(lists[default]) == 4  # and the plain names beside their own language's
+    assert all(len({shown for _, shown in voices}) == len(voices) for voices in lists.values())
+
+
+def test_an_english_model_offers_no_language_variants(worker, tmp_path):
+    with wyoming_serving(worker, tmp_path / "voices") as server:
+        info = asyncio.run(_describe(server.port))
+    assert [(v.name, v.languages) for v in info.tts[0].voices] == [("default", ["en"])]
 
 
 def test_a_plain_synthesize_streams_pcm_as_long_as_the_http_api_speaks_it(worker, tmp_path):
@@ -147,23 +184,113 @@ def test_a_client_that_disconnects_mid_stream_frees_the_worker(worker, tmp_path)
         assert heard.stopped and heard.samples > 0 and time.monotonic() - started < 10
 
 
-def test_the_speaking_settings_and_a_voice_language_reach_the_worker(bundles, tmp_path):
-    worker = started_worker(bundles["multilingual"])
+def test_the_speaking_settings_and_a_voice_language_reach_the_worker(multilingual, tmp_path):
+    config = WyomingConfig(options=SynthesisOptions(seed=5, language="fr"))
+    with wyoming_serving(multilingual, tmp_path / "voices", config) as server:
+
+        async def ask(language: str | None, name: str | None = None) -> Heard:
+            async with AsyncTcpClient("127.0.0.1", server.port) as client:
+                voice = SynthesizeVoice(name=name, language=language) if language or name else None
+                await client.write_event(Synthesize(text="Bonjour tout le monde.", voice=voice).event())
+                return await listen(client, Heard(), "audio-stop")
+
+        french, german, default = (asyncio.run(ask(lang)) for lang in ("fr", "de", None))
+        german_by_name, french_by_name = (asyncio.run(ask(None, f"default@{lang}")) for lang in ("de", "fr"))
+    assert french.samples and german.samples
+    assert french.audio == default.audio != german.audio
+    assert german_by_name.audio == german.audio and french_by_name.audio == french.audio
+
+
+def _requests(monkeypatch, server) -> list:
+    """The requests the handler gives the API's queue, recorded."""
+    asked: list = []
+    for method in ("submit", "stream"):
+        real = getattr(server.jobs, method)
+
+        def spy(request, *args, _real=real):
+            asked.append(request)
+            return _real(request, *args)
+
+        monkeypatch.setattr(server.jobs, method, spy)
+    return asked
+
+
+@pytest.mark.parametrize("streamed", [False, True])
+def test_a_voice_at_a_language_speaks_that_voice_in_that_language(
+    multilingual, tmp_path, voice_wav, monkeypatch, streamed
+):
+    with wyoming_serving(multilingual, tmp_path / "voices") as server:
+        server.service.library.add("Kitchen Voice", voice_wav)
+        asked = _requests(monkeypatch, server)
+        if streamed:
+            heard = asyncio.run(synthesize_streamed(server.port, ["Le dîner ", "est prêt."], "Kitchen Voice@fr"))
+        else:
+            heard = asyncio.run(synthesize(server.port, "Le dîner est prêt.", "kitchen voice@FR"))
+        plain = asyncio.run(synthesize(server.port, "Le dîner est prêt.", "Kitchen Voice"))
+    assert heard.stopped and heard.samples > 0 and not heard.errors
+    assert [(r.options.language, r.voice is not None) for r in asked] == [("fr", True), (None, True)]
+    assert plain.samples > 0  # the plain name: the library voice in the server's default language
+
+
+def test_home_assistants_language_is_honoured_and_a_names_language_wins(multilingual, tmp_path, monkeypatch, caplog):
+    with wyoming_serving(multilingual, tmp_path / "voices") as server, caplog.at_level(logging.WARNING):
+        asked = _requests(monkeypatch, server)
+        for voice in (
+            {"language": "de_DE"},  # a language and no name: what the library's SynthesizeVoice sends
+            {"name": "default", "language": "it"},  # both, as a client that writes its own events may send them
+            {"name": "default@es", "language": "it"},  # the name's @code is the more specific choice
+            {"language": "xx"},  # a language hint the model lacks: the server's default language, with a notice
+        ):
+            heard = asyncio.run(synthesize_raw(server.port, "Hallo.", voice))
+            assert heard.stopped and heard.samples > 0 and not heard.errors
+    assert [r.options.language for r in asked] == ["de", "it", "es", None]
+    assert any("'xx'" in r.getMessage() for r in caplog.records)
+
+
+@pytest.mark.parametrize("streamed", [False, True])
+def test_a_voice_at_a_language_the_model_lacks_is_refused_naming_it(multilingual, tmp_path, voice_wav, streamed):
+    with wyoming_serving(multilingual, tmp_path / "voices") as server:
+        server.service.library.add("Kitchen Voice", voice_wav)
+        heard = asyncio.run(synthesize_raw(server.port, "Hello.", {"name": "Kitchen Voice@xx"}, streamed))
+        (error,) = heard.errors
+        assert error.code == "text.language_unsupported" and "'xx'" in error.text and "fr" in error.text
+        assert "audio-start" not in heard.types  # refused before speaking: nothing in another language
+        assert wait_idle(multilingual, server)
+        assert asyncio.run(synthesize(server.port, "Encore.", "Kitchen Voice@fr")).samples > 0
+
+
+def test_an_english_model_refuses_another_language_by_name(worker, tmp_path):
+    with wyoming_serving(worker, tmp_path / "voices") as server:
+        refused = asyncio.run(synthesize(server.port, "Bonjour.", "default@fr"))
+        english = asyncio.run(synthesize(server.port, "Hello.", "default@en"))
+    assert [e.code for e in refused.errors] == ["text.english_only"] and "'fr'" in refused.errors[0].text
+    assert english.samples > 0 and not english.errors
+
+
+@pytest.mark.parametrize("streamed", [False, True])
+def test_a_missing_language_file_reaches_the_client_as_an_error(bundles, tmp_path, streamed):
+    copy = shutil.copytree(bundles["multilingual"], tmp_path / "ml")
+    (copy / "Cangjie5_TC.json").unlink()
+    worker = started_worker(copy, RuntimeOptions(provider="cpu", decoder_precision="fp32"))
     try:
-        config = WyomingConfig(options=SynthesisOptions(seed=5, language="fr"))
-        with wyoming_serving(worker, tmp_path / "voices", config) as server:
-
-            async def ask(language: str | None) -> Heard:
-                async with AsyncTcpClient("127.0.0.1", server.port) as client:
-                    voice = SynthesizeVoice(language=language) if language else None
-                    await client.write_event(Synthesize(text="Bonjour tout le monde.", voice=voice).event())
-                    return await listen(client, Heard(), "audio-stop")
-
-            french, german, default = (asyncio.run(ask(lang)) for lang in ("fr", "de", None))
-        assert french.samples and german.samples
-        assert french.audio == default.audio != german.audio
+        with wyoming_serving(worker, tmp_path / "voices") as server:
+            heard = asyncio.run(synthesize_raw(server.port, "你好。", {"name": "default@zh"}, streamed))
+            assert wait_idle(worker, server)
+            other = asyncio.run(synthesize(server.port, "Bonjour.", "default@fr"))
+        (error,) = heard.errors
+        assert error.code == "text.language_file_missing"
+        assert "Chinese (zh)" in error.text and "Cangjie5_TC.json" in error.text and "--download zh" in error.text
+        assert heard.samples == 0 and other.samples > 0  # said, not silence; other languages still speak
     finally:
         assert worker.shutdown()
+
+
+def test_a_voice_name_reads_its_language_only_where_it_is_one():
+    assert read_voice_name("Narrator@fr", False) == VoiceName("Narrator", "fr")
+    assert read_voice_name("Narrator One@fr-FR", False) == VoiceName("Narrator One", "fr-FR")
+    assert read_voice_name("me@home", False) == VoiceName("me@home")  # no language tag: a name
+    assert read_voice_name("@fr", False) == VoiceName("@fr")
+    assert read_voice_name("Ada@fr", True) == VoiceName("Ada@fr")  # a library voice of that very name
 
 
 @pytest.mark.parametrize("streamed", [False, True])

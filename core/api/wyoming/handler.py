@@ -8,6 +8,8 @@
   sentence goes to the worker the moment it is complete (:class:`~core.api.wyoming.sentences.SentenceStream`), so
   the first audio does not wait for the end of the text. A ``synthesize`` inside a stream is the copy of the whole
   text that Home Assistant sends for older servers: it is not spoken again.
+- A voice named ``Name@code`` (as ``describe`` lists them for a Multilingual model) is voice ``Name`` speaking
+  language ``code``; a language the model does not speak is refused with an ``error`` event naming it.
 
 The events are read while the audio is being sent (Home Assistant writes the text and reads the audio at once), so
 a client that goes away is noticed at once: its requests are cancelled on the worker. A malformed event, or one out
@@ -35,7 +37,7 @@ from core.api.jobs import Job, JobFailed, JobQueue, QueueFull, StreamedSpeechJob
 from core.api.voices import ApiVoices, UnknownVoice
 from core.api.wyoming.config import WyomingConfig
 from core.api.wyoming.events import BadEvent, read_event, text_field, voice_field
-from core.api.wyoming.info import describe_server
+from core.api.wyoming.info import VoiceName, describe_server, languages, match_language, read_voice_name
 from core.api.wyoming.sentences import SentenceStream
 from core.engine import (
     SAMPLE_RATE,
@@ -53,6 +55,10 @@ log = logging.getLogger(__name__)
 WIDTH, CHANNELS = 2, 1
 MAX_PAYLOAD = 1024 * 1024
 """Audio payloads a client may send (none are expected from a TTS client; they are read and ignored)."""
+LINGER_S = 2.0
+"""After an ``error`` event, how long what the client still sends is read and dropped before the connection closes:
+closed with the client's bytes unread, it would be reset, and the client could lose the error on its way (Home
+Assistant writes a streamed text while it reads the answer)."""
 
 
 @dataclass
@@ -96,6 +102,8 @@ class WyomingHandler(AsyncEventHandler):
         self._stream: Utterance | None = None
         self._speaker: asyncio.Task | None = None
         self._closed = False
+        self._hanging_up = False
+        self._linger: asyncio.TimerHandle | None = None
 
     # --- reading -----------------------------------------------------------------------------------------------
     async def run(self) -> None:
@@ -112,15 +120,21 @@ class WyomingHandler(AsyncEventHandler):
             log.warning("Wyoming: ending the connection from %s: %s", self.peer, exc)
             with contextlib.suppress(ConnectionError, RuntimeError):
                 await self.write_event(Error(text=f"Bad event: {exc}", code="bad_event").event())
+            await self._hang_up(drain=True)
         except JobFailed as exc:
             await self._refuse(exc)
+            await self._hang_up(drain=True)
         except ConnectionError:
             pass
         finally:
+            if self._linger is not None:
+                self._linger.cancel()
             await self.disconnect()
             self.writer.close()
 
     async def handle_event(self, event: Event) -> bool:
+        if self._hanging_up:  # a request failed: what the client still sends is dropped until it closes
+            return True
         if Describe.is_type(event.type):
             await self.write_event(self._info().event())
         elif Ping.is_type(event.type):
@@ -167,7 +181,7 @@ class WyomingHandler(AsyncEventHandler):
 
     def _info(self):
         caps = self._caps()
-        return describe_server(caps, self.service.library)
+        return describe_server(caps, self.service.library, self.service.config.language)
 
     def _caps(self) -> Capabilities:
         pipe = self.service.worker.pipeline
@@ -183,8 +197,10 @@ class WyomingHandler(AsyncEventHandler):
     # --- requests ----------------------------------------------------------------------------------------------
     def _begin(self, name: str | None, language: str | None, streamed: bool) -> Utterance:
         caps = self._caps()
-        options = replace(self.service.config.options, language=self._language(language, caps))
-        request = SynthesisRequest("", self._voice(name, caps), options)
+        chosen = VoiceName(None) if name is None else read_voice_name(name, self.service.voices.find(name) is not None)
+        spoken = self._language(chosen, language, caps)
+        options = replace(self.service.config.options, language=spoken)
+        request = SynthesisRequest("", self._voice(chosen.voice, caps), options)
         utterance = Utterance(request, streamed)
         self._utterances.append(utterance)
         self._queue.put_nowait(utterance)
@@ -207,16 +223,32 @@ class WyomingHandler(AsyncEventHandler):
                 return voices.resolve(entry.name, False)
         raise JobFailed("wyoming.no_voice")
 
-    def _language(self, asked: str | None, caps: Capabilities) -> str | None:
+    def _language(self, chosen: VoiceName, asked: str | None, caps: Capabilities) -> str | None:
+        """The language to speak (``None``: the model's only one, English).
+
+        A voice name's ``@code`` is the most specific choice (it was picked from this server's list, per language)
+        and wins over the request's ``language``; one the model does not speak is refused, naming the language,
+        rather than spoken in another. The ``language`` field alone (a client's locale, such as ``en-US``) is a
+        hint: one the model does not speak is spoken in the server's default language, with a notice in the log.
+        """
+        if chosen.language is not None:
+            code = match_language(chosen.language, caps)
+            if code is None and caps.languages:
+                raise JobFailed(
+                    "text.language_unsupported", {"language": chosen.language, "languages": languages(caps)}
+                )
+            if code is None:
+                raise JobFailed("text.english_only", {"language": chosen.language})
+            if asked is not None and match_language(asked, caps) != code:
+                log.info("Wyoming: the voice %r asks for %s; its language %r is not used", chosen.voice, code, asked)
+            return code if caps.languages else None
         default = self.service.config.language
         if not caps.languages:
             return None
         if asked is None:
             return default
-        code = asked.strip().lower().replace("_", "-")
-        for candidate in (code, code.split("-")[0]):  # "fr-FR" and "fr_FR" as "fr"
-            if candidate in caps.languages:
-                return candidate
+        if (code := match_language(asked, caps)) is not None:
+            return code
         log.warning("Wyoming: the model does not speak %r; speaking %s", asked, default or "its default language")
         return default
 
@@ -257,9 +289,11 @@ class WyomingHandler(AsyncEventHandler):
             while True:
                 await self._speak(await self._queue.get())
         except JobFailed as exc:
-            if not exc.cancelled:
+            if exc.cancelled:
+                await self.stop()
+            else:
                 await self._refuse(exc)
-            await self.stop()
+                await self._hang_up(drain=False)
         except ConnectionError:
             await self.stop()
 
@@ -297,6 +331,36 @@ class WyomingHandler(AsyncEventHandler):
 
     async def _gone(self) -> bool:
         return self._closed
+
+    async def _hang_up(self, drain: bool) -> None:
+        """End the connection after an ``error`` event: its requests are cancelled, the client is sent the end of
+        the stream, and what it still sends is read and dropped until it closes its side too (at most
+        :data:`LINGER_S`): by this task (``drain``, the event reader's), or by the event reader meanwhile."""
+        self._hanging_up = True
+        speaker = self._speaker
+        if speaker is not None and speaker is not asyncio.current_task() and not speaker.done():
+            speaker.cancel()  # nothing more is said after the error
+            with contextlib.suppress(asyncio.CancelledError):
+                await speaker
+        for utterance in self._utterances:
+            utterance.close()
+        with contextlib.suppress(OSError, RuntimeError):
+            if self.writer.can_write_eof():
+                self.writer.write_eof()
+        if not drain:
+            self._linger = asyncio.get_running_loop().call_later(LINGER_S, self._cut)
+            return
+        with contextlib.suppress(OSError, asyncio.TimeoutError):
+            await asyncio.wait_for(self._drop_input(), LINGER_S)
+
+    async def _drop_input(self) -> None:
+        while await self.reader.read(64 * 1024):
+            pass
+
+    def _cut(self) -> None:
+        """The client has not closed its side in time: the event reader stops (and closes the connection)."""
+        self._is_running = False
+        self.reader.feed_eof()
 
     async def _refuse(self, exc: JobFailed) -> None:
         """Say why a request cannot be spoken (the connection is ended next)."""
