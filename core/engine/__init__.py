@@ -111,6 +111,7 @@ from core.engine.reading import (
     cangjie_downloader,
     language_data,
     language_support,
+    model_downloader,
     pkuseg_downloader,
     stress_downloader,
 )
@@ -267,6 +268,7 @@ __all__ = [
     "language_data",
     "language_support",
     "open_reader",
+    "model_downloader",
     "pkuseg_downloader",
     "read_text",
     "stress_downloader",

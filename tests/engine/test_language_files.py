@@ -273,3 +273,51 @@ def test_a_step_whose_package_fails_to_load_leaves_the_text_as_upstream_sends_it
     front = front_end.TextFrontEnd("multilingual", tmp_path, tmp_path / "models")
     assert front.model_text("שלום", "he") == "[he]שלום"
     assert front.take_notices()[0].code == "text.step_not_installed"
+
+
+# --- the Multilingual model's download brings the segmenter -----------------------------------------------------
+
+
+def multilingual_hub():
+    files = {
+        "tokenizer.json": b"{}",
+        "Cangjie5_TC.json": json.dumps(["你\tonf"]).encode(),
+        "onnx/language_model_q4.onnx": b"graph",
+        "onnx/language_model_q4.onnx_data": b"weights" * 10,
+    }
+    return FakeHub(files)
+
+
+def test_the_multilingual_download_brings_the_table_and_the_segmenter(tmp_path, monkeypatch):
+    from core.engine.model.hub_download import HUB_MODELS
+    from core.engine.reading.language_files import ModelWithLanguageFiles, model_downloader
+
+    monkeypatch.setenv("PKUSEG_HOME", str(tmp_path / "none"))
+    data = zipped(MODEL)
+    monkeypatch.setattr(
+        language_files,
+        "PKUSEG",
+        UrlFile("https://x.invalid/s.zip", hashlib.sha256(data).hexdigest(), "pkuseg/spacy_ontonotes"),
+    )
+    model = next(m for m in HUB_MODELS if m.repo == MULTILINGUAL[0])
+    download = run(model_downloader(model, tmp_path, hub=multilingual_hub(), opener=opener_for(data)))
+    assert isinstance(download, ModelWithLanguageFiles) and download.error is None and download.language_error is None
+    assert find_cangjie(download.target, tmp_path) == download.target / "Cangjie5_TC.json"
+    assert find_pkuseg(tmp_path) == language_data(tmp_path) / "pkuseg" / "spacy_ontonotes"
+    assert download.progress() == download.total_bytes
+    assert type(model_downloader(HUB_MODELS[0], tmp_path)).__name__ == "Downloader"  # Turbo: the model only
+
+
+def test_a_segmenter_that_cannot_be_fetched_leaves_the_model_installed(tmp_path, monkeypatch):
+    from core.engine.model.hub_download import HUB_MODELS
+    from core.engine.reading.language_files import model_downloader
+
+    monkeypatch.setenv("PKUSEG_HOME", str(tmp_path / "none"))
+
+    def offline(url, timeout):
+        raise OSError(-2, "Name or service not known")
+
+    model = next(m for m in HUB_MODELS if m.repo == MULTILINGUAL[0])
+    download = run(model_downloader(model, tmp_path, hub=multilingual_hub(), opener=offline))
+    assert download.error is None and "No internet connection" in download.language_error
+    assert (download.target / "tokenizer.json").is_file() and find_pkuseg(tmp_path) is None

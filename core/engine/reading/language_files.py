@@ -34,6 +34,8 @@ PKUSEG_MODEL = "spacy_ontonotes"
 PKUSEG_URL = "https://github.com/explosion/spacy-pkuseg/releases/download/v0.0.26/spacy_ontonotes.zip"
 PKUSEG_SHA256 = "b216e7f92de7ae285aeab8feba2faa8ea8216e5995ff6fb3d391cc8356db1bfe"
 """The release file ``spacy_pkuseg`` 1.0 itself downloads and checks (its ``Config.model_hash``)."""
+PKUSEG_BYTES = 7 << 20
+"""About the zip's size, for a progress bar before the server has said."""
 PKUSEG_FILES = ("features.msgpack", "weights.npz")
 """What ``spacy_pkuseg`` loads from a model folder."""
 PKUSEG_MAX_BYTES = 200 << 20
@@ -221,6 +223,47 @@ def _single_root(folder: Path) -> Path:
 
 def pkuseg_downloader(models_dir: Path | None = None, opener: Any = None) -> UrlZipDownloader:
     return UrlZipDownloader(PKUSEG, language_data(models_dir), opener)
+
+
+class ModelWithLanguageFiles(Downloader):
+    """The Multilingual model's download: the bundle (with its Cangjie table, which the repository holds), then the
+    Chinese word segmenter's model into ``<models>/language-data``, in the same thread, progress and cancel. The
+    segmenter is optional: when it cannot be fetched the model is still installed, and :attr:`language_error` says
+    why (Chinese is then read without word boundaries, and the user is told)."""
+
+    def __init__(self, model: HubModel, target_root: Path, hub: Any = None, opener: Any = None):
+        super().__init__(model, target_root, hub)
+        self.segmenter = pkuseg_downloader(Path(target_root), opener)
+        self.language_error: str | None = None
+
+    def progress(self) -> int:
+        if self.finished and not self.error:
+            return self.total_bytes
+        return min(self.total_bytes, super().progress() + self.segmenter.done_bytes)
+
+    def cancel(self) -> None:
+        super().cancel()
+        self.segmenter.cancel()
+
+    def _download(self) -> None:
+        super()._download()
+        if find_pkuseg(self.target.parent) is not None:
+            return
+        segmenter, model_bytes = self.segmenter, self.total_bytes
+        self.total_bytes = model_bytes + PKUSEG_BYTES  # until the server says how large it is
+        segmenter._run()  # here, in this download's thread
+        self.total_bytes = model_bytes + (segmenter.total_bytes or segmenter.done_bytes)
+        if segmenter.error == "cancelled":
+            raise DownloadCancelled
+        self.language_error = segmenter.error
+        after_download()
+
+
+def model_downloader(model: HubModel, target_root: Path, hub: Any = None, opener: Any = None) -> Downloader:
+    """The download of one of :data:`~core.engine.model.hub_download.HUB_MODELS` with what its languages need."""
+    if model.repo == MULTILINGUAL[0]:
+        return ModelWithLanguageFiles(model, target_root, hub, opener)
+    return Downloader(model, target_root, hub)
 
 
 def after_download() -> None:
