@@ -49,6 +49,7 @@ from .studio.export_dialog import export_name
 from .studio.project_files import ProjectFiles
 from .studio.studio_panel import StudioPanel
 from .widgets.elided_label import ElidedLabel
+from .widgets.language_files_dialog import LanguageFilesDialog
 from .widgets.message_bar import MessageBar
 from .widgets.model_dialog import ModelDialog
 from .widgets.shortcuts_dialog import ShortcutsDialog
@@ -195,6 +196,9 @@ class MainWindow(QMainWindow):
         models = self.menuBar().addMenu("&Models")
         self.choose_model_action = QAction("Choose model…", self)
         models.addAction(self.choose_model_action)
+        self.language_files_action = QAction("&Language files…", self)
+        self.language_files_action.setToolTip("The 23 languages' text steps and files; download Chinese and Russian")
+        models.addAction(self.language_files_action)
         file_menu = self.menuBar().addMenu("&File")
         self.project_files = ProjectFiles(
             self.studio_panel,
@@ -217,6 +221,7 @@ class MainWindow(QMainWindow):
         self.export_action.triggered.connect(self.export_last)
         self.quit_action.triggered.connect(self.close)
         self.choose_model_action.triggered.connect(self.choose_model)
+        self.language_files_action.triggered.connect(self.show_language_files)
         speak = self.speak_panel
         speak.export_available.connect(self._update_export_action)
         speak.playback_status.connect(self._on_playback_status)
@@ -332,6 +337,16 @@ class MainWindow(QMainWindow):
                 self.load_model(self.build_standin(chosen.partition(":")[2] or "original"))
             else:
                 self.load_model(Path(chosen))
+
+    @Slot()
+    def show_language_files(self) -> LanguageFilesDialog:
+        """Models → Language files; the Chinese table goes into the open model's folder when it is Multilingual."""
+        model = self.bridge.model
+        bundle = model.bundle if model is not None and model.capabilities.variant == "multilingual" else None
+        dialog = LanguageFilesDialog(bundle, self.paths.models, self, hub=self.hub)
+        dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        dialog.open()
+        return dialog
 
     def build_standin(self, variant: str = "original") -> Path:
         """The offline test model of ``variant`` (the Original one keeps its first folder name, ``test-model``)."""

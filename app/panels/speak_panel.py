@@ -39,6 +39,7 @@ from ..settings import Key, Settings
 from ..settings_summary import describe_settings
 from ..studio.export_dialog import export_name
 from ..widgets.latency_plot import LatencyPlot
+from ..widgets.model_reading_dialog import show_model_reading
 from ..widgets.text_entry import TextEntry
 from ..widgets.waveform_plot import WaveformPlot
 
@@ -112,6 +113,7 @@ class SpeakPanel(QWidget):
         self.stop_button.clicked.connect(self.stop)
         self.text.stop_requested.connect(self.stop)
         self.export_button.clicked.connect(self.export_last)
+        self.text.reading_requested.connect(self.show_reading)
         self.bridge.chunk_ready.connect(self._on_chunk_ready)
         self.bridge.request_finished.connect(self._on_request_finished)
         self.bridge.request_failed.connect(self._on_request_failed)
@@ -137,6 +139,13 @@ class SpeakPanel(QWidget):
 
     def model_failed(self) -> None:
         self.speak_button.setEnabled(self.bridge.model is not None)  # the model loaded before stays
+
+    @Slot()
+    def show_reading(self) -> None:
+        """What the model reads of the text: the loaded model (else the remembered one) in the chosen language."""
+        model = self.bridge.model
+        bundle = model.bundle if model is not None else self.settings.bundle
+        show_model_reading(self, bundle, self.text.text, self.settings.get(Key.LANGUAGE), source="the Speak tab")
 
     # --- speaking ----------------------------------------------------------------------------------------------
     @Slot()

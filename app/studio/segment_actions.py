@@ -1,6 +1,6 @@
 """What the segment list's menu and keys do to one segment (not to the book's shape): edit its text (on the undo
 stack), choose a take (heard at once), its voice, the pause after it, its pace; and the pace of the whole
-narration."""
+narration. What the model reads of it (its spoken text's tokens) is shown without changing anything."""
 
 from __future__ import annotations
 
@@ -11,6 +11,8 @@ from PySide6.QtWidgets import QInputDialog
 from core.engine import ChatterboxError
 from core.narration import SPEED_RANGE, editing
 from core.wording import describe_error
+
+from ..widgets.model_reading_dialog import show_model_reading
 
 if TYPE_CHECKING:  # typed as the panel it is a part of; at run time a plain class (the panel is the QWidget)
     from .studio_base import StudioBase
@@ -31,6 +33,15 @@ class SegmentActions(_Part):
 
     def edit_text(self, number: int, text: str) -> bool:
         return self._apply(lambda p: editing.edit_text(p, number, text), reshaped=False)
+
+    def show_reading(self, number: int) -> None:
+        """The segment's spoken text (what a render sends) in the language it is rendered in, as the model reads it."""
+        project = self._open_project()
+        segment = project.segments[number - 1]
+        model = self.bridge.model
+        bundle = model.bundle if model is not None else self.settings.bundle
+        language = project.model_language(segment, model.capabilities.variant if model is not None else None)
+        show_model_reading(self, bundle, project.spoken_text(segment), language, source=f"segment {number}")
 
     def choose_take(self, number: int, take: int) -> None:
         if not self._writable():

@@ -12,10 +12,11 @@ saying why in words.
 
 The segment being heard is highlighted and scrolled into view. A context menu and keys act on one segment: play
 from here (Enter), regenerate (R), edit the text (F2), perform it (a recording chosen or made with the microphone,
-re-voiced into the segment's voice; a recording file dropped on a segment's row does the same), choose a take,
-change the voice, the pause after it and its pace; and on the project's shape: delete (Del), skip or narrate again
-(S), merge with the next, split, start or remove a chapter boundary there. A chapter's menu renames it or skips
-it. The list only shows and asks; the studio panel does the work (and keeps the undo stack).
+re-voiced into the segment's voice; a recording file dropped on a segment's row does the same), see what the model
+reads of it (its spoken text's tokens), choose a take, change the voice, the pause after it and its pace; and on the
+project's shape: delete (Del), skip or narrate again (S), merge with the next, split, start or remove a chapter
+boundary there. A chapter's menu renames it or skips it. The list only shows and asks; the studio panel does the
+work (and keeps the undo stack).
 """
 
 from __future__ import annotations
@@ -66,6 +67,8 @@ class SegmentList(QTreeView):
     perform_choose = Signal(int)
     perform_record = Signal(int)
     perform_again = Signal(int)
+    show_reading = Signal(int)
+    """What the model reads of a segment (its spoken text, in the project's language)."""
 
     def __init__(self, parent=None):
         super().__init__(parent)
@@ -340,6 +343,9 @@ class SegmentList(QTreeView):
             if signal is self.regenerate:
                 action.setToolTip(REGENERATE_TIP)
         menu.setToolTipsVisible(True)
+        reading = _action(menu, "&What the model reads…", lambda: self.show_reading.emit(number))
+        reading.setToolTip("The segment's spoken text as the model reads it: prepared text, tokens and ids")
+        menu.addAction(reading)  # also while rendering or read-only: it changes nothing
         self._perform_actions(menu, number)
         takes = menu.addMenu("Choose &take")
         takes.setEnabled(self.editable and len(segment.takes) > 1)

@@ -309,6 +309,7 @@ class StudioPanel(
         self.undo_stack.canRedoChanged.connect(self._on_undo_state_changed)
         self.lexicon_button.clicked.connect(lambda: open_lexicon(self))
         self.segments.edit_spoken.connect(lambda number: edit_spoken(self, number))
+        self.segments.show_reading.connect(self.show_reading)
         self.waveform.seek_requested.connect(self.seek)
         self.bridge.render_step.connect(self._on_step)
         self.bridge.render_done.connect(self._on_done)

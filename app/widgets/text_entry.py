@@ -1,7 +1,8 @@
 """The text editor: plain text, paste-friendly, a character count; Ctrl+Enter speaks, Esc stops.
 
 An "Insert tag" menu offers the paralinguistic ``[tags]`` the loaded model speaks (Turbo's ``[laugh]``, ``[sigh]``…),
-and a note under the editor names the tags it will skip, while the user types rather than after synthesis.
+and a note under the editor names the tags it will skip, while the user types rather than after synthesis. "What the
+model reads…" beside it asks for the text's tokens (:attr:`TextEntry.reading_requested`; the Speak tab shows them).
 """
 
 from __future__ import annotations
@@ -27,6 +28,8 @@ def count_text(n: int) -> str:
 class TextEntry(QWidget):
     speak_requested = Signal()
     stop_requested = Signal()
+    reading_requested = Signal()
+    """The "What the model reads…" button was clicked."""
 
     def __init__(self, parent=None):
         super().__init__(parent)
@@ -49,6 +52,11 @@ class TextEntry(QWidget):
         self.tag_button.setText("Insert ta&g")
         self.tag_button.setMenu(self.tag_menu)
         self.tag_button.setPopupMode(QToolButton.ToolButtonPopupMode.InstantPopup)
+        self.reading_button = QToolButton(self)
+        self.reading_button.setText("&What the model reads…")
+        self.reading_button.setToolTip(
+            "Each sentence of the text as the model reads it: prepared text, tokens and ids, unknown tokens marked"
+        )
         self.tag_note = QLabel(self)
         self.tag_note.setWordWrap(True)
         self.tag_note.setStyleSheet(warning_label_style())
@@ -61,6 +69,7 @@ class TextEntry(QWidget):
         row = QHBoxLayout()
         row.setContentsMargins(0, 0, 0, 0)
         row.addWidget(self.tag_button)
+        row.addWidget(self.reading_button)
         row.addStretch(1)
         row.addWidget(self.count)
         layout = QVBoxLayout(self)
@@ -73,6 +82,7 @@ class TextEntry(QWidget):
         self.editor.textChanged.connect(self._on_text_changed)
         self._tag_timer.timeout.connect(self.check_tags)
         self.tag_menu.triggered.connect(lambda action: self.insert_tag(action.data()))
+        self.reading_button.clicked.connect(self.reading_requested.emit)
         for keys in ("Ctrl+Return", "Ctrl+Enter"):
             speak = QShortcut(QKeySequence(keys), self.editor)
             speak.activated.connect(self.speak_requested.emit)

@@ -211,13 +211,14 @@ class Project:
     def audio_settings(self, segment: Segment) -> dict:
         return {**self.settings, **segment.settings}
 
-    def model_language(self, segment: Segment) -> str | None:
+    def model_language(self, segment: Segment, variant: str | None = None) -> str | None:
         """The language the model speaks a segment in: the settings' own (``--language``), else, on the
-        Multilingual model, the book's (an EPUB's ``dc:language``); ``None`` is the model's default (English)."""
+        Multilingual model, the book's (an EPUB's ``dc:language``); ``None`` is the model's default (English).
+        ``variant``: the model's that will read it (default: the one that rendered the project)."""
         given = self.audio_settings(segment).get("language")
         if given is not None:
             return str(given)
-        if self.model.get("variant") != "multilingual":
+        if (variant or self.model.get("variant")) != "multilingual":
             return None  # an English model reads any book as English, as it always has
         language = base_language(self.language)
         return None if language == "en" else language
