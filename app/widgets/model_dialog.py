@@ -18,7 +18,7 @@ from PySide6.QtWidgets import (
     QVBoxLayout,
 )
 
-from core.engine import HUB_MODELS, Downloader, nvidia_gpu_present
+from core.engine import HUB_MODELS, Downloader, model_downloader, nvidia_gpu_present
 
 from ..model_speed import speed_estimate, variant_of
 
@@ -107,7 +107,7 @@ class ModelDialog(QDialog):
     @Slot()
     def _on_download_clicked(self) -> None:
         model = HUB_MODELS[self.model_combo.currentIndex()]
-        self.downloader = Downloader(model, self.models_dir, hub=self.hub)
+        self.downloader = model_downloader(model, self.models_dir, hub=self.hub)  # Multilingual: + the segmenter
         self.downloader.start()
         self.download_button.setEnabled(False)
         self.cancel_button.show()
