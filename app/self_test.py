@@ -126,6 +126,7 @@ def _run(out: Path, bundle: Path | None, timeout: float) -> int:
     api = _api_round(app, window)
     encoders = _encoders_round(window.speak_panel.last_audio)
     first_start = _first_start(out)
+    languages = _languages_round(out)
     player = window.player
     generated = window.speak_panel.last_audio
     result = {
@@ -148,6 +149,7 @@ def _run(out: Path, bundle: Path | None, timeout: float) -> int:
         **studio,
         "api": api,
         "encoders": encoders,
+        "languages": languages,
         "first_start": first_start,
         "seconds": round(time.monotonic() - started, 2),
     }
@@ -166,6 +168,8 @@ def _run(out: Path, bundle: Path | None, timeout: float) -> int:
         problems.append(f"encoding the speech failed: {broken}")
     if not api.get("ok"):
         problems.append(f"the local API did not answer: {api}")
+    if not languages.get("ok"):
+        problems.append(f"Japanese or Chinese was not read as the Multilingual model reads it: {languages}")
     problems += [
         f"the first window does not fit {s['screen']}: {s['window']}, outside: {s['outside'][:5]}"
         for s in first_start
@@ -269,6 +273,28 @@ def _encoders_round(audio) -> dict:
         except Exception as exc:  # noqa: BLE001 - reported in the self-test's report
             result[fmt] = f"{type(exc).__name__}: {exc}"
     return result
+
+
+JAPANESE = ("私は東京へ行きました。", "[ja]わたしはとうきょうへいきました。")
+CHINESE = ("你好。", "[zh][cj_o][cj_n][cj_f][cj_.][cj_v][cj_n][cj_d][cj_.]。")
+
+
+def _languages_round(out: Path) -> dict:
+    """Japanese and Chinese through the text front end on a Multilingual test model: pykakasi's dictionaries and
+    the Cangjie table must be there (in a desktop build, that they were bundled)."""
+    from core.engine import open_reader, read_text
+    from core.standin import make_standin
+
+    try:
+        bundle = make_standin(out / "multilingual-test-model", "multilingual")
+        reader = open_reader(bundle, out / "models")
+        readings = {lang: read_text(reader, text, lang)[0] for lang, (text, _) in (("ja", JAPANESE), ("zh", CHINESE))}
+    except Exception as exc:  # noqa: BLE001 - reported in the result
+        return {"ok": False, "error": f"{type(exc).__name__}: {exc}"}
+    prepared = {lang: r.prepared for lang, r in readings.items()}
+    unknown = sum(r.tokens.count("[UNK]") for r in readings.values())
+    ok = prepared == {"ja": JAPANESE[1], "zh": CHINESE[1]} and unknown == 0
+    return {"ok": ok, "prepared": prepared, "unknown_tokens": unknown}
 
 
 def _api_round(app, window) -> dict:
