@@ -81,6 +81,7 @@ def build_parser() -> argparse.ArgumentParser:
         _add_bench_export,
         _add_bench_project,
         _add_bench_screen,
+        _add_bench_text,
         _add_bench_convert,
         _add_bench_api,
         _add_bench_cluster,
@@ -258,6 +259,50 @@ def _bench_screen(args) -> int:
     )
     if args.json:
         args.json.write_text(json.dumps(report, indent=2), encoding="utf-8")
+    return 0
+
+
+def _add_bench_text(sub: Subparsers, defaults: RuntimeOptions) -> None:
+    """``bench-text``: the text front end's cost per sentence and language against the language model's."""
+    p = sub.add_parser(
+        "bench-text",
+        help="what the text front end costs per sentence in each language, as a share of the language model's time",
+        description="For one sentence in each language the bundle reads, times the text front end (prepare and "
+        "encode, warm; each language's one-time loads apart, as first use) and the language model generating that "
+        "sentence's speech tokens, interleaved in one run; reports both and their ratio (issue 50: under 2 percent).",
+    )
+    p.add_argument("--bundle", type=Path, required=True, help="the model (a faithful bundle: see PERFORMANCE)")
+    p.add_argument("--runs", type=int, default=3, help="language-model runs per language (the median is reported)")
+    p.add_argument("--calls", type=int, default=50, help="front-end calls per language and run")
+    p.add_argument("--languages", help="language codes, comma-separated (default: every language the model reads)")
+    p.add_argument("--models-dir", type=Path, help="where the language data lives (default: the app's models)")
+    p.add_argument(
+        "--json",
+        nargs="?",
+        const="-",
+        help="print the report as JSON instead of the table, or with a path, also write it there",
+    )
+    runtime_arguments(p, cache_dir=False)
+
+
+def _bench_text(args) -> int:
+    import json
+    from dataclasses import replace
+
+    from core.bench.text_front_end_bench import BenchTextError, bench_text, table
+
+    languages = [c.strip() for c in args.languages.split(",") if c.strip()] if args.languages else None
+    runtime = replace(_runtime(args), threads=args.threads)
+    try:
+        report = bench_text(args.bundle, runtime, args.runs, args.calls, languages, args.models_dir)
+    except BenchTextError as exc:
+        raise CliError(str(exc)) from exc
+    if args.json == "-":
+        print(json.dumps(report, indent=2, ensure_ascii=False))
+        return 0
+    print(table(report))
+    if args.json:
+        Path(args.json).write_text(json.dumps(report, indent=2, ensure_ascii=False), encoding="utf-8")
     return 0
 
 
@@ -538,6 +583,7 @@ def _main(argv: list[str] | None) -> int:
             "bench-export": _bench_export,
             "bench-project": _bench_project,
             "bench-screen": _bench_screen,
+            "bench-text": _bench_text,
             "bench-convert": _bench_convert,
             "bench-api": _bench_api,
             "bench-cluster": _bench_cluster,
