@@ -183,9 +183,11 @@ def test_a_multilingual_download_brings_the_table_with_the_model():
 
 
 def test_after_a_download_the_files_are_looked_for_again(tmp_path):
-    front_end._tables["x"] = object()
+    from core.engine.reading import loaded_files
+
+    loaded_files.tables["x"] = object()
     language_files.after_download()
-    assert front_end._tables == {}
+    assert loaded_files.tables == {}
 
 
 # --- the optional steps, with stand-ins for their packages -----------------------------------------------------------

@@ -142,9 +142,9 @@ def test_chinese_uses_the_segmenter_model_when_it_is_there(tmp_path, monkeypatch
         made.append(folder)
         return lambda text: [text[:2], text[2:]]
 
-    from core.engine.reading import front_end
+    from core.engine.reading import loaded_files
 
-    monkeypatch.setattr(front_end, "_segmenters", {})
+    monkeypatch.setattr(loaded_files, "segmenters", {})
     front = TextFrontEnd("multilingual", tmp_path, tmp_path / "models", segmenter_factory=factory)
     assert front.model_text("我們今天", "zh") == "[zh][cj_h][cj_q][cj_i][cj_.][cj_o][cj_a][cj_n][cj_r][cj_.] " + (
         "[cj_o][cj_i][cj_n][cj_.][cj_m][cj_k][cj_.]"

@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import core.engine.reading.loaded_files as loaded_files
 from core.engine.errors import Notice, TextInputError
 from core.engine.reading.chinese import CANGJIE_FILE, CangjieTable, Segmenter, cangjie_text
 from core.engine.reading.japanese import kana_text
@@ -38,17 +39,6 @@ log = logging.getLogger(__name__)
 READING_FILE = "reading.json"
 """A bundle's own reading settings: ``{"case": "full"}`` reads full-case text (the v3 Multilingual exports are
 reported to be trained on it); ``"lower"`` (the default) is upstream's lower-casing."""
-
-_lock = threading.Lock()
-_tables: dict[str, CangjieTable] = {}
-_segmenters: dict[str, Segmenter] = {}
-
-
-def forget_language_files() -> None:
-    """Look for the language files again (after a download)."""
-    with _lock:
-        _tables.clear()
-        _segmenters.clear()
 
 
 def reads_full_case(bundle: Path | None) -> bool:
@@ -135,8 +125,8 @@ class TextFrontEnd:
                 file=CANGJIE_FILE,
                 folder=str(self.bundle or language_data(self.models_dir)),
             )
-        with _lock:
-            table = _tables.get(str(path))
+        with loaded_files.lock:
+            table = loaded_files.tables.get(str(path))
             if table is None:
                 try:
                     table = CangjieTable.load(path)
@@ -144,7 +134,7 @@ class TextFrontEnd:
                     raise TextInputError(
                         "text.language_file_invalid", language="zh", file=str(path), reason=str(exc)[:200]
                     ) from exc
-                _tables[str(path)] = table
+                loaded_files.tables[str(path)] = table
             return table
 
     def _segmenter(self) -> Segmenter | None:
@@ -152,8 +142,8 @@ class TextFrontEnd:
         if folder is None:
             self._tell(Notice("text.segmenter_missing", {"language": "zh"}))
             return None
-        with _lock:
-            segment = _segmenters.get(str(folder))
+        with loaded_files.lock:
+            segment = loaded_files.segmenters.get(str(folder))
             if segment is None:
                 try:
                     segment = (self.segmenter_factory or pkuseg_segmenter)(folder)
@@ -161,7 +151,7 @@ class TextFrontEnd:
                     log.warning("the Chinese word segmenter in %s cannot be loaded: %s", folder, exc)
                     self._tell(Notice("text.segmenter_missing", {"language": "zh", "reason": str(exc)[:200]}))
                     return None
-                _segmenters[str(folder)] = segment
+                loaded_files.segmenters[str(folder)] = segment
             return segment
 
 

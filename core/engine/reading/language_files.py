@@ -18,12 +18,12 @@ import hashlib
 import os
 import shutil
 import threading
-import urllib.request
 import zipfile
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any
 
+import core.engine.reading.loaded_files as loaded_files
 from core.engine.files.user_dirs import user_data
 from core.engine.model.hub_download import MULTILINGUAL, DownloadCancelled, Downloader, HubModel, describe_failure
 from core.engine.reading.chinese import CANGJIE_FILE
@@ -137,7 +137,7 @@ class UrlZipDownloader:
         self.spec = spec
         self.target = Path(data_dir) / spec.folder
         self.staging = self.target.parent / f".{self.target.name}.partial"
-        self.opener = opener or urllib.request.urlopen
+        self.opener = opener
         self.total_bytes = 0
         self.done_bytes = 0
         self.error: str | None = None
@@ -176,7 +176,12 @@ class UrlZipDownloader:
         self.staging.mkdir(parents=True, exist_ok=True)
         archive = self.staging / "download.zip"
         digest = hashlib.sha256()
-        with self.opener(self.spec.url, timeout=30) as response, archive.open("wb") as out:
+        opener = self.opener
+        if opener is None:
+            import urllib.request  # only here: importing the app opens no network client
+
+            opener = urllib.request.urlopen
+        with opener(self.spec.url, timeout=30) as response, archive.open("wb") as out:
             self.total_bytes = int(response.headers.get("Content-Length") or 0)
             while chunk := response.read(1 << 16):
                 if self._cancel.is_set():
@@ -269,6 +274,4 @@ def model_downloader(model: HubModel, target_root: Path, hub: Any = None, opener
 def after_download() -> None:
     """Make the next sentence look for the files again (a step that was missing may now be there)."""
     forget_steps()
-    from core.engine.reading.front_end import forget_language_files
-
-    forget_language_files()
+    loaded_files.forget()
