@@ -82,6 +82,7 @@ def build_parser() -> argparse.ArgumentParser:
         _add_bench_project,
         _add_bench_screen,
         _add_bench_text,
+        _add_bench_cast,
         _add_bench_convert,
         _add_bench_api,
         _add_bench_cluster,
@@ -303,6 +304,43 @@ def _bench_text(args) -> int:
     print(table(report))
     if args.json:
         Path(args.json).write_text(json.dumps(report, indent=2, ensure_ascii=False), encoding="utf-8")
+    return 0
+
+
+def _add_bench_cast(sub: Subparsers, defaults: RuntimeOptions) -> None:
+    """``bench-cast BOOK``: how long attributing every quotation of a book takes, and its peak memory."""
+    p = sub.add_parser(
+        "bench-cast",
+        help="time the attribution of every quotation of a book (who says each line) and its peak memory",
+        description="Reads BOOK (a text file, paragraphs separated by blank lines), repeats it to --mb megabytes, "
+        "and times the attribution of its quotations (median of --runs) and its peak memory (tracemalloc).",
+    )
+    p.add_argument("book", type=Path)
+    p.add_argument("--mb", type=float, default=1.0, help="megabytes of text to attribute (the book repeated)")
+    p.add_argument("--runs", type=int, default=3)
+    p.add_argument("--language", default="en")
+    p.add_argument("--json", action="store_true")
+
+
+def _bench_cast(args) -> int:
+    import json
+
+    from core.bench.attribution_bench import bench_cast
+
+    if args.runs < 1 or args.mb <= 0:
+        raise CliError("--runs must be at least 1 and --mb above 0")
+    try:
+        report = bench_cast(args.book, args.mb, args.runs, args.language)
+    except (OSError, UnicodeDecodeError, ValueError) as exc:
+        raise CliError(f"{args.book} cannot be read as a UTF-8 text book: {exc}") from exc
+    if args.json:
+        print(json.dumps(report, indent=2))
+    else:
+        print(
+            f"{report['characters_of_text'] / 1e6:.2f} MB, {report['quotes']} quotes, {report['characters']} "
+            f"characters: {report['seconds']} s (runs {report['runs_s']}), peak {report['peak_mb']} MB, "
+            f"{report['unsure_share']:.0%} of lines unsure"
+        )
     return 0
 
 
@@ -584,6 +622,7 @@ def _main(argv: list[str] | None) -> int:
             "bench-project": _bench_project,
             "bench-screen": _bench_screen,
             "bench-text": _bench_text,
+            "bench-cast": _bench_cast,
             "bench-convert": _bench_convert,
             "bench-api": _bench_api,
             "bench-cluster": _bench_cluster,

@@ -1,0 +1,306 @@
+"""The characters of a book, found in its narration: names with their honorifics, the aliases that point at one
+person, and a gender where the text gives one.
+
+- A **name** is a run of capitalised words that is not a common sentence opener, seen at least once where a capital
+  does not just start a sentence, or after an honorific, or next to a speech verb.
+- **Honorifics** (Mr., Mrs., Miss, Dr., Lady, Captain, …) make their own person with the surname: Mr. Bennet and
+  Mrs. Bennet are two people. A full name joins its parts (Elizabeth Bennet: Elizabeth, Miss Elizabeth, and Miss
+  Bennet where no other Bennet woman is named); a bare surname goes to the one person who carries it.
+- **Gender** comes from the honorific, else from the pronouns that follow the name in the same sentence (Emma …
+  she …), else from a short list of common first names.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter, defaultdict
+from dataclasses import dataclass, field
+
+
+def _words(text: str) -> list[str]:
+    return text.split()
+
+
+HONORIFICS = {
+    "Mr": "m", "Mister": "m", "Sir": "m", "Lord": "m", "Master": "m", "Monsieur": "m", "M": "m", "Herr": "m",
+    "Signor": "m", "Señor": "m", "Don": "m", "Father": "m", "Uncle": "m", "Brother": "m", "Colonel": "m",
+    "Captain": "m", "Major": "m", "General": "m", "Lieutenant": "m", "Admiral": "m", "Reverend": "m",
+    "Mrs": "f", "Miss": "f", "Ms": "f", "Lady": "f", "Madam": "f", "Madame": "f", "Mme": "f", "Mademoiselle": "f",
+    "Mlle": "f", "Frau": "f", "Fräulein": "f", "Señora": "f", "Signora": "f", "Aunt": "f", "Sister": "f",
+    "Mother": "f", "Dame": "f", "Duchess": "f", "Countess": "f", "Princess": "f", "Queen": "f",
+    "Dr": None, "Doctor": None, "Professor": None, "Inspector": "m", "Count": "m", "Duke": "m", "Prince": "m",
+    "King": "m", "Baron": "m", "Baroness": "f",
+}  # fmt: skip
+STOP = frozenset(
+    _words(
+        """A An The And But Or So Yet For Nor If When While Then There Here This That These Those It Its He She His Her
+        Him They Them Their We Us Our You Your I My Me Mine What Who Whom Whose Which Why How Where Yes No Not Oh Ah
+        Well Now Indeed Perhaps Still Only Even After Before As At By In On Of To With Without From Into Upon Over Under
+        Chapter Book Part Volume Monday Tuesday Wednesday Thursday Friday Saturday Sunday January February March April
+        May June July August September October November December God Heaven Lord Christmas Sir Madam Dear Good Poor Do
+        Did Does Is Was Were Be Been Are Have Has Had Will Would Shall Should Can Could Must Might Let All Some Any
+        Every Each Both Neither Either Nothing Everything Something Anything Nobody Everybody Somebody One Two Three
+        Mamma Papa Mama Pa Ma Mum Dad Ha Hm Hush Pray Pooh Alas Nay Aye Ay Oho Hullo Hello Goodbye Besides Although
+        Though Because Since Until Unless Whether Meanwhile However Moreover Also Just Again Once Never Always Sometimes
+        Often Soon Later Today Tomorrow Yesterday Tonight Mrs Mr Miss Ms Dr Lady Captain Colonel Le La Les Un Une Der
+        Die Das Ein Eine Und Aber Ich Du Er Sie Es Wir Ihr Je Tu Il Elle Nous Vous Ils Elles Et Mais Oui Non Ja Nein"""
+    )
+)
+MALE_NAMES = frozenset(
+    _words(
+        """John James William George Charles Henry Thomas Edward Robert Richard Frederick Arthur Walter Francis Joseph
+        Samuel David Peter Paul Tom Jack Harry Fred Bill Bob Ned Matthew Mark Luke Philip Edmund Fitzwilliam Frank
+        Gilbert Sherlock Holmes Watson Darcy Bingley Wickham Collins Knightley Elton Weston Churchill Wentworth Tom Sam
+        Ben Max Hans Karl Pierre Jean Jacques Louis Michel"""
+    )
+)
+FEMALE_NAMES = frozenset(
+    _words(
+        """Mary Elizabeth Jane Anne Anna Emma Catherine Lydia Kitty Charlotte Harriet Marianne Elinor Fanny Isabella
+        Margaret Sarah Lucy Alice Diana Marilla Rachel Louisa Caroline Georgiana Lizzy Eliza Kate Susan Helen Ellen
+        Maria Julia Clara Sophie Sophia Amelia Eleanor Jo Meg Beth Amy Rose Lily Grace Marie Claire Lisa Greta"""
+    )
+)
+ROLE_WORDS = frozenset(
+    _words("vicar rector parson curate doctor docteur captain colonel major admiral general inspector professor")
+)
+_WORD = r"[A-ZÀ-ÖØ-Þ][a-zß-öø-ÿ'’]+"
+NAME = re.compile(
+    rf"\b(?:(?P<honorific>{'|'.join(sorted(HONORIFICS, key=len, reverse=True))})\.?\s+)?"
+    rf"(?P<name>{_WORD}(?:[ -](?:de |van |von |du )?{_WORD}){{0,3}})"
+)
+_POSSESSIVE = re.compile(r"[’']s?$")
+_CONTRACTION = re.compile(r"^I[’']|[’'](?:ll|ve|d|m|re|t)$|n[’']t$")
+_PRONOUN_AFTER = re.compile(r"\b(he|him|his|himself|she|her|hers|herself)\b", re.IGNORECASE)
+_SENTENCE_START = re.compile(r"(?:^|[.!?…]\s+|[“\"‘«„—]\s*)$")
+
+
+@dataclass
+class Character:
+    id: int
+    name: str
+    """The fullest form seen (``Mr. Fitzwilliam Darcy`` → kept as its most frequent full form)."""
+    gender: str | None = None
+    aliases: set[str] = field(default_factory=set)
+    mentions: int = 0
+
+    def label(self) -> str:
+        return self.name
+
+
+@dataclass(frozen=True)
+class Mention:
+    start: int
+    end: int
+    form: str
+    """As written: ``Mr. Darcy``, ``Elizabeth``."""
+    honorific: str | None
+    words: tuple[str, ...]
+
+
+def mentions_in(text: str) -> list[Mention]:
+    """The capitalised runs of ``text`` that may be names (with their honorific), stop words taken off their ends."""
+    out = []
+    for match in NAME.finditer(text):
+        words = tuple(_POSSESSIVE.sub("", w) for w in match.group("name").replace("-", " ").split())
+        if any(_CONTRACTION.search(w) for w in words):
+            continue  # I’ll, It’s, Don’t: not names
+        honorific = match.group("honorific")
+        while words and words[0] in STOP and not (honorific is None and words[0] in HONORIFICS and len(words) > 1):
+            words = words[1:]
+        if honorific is None and len(words) > 1 and words[0] in HONORIFICS:  # "The Reverend Ambrose Pettigrew"
+            honorific, words = words[0], words[1:]
+        while words and words[-1] in STOP:
+            words = words[:-1]
+        if not words:
+            continue
+        if honorific is None and len(words) == 1 and (words[0] in HONORIFICS or words[0].lower() in ROLE_WORDS):
+            continue  # "the Vicar", "the Captain": a title, resolved to who carries it
+        out.append(Mention(match.start(), match.end(), match.group(0), honorific, words))
+    return out
+
+
+def at_sentence_start(text: str, start: int) -> bool:
+    return bool(_SENTENCE_START.search(text[max(0, start - 4) : start]))
+
+
+class Cast:
+    """The characters of a book and how each written form resolves to one of them."""
+
+    def __init__(self) -> None:
+        self.characters: list[Character] = []
+        self._by_key: dict[str, int] = {}
+
+    def resolve(self, mention: Mention) -> Character | None:
+        for key in _keys(mention):
+            if key in self._by_key:
+                return self.characters[self._by_key[key]]
+        return None
+
+    def find(self, form: str) -> Character | None:
+        found = mentions_in(form)
+        return self.resolve(found[0]) if found else None
+
+    def by_name(self, name: str) -> Character | None:
+        return next((c for c in self.characters if c.name == name), None)
+
+    def _add(self, name: str, gender: str | None) -> Character:
+        character = Character(len(self.characters), name, gender)
+        self.characters.append(character)
+        return character
+
+    def _link(self, key: str, character: Character) -> None:
+        self._by_key.setdefault(key, character.id)
+        character.aliases.add(key)
+
+
+def _keys(mention: Mention) -> list[str]:
+    """How a mention may be looked up, most specific first."""
+    words = " ".join(mention.words)
+    keys = []
+    if mention.honorific:
+        keys.append(f"{_honorific(mention.honorific)} {words}")
+        if len(mention.words) > 1:
+            keys.append(f"{_honorific(mention.honorific)} {mention.words[-1]}")
+    keys.append(words)
+    return keys
+
+
+def _honorific(word: str) -> str:
+    word = word.rstrip(".")
+    return word + "." if word in ("Mr", "Mrs", "Ms", "Dr", "M", "Mme", "Mlle") else word
+
+
+def find_cast(
+    narration: list[str], speech_verbs: re.Pattern[str], first_person: bool = False, nouns_capitalised: bool = False
+) -> Cast:
+    """The characters named in ``narration`` (the paragraphs' text outside quotes). Where every noun is capitalised
+    (German), a capital proves nothing: a name must carry an honorific or stand next to a speech verb."""
+    counts: Counter[tuple[str | None, tuple[str, ...]]] = Counter()
+    trusted: set[tuple[str, ...]] = set()
+    pronouns: dict[tuple[str, ...], Counter[str]] = defaultdict(Counter)
+    for text in narration:
+        for mention in mentions_in(text):
+            counts[(_honorific(mention.honorific) if mention.honorific else None, mention.words)] += 1
+            if nouns_capitalised:  # only right beside the verb: "sagte Anna", "Anna sagte"
+                before, after = text[max(0, mention.start - 16) : mention.start], text[mention.end : mention.end + 16]
+                tagged = bool(re.search(speech_verbs.pattern + r"\s+$", before, re.I)) or bool(
+                    re.match(r"\s+" + speech_verbs.pattern, after, re.I)
+                )
+            else:
+                tagged = bool(speech_verbs.search(text[max(0, mention.start - 24) : mention.end + 24]))
+            mid_sentence = not nouns_capitalised and not at_sentence_start(text, mention.start)
+            if mention.honorific or mid_sentence or tagged:
+                trusted.add(mention.words)
+            stop = re.search(r"[.!?;]", text[mention.end :])
+            tail = text[mention.end : mention.end + (stop.start() if stop else 80)]
+            pronoun = _PRONOUN_AFTER.search(tail)
+            if pronoun and not mentions_in(tail[: pronoun.start()]):
+                pronouns[mention.words][_gender_of(pronoun.group(1))] += 1
+    cast = Cast()
+    forms: dict[int, Counter[str]] = defaultdict(Counter)
+    ordered = sorted(counts.items(), key=lambda kv: (kv[0][0] is None, len(kv[0][1]) == 1, -kv[1]))
+    for (honorific, words), count in ordered:
+        if words not in trusted:
+            continue
+        plain = " ".join(words)
+        character = _existing(cast, honorific, words)
+        if character is None and honorific is None and len(words) == 1 and _carriers(cast, words[0]) > 1:
+            continue  # "Pettigrew" when Mr. and Miss Pettigrew are both named: resolved by who is meant, not a person
+        if character is None:
+            gender = HONORIFICS.get(honorific.rstrip(".")) if honorific else None
+            character = cast._add(f"{honorific} {plain}" if honorific else plain, gender)
+        character.mentions += count
+        form = f"{honorific} {plain}" if honorific else plain
+        forms[character.id][form] += count
+        cast._link(form, character)
+        if len(words) > 1:
+            cast._link(plain, character)
+            if words[0] not in cast._by_key and words[0] not in HONORIFICS:
+                cast._link(words[0], character)
+            if honorific:
+                cast._link(f"{honorific} {words[-1]}", character)  # Mr. Harold Vane is Mr. Vane
+    _link_surnames(cast)
+    for character in cast.characters:
+        character.name = _display_name(forms[character.id])
+        if character.gender is None:
+            character.gender = _gender(character, pronouns)
+    if first_person:
+        cast._link("I", cast._add("I", None))
+    return cast
+
+
+def _existing(cast: Cast, honorific: str | None, words: tuple[str, ...]) -> Character | None:
+    """The person a form names among those already found: the same form; a full name's first name; an honorific's
+    surname (Miss Bennet → the one Bennet woman); a plain word that one honorific form carries (Darcy → Mr. Darcy,
+    Elizabeth → Miss Elizabeth)."""
+    plain = " ".join(words)
+    if honorific:
+        for key in (f"{honorific} {plain}", f"{honorific} {words[-1]}"):
+            if key in cast._by_key:
+                return cast.characters[cast._by_key[key]]
+        gender = HONORIFICS.get(honorific.rstrip("."))
+        known = cast._by_key.get(plain)
+        if known is not None and cast.characters[known].gender in (None, gender):
+            return cast.characters[known]
+        return None
+    if plain in cast._by_key:
+        return cast.characters[cast._by_key[plain]]
+    if len(words) > 1 and words[0] in cast._by_key:
+        return cast.characters[cast._by_key[words[0]]]
+    carriers = {
+        cast._by_key[key]
+        for key in cast._by_key
+        if len(key.split()) >= 2 and key.split()[-1] == words[-1] and key.split()[0].rstrip(".") in HONORIFICS
+    }
+    if len(carriers) == 1:
+        return cast.characters[next(iter(carriers))]
+    return None
+
+
+def _carriers(cast: Cast, surname: str) -> int:
+    return len({cid for key, cid in cast._by_key.items() if len(key.split()) >= 2 and key.split()[-1] == surname})
+
+
+def _link_surnames(cast: Cast) -> None:
+    """A bare surname goes to the one person carrying it (Darcy → Mr. Darcy); shared ones (Bennet) stay unlinked."""
+    carriers: dict[str, set[int]] = defaultdict(set)
+    for character in cast.characters:
+        for alias in list(character.aliases):
+            parts = alias.split()
+            if len(parts) >= 2:
+                carriers[parts[-1]].add(character.id)
+    for surname, ids in carriers.items():
+        if len(ids) == 1 and surname not in cast._by_key:
+            cast._link(surname, cast.characters[next(iter(ids))])
+
+
+def _display_name(forms: Counter[str]) -> str:
+    """A full plain name when there is one (Elizabeth Bennet), else the most used form (Mr. Darcy, Emma)."""
+    full = [f for f in forms if len(f.split()) >= 2 and f.split()[0].rstrip(".") not in HONORIFICS]
+    if full:
+        return max(full, key=lambda f: (forms[f], len(f)))
+    return max(forms, key=lambda f: (forms[f], len(f.split())))
+
+
+def _gender(character: Character, pronouns: dict[tuple[str, ...], Counter[str]]) -> str | None:
+    votes: Counter[str] = Counter()
+    for alias in character.aliases:
+        parts = alias.split()
+        words = tuple(p for p in parts if p.rstrip(".") not in HONORIFICS)
+        votes.update(pronouns.get(words, Counter()))
+        title_gender = HONORIFICS.get(parts[0].rstrip("."))
+        if title_gender is not None:
+            votes[title_gender] += 5
+        if parts[0] in MALE_NAMES:
+            votes["m"] += 2
+        if parts[0] in FEMALE_NAMES:
+            votes["f"] += 2
+    if not votes:
+        return None
+    gender, top = votes.most_common(1)[0]
+    return gender if top > sum(votes.values()) - top else None
+
+
+def _gender_of(pronoun: str) -> str:
+    return "m" if pronoun.lower() in ("he", "him", "his", "himself") else "f"
