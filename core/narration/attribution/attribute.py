@@ -28,8 +28,8 @@ from core.narration.attribution.quotes import Quote, find_quotes
 
 SPEAKERS_WINDOW = 3
 """A conversation's participants: its last few distinct speakers."""
-PRONOUN_WINDOW = 3
-"""How many of the last characters of a gender a pronoun weighs (a subject among them wins over the very last)."""
+_SENTENCES = re.compile(r"(?<!\bMr\.)(?<!\bMrs\.)(?<!\bMs\.)(?<!\bDr\.)(?<!\bSt\.)(?<!\bM\.)(?<=[.!?;])\s+")
+"""Sentence ends, not after the abbreviations that stand before names (Mrs. Bennet is one sentence's)."""
 MEMORY = 200
 """How many of the last names and speakers a pronoun or a turn looks back through (a scene, not the whole book)."""
 UNSURE = 0.6
@@ -119,31 +119,41 @@ class _Story:
         self.cast = cast
         self.narrator = first_person
         self.mentioned: deque[tuple[int, bool]] = deque(maxlen=MEMORY)
+        self.sentences: deque[int] = deque(maxlen=MEMORY)
+        """Beside each entry of :attr:`mentioned`: the number of the sentence it was named in."""
+        self._sentence = 0
         self.speakers: deque[int] = deque(maxlen=MEMORY)
 
     def mention(self, text: str) -> None:
-        for m in mentions_in(text):
-            character = self.cast.resolve(m)
-            if character is not None:
-                self.mentioned.append((character.id, at_sentence_start(text, m.start)))
+        for sentence in _SENTENCES.split(text):
+            self._sentence += 1
+            for m in mentions_in(sentence):
+                character = self.cast.resolve(m)
+                if character is not None:
+                    self.mentioned.append((character.id, at_sentence_start(sentence, m.start)))
+                    self.sentences.append(self._sentence)
 
     def recent(self, gender: str, exclude: frozenset[int] = frozenset()) -> int | None:
-        """The character of ``gender`` a pronoun most likely means: the last one named as a sentence's subject among
-        the last few names of that gender, else the last one named."""
-        matching = [
-            (cid, subject)
-            for cid, subject in reversed(self.mentioned)
-            if cid not in exclude and self.cast.characters[cid].gender == gender
-        ][:PRONOUN_WINDOW]
-        for cid, subject in matching:
-            if subject:
-                return cid
-        return matching[0][0] if matching else None
+        """The character of ``gender`` a pronoun most likely means: in the last sentence that names one, the first
+        it names (the subject comes before the object: "Mrs. Bennet received from her sister Phillips a note")."""
+        best: int | None = None
+        latest = -1
+        for (cid, _subject), sentence in zip(reversed(self.mentioned), reversed(self.sentences)):
+            if cid in exclude or self.cast.characters[cid].gender != gender:
+                continue
+            if latest < 0:
+                latest = sentence
+            if sentence != latest:
+                break
+            best = cid
+        return best
 
     def spoke(self, cid: int | None) -> None:
         if cid is not None:
+            self._sentence += 1
             self.speakers.append(cid)
             self.mentioned.append((cid, True))
+            self.sentences.append(self._sentence)
 
     def other_speaker(self, last: int | None) -> int | None:
         for cid in reversed(self.speakers):
@@ -315,7 +325,7 @@ def _addressed(quote: str, cast: Cast) -> set[int]:
         between = bool(re.search(r"(?:,|\b(?:dear|dearest|good)|\b[Oo]h?)\s*$", before)) and bool(
             re.match(r"\s*[,!?.;]|\s*[”\"’»«“]?\s*$", after)
         )
-        if (opens and re.match(r"\s*[,!]", after)) or between:
+        if (opens and re.match(r"\s*(?:[,!?.;]|[”\"’»«“]?\s*$)", after)) or between:
             character = cast.resolve(m)
             if character is not None:
                 out.add(character.id)

@@ -61,6 +61,17 @@ FEMALE_NAMES = frozenset(
         Maria Julia Clara Sophie Sophia Amelia Eleanor Jo Meg Beth Amy Rose Lily Grace Marie Claire Lisa Greta"""
     )
 )
+NICKNAMES = {
+    "Lizzy": "Elizabeth", "Eliza": "Elizabeth", "Liz": "Elizabeth", "Lizzie": "Elizabeth", "Bess": "Elizabeth",
+    "Betsy": "Elizabeth", "Kitty": "Catherine", "Kate": "Catherine", "Katy": "Catherine", "Fanny": "Frances",
+    "Polly": "Mary", "Molly": "Mary", "Peggy": "Margaret", "Meg": "Margaret", "Maggie": "Margaret", "Nell": "Eleanor",
+    "Nelly": "Ellen", "Sukey": "Susan", "Sue": "Susan", "Letty": "Letitia", "Di": "Diana", "Annie": "Anne",
+    "Jack": "John", "Johnny": "John", "Bob": "Robert", "Bobby": "Robert", "Dick": "Richard", "Bill": "William",
+    "Will": "William", "Tom": "Thomas", "Tommy": "Thomas", "Ned": "Edward", "Ted": "Edward", "Harry": "Henry",
+    "Jim": "James", "Jem": "James", "Sam": "Samuel", "Fred": "Frederick", "Freddy": "Frederick", "Charley": "Charles",
+    "Charlie": "Charles", "Matty": "Matthew", "Joe": "Joseph", "Ben": "Benjamin", "Nick": "Nicholas",
+}  # fmt: skip
+"""Common English nicknames and the first name they stand for: a nickname joins the person who carries that name."""
 ROLE_WORDS = frozenset(
     _words("vicar rector parson curate doctor docteur captain colonel major admiral general inspector professor")
 )
@@ -199,7 +210,9 @@ def find_cast(
                 pronouns[mention.words][_gender_of(pronoun.group(1))] += 1
     cast = Cast()
     forms: dict[int, Counter[str]] = defaultdict(Counter)
-    ordered = sorted(counts.items(), key=lambda kv: (kv[0][0] is None, len(kv[0][1]) == 1, -kv[1]))
+    ordered = sorted(
+        counts.items(), key=lambda kv: (kv[0][0] is None, len(kv[0][1]) == 1, kv[0][1][0] in NICKNAMES, -kv[1])
+    )
     for (honorific, words), count in ordered:
         if words not in trusted:
             continue
@@ -246,6 +259,8 @@ def _existing(cast: Cast, honorific: str | None, words: tuple[str, ...]) -> Char
         return None
     if plain in cast._by_key:
         return cast.characters[cast._by_key[plain]]
+    if len(words) == 1 and NICKNAMES.get(plain) in cast._by_key:  # Lizzy is Elizabeth, once Elizabeth is named
+        return cast.characters[cast._by_key[NICKNAMES[plain]]]
     if len(words) > 1 and words[0] in cast._by_key:
         return cast.characters[cast._by_key[words[0]]]
     carriers = {
