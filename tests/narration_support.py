@@ -15,6 +15,30 @@ The light faded slowly. Stars appeared one by one.
 Everyone went home to rest. The night was quiet.
 """
 
+NOVEL = """[chapter: The Visit]
+Emma sat by the window when Mr. Knightley came in.
+
+“Good morning,” said Mr. Knightley. “Is your father well?”
+
+“Yes,” said Emma. “He is quite well, thank you.”
+
+“I am glad to hear it.”
+
+“Will you stay for tea?” she asked.
+
+[chapter: The Walk]
+Harriet came running up the lane.
+
+“Miss Woodhouse!” cried Harriet. “I have such news.”
+
+“Then tell me at once,” said Emma.
+"""
+"""A little novel of tagged dialogue. Imported for a cast (its sentences cut at their quotes) it has 18 segments:
+1 and 12 headings; Mr. Knightley says 3, 5 and 9 (9 unsure: no tag), Emma 6, 8, 10 and 17, Harriet 14 and 16; the
+rest is narration (4, 7, 11, 15 and 18 are the tags: ``said Mr. Knightley.``)."""
+NOVEL_SPEAKERS = {3: "Mr. Knightley", 5: "Mr. Knightley", 9: "Mr. Knightley", 6: "Emma", 8: "Emma", 10: "Emma"}
+NOVEL_SPEAKERS |= {17: "Emma", 14: "Harriet", 16: "Harriet"}
+
 
 def make_epub(path: Path, chapters: list[str], body: str | None = None, cover: bytes | None = None) -> Path:
     from ebooklib import epub
@@ -64,6 +88,33 @@ def write_legacy(folder: Path, data: dict | str) -> None:
         leftover.unlink()
     text = data if isinstance(data, str) else json.dumps(data)
     (Path(folder) / "project.json").write_text(text, encoding="utf-8")
+
+
+def store_as_of(folder: Path, schema: int) -> None:
+    """Make the project's database what an app of store schema ``schema`` wrote: the columns and tables of later
+    schemas dropped (what ``core.narration.projects.store.UPGRADES`` adds back, newest first)."""
+    import sqlite3
+
+    later = {
+        3: ["ALTER TABLE takes DROP COLUMN performed"],
+        2: ["ALTER TABLE takes DROP COLUMN screen"],
+        4: [
+            "DROP TABLE characters",
+            "ALTER TABLE segments DROP COLUMN speaker",
+            "ALTER TABLE segments DROP COLUMN speaker_confidence",
+            "ALTER TABLE segments DROP COLUMN speaker_fixed",
+        ],
+    }
+    db = sqlite3.connect(Path(folder) / "project.sqlite")
+    try:
+        version = db.execute("PRAGMA user_version").fetchone()[0]
+        for step in range(version, schema, -1):
+            for statement in later[step]:
+                db.execute(statement)
+        db.execute(f"PRAGMA user_version = {schema}")
+        db.commit()
+    finally:
+        db.close()
 
 
 def stored_state(folder: Path) -> str:

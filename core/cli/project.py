@@ -14,6 +14,13 @@ import sys
 import time
 from pathlib import Path
 
+from core.cli.cast import (
+    add_narrate_cast_arguments,
+    add_project_cast_arguments,
+    attribute_on_import,
+    cast_command,
+    cast_edit,
+)
 from core.cli.cluster import add_cluster_arguments, check_cluster_arguments, render_on_cluster, wants_cluster
 from core.cli.errors import CliError
 from core.cli.progress_line import ProgressLine, bar, short
@@ -70,6 +77,7 @@ def add_parsers(sub, runtime_arguments) -> None:
     _export_arguments(p, FORMATS)
     p.add_argument("--json", action="store_true", help="print one JSON object with the segments and exports")
     add_narrate_speech_arguments(p)
+    add_narrate_cast_arguments(p)
     add_cluster_arguments(p)
     add_take_arguments(p)
 
@@ -101,6 +109,7 @@ def add_parsers(sub, runtime_arguments) -> None:
     action.add_argument("--export", action="store_true", help="write the files named by --out, --subtitles ...")
     _add_edit_arguments(action, p)
     add_project_speech_arguments(p, action)
+    add_project_cast_arguments(p, action)
     add_review_arguments(p, action)
     add_take_arguments(p)
     p.add_argument("--text", help="the new text (with --edit and --rename-chapter)")
@@ -196,6 +205,8 @@ def narrate(args, runtime) -> int:
         doc = read_document(path)
         raw, name, base = path.read_bytes(), path.name, path.parent
     project, report = _import_book(args, doc, raw, name, base)
+    if args.cast:
+        attribute_on_import(project)
     _apply_settings(project, args)
     _remember_bundle(project, args)
     project.save()
@@ -216,11 +227,14 @@ def _import_book(args, doc, raw: bytes, name: str, base: Path):
     dialogue_voice, language = getattr(args, "dialogue_voice", None), getattr(args, "language", None)
     if dialogue_voice is not None:
         source["dialogue_voice"] = dialogue_voice  # a new dialogue voice cuts the sentences at their quotes
+    cast = bool(getattr(args, "cast", False))  # narrate --cast
+    if cast:
+        source["cast"] = True  # so does a cast
     if language is not None:
         project.set_language(language)
     report = None
     if needs_import(project, source):
-        report = import_document(project, doc, args.voice, _library(args), base, source, dialogue_voice)
+        report = import_document(project, doc, args.voice, _library(args), base, source, dialogue_voice, cast)
     return project, report
 
 
@@ -431,6 +445,8 @@ def project_command(args, runtime) -> int:
         return _print_lexicon(project)
     if args.dump_json:
         return _dump_json(project, Path(args.dump_json), args.json)
+    if args.cast:
+        return cast_command(project, args)
     apply_thresholds(project, args)
     if args.check_takes:
         project.save()
@@ -576,7 +592,7 @@ def _edit_command(project, args):
         finally:
             if history.stale:
                 history.save(project)  # emptied: the project itself is left as it is
-    else:
+    elif not cast_edit(project, args, history):  # the cast's edits (core/cli/cast.py)
         return None
     return history
 
@@ -767,6 +783,8 @@ def _speech_fields(project, segment) -> dict:
         "spoken": project.spoken_text(segment),
         "spoken_override": segment.spoken,
         "dialogue": segment.dialogue,
+        "speaker": segment.speaker,
+        "speaker_confidence": segment.speaker_confidence,
     }
 
 
@@ -880,7 +898,8 @@ def _print_summary(project, summary, result) -> None:
             review = "  (needs review)" if flagged_fields(project, segment)["flagged"] else ""
             take = project.chosen_take(segment)
             performed = "  (performed)" if take is not None and take.is_performed else ""
-            print(f"{number:>4}  {status:<8}  {takes}{chosen:<9}  {short(segment.text)}{performed}{review}")
+            speaker = f"  [{segment.speaker}]" if segment.speaker else ""
+            print(f"{number:>4}  {status:<8}  {takes}{chosen:<9}  {short(segment.text)}{speaker}{performed}{review}")
     skipped = f", {counts['skipped']} skipped" if counts["skipped"] else ""
     print(
         f"{counts['rendered']} rendered, {counts['pending']} pending, {counts['failed']} failed{skipped} "

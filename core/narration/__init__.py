@@ -49,6 +49,7 @@ from core.narration.importing import (
 )
 from core.narration.projects import (
     SPEED_RANGE,
+    Character,
     Edit,
     History,
     LockHolder,
@@ -57,6 +58,8 @@ from core.narration.projects import (
     ProjectLock,
     ProjectLocked,
     Refresh,
+    attribute_project,
+    cast,
     create_project,
     editing,
     is_project,
@@ -64,6 +67,7 @@ from core.narration.projects import (
     pause_seconds,
     resolve_voices,
     revert,
+    suggest_voices,
 )
 from core.narration.rendering import (
     MAX_EXTRA_TAKES,
@@ -133,6 +137,10 @@ __all__ = [
     "takes_to_check",
     "recogniser_for",
     "Block",
+    "Character",
+    "attribute_project",
+    "cast",
+    "suggest_voices",
     "ClusterError",
     "ClusterInfo",
     "ClusterRenderJob",

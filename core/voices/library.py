@@ -37,11 +37,16 @@ class VoiceLibraryError(ChatterboxError):
     """A removed voice cannot be restored (its recording is gone)."""
 
 
+GENDERS = ("m", "f")
+
+
 @dataclass(frozen=True)
 class LibraryVoice:
     name: str
     path: Path
     seconds: float
+    gender: str | None = None
+    """``m`` or ``f`` where the voice's entry says so (``None``: not said; voices saved before it was kept)."""
 
 
 @dataclass(frozen=True)
@@ -97,7 +102,8 @@ class VoiceLibrary:
                     seconds = float(entry.get("seconds", 0.0))
                 except (TypeError, ValueError):
                     seconds = 0.0
-                out.append(LibraryVoice(name, path, seconds))
+                gender = entry.get("gender")
+                out.append(LibraryVoice(name, path, seconds, gender if gender in GENDERS else None))
         return out
 
     def get(self, name: str) -> LibraryVoice | None:
@@ -128,6 +134,19 @@ class VoiceLibrary:
                 target.unlink(missing_ok=True)
             raise
         return LibraryVoice(name, target, reference.duration_s), reference
+
+    def set_gender(self, name: str, gender: str | None) -> None:
+        """Say whose voice ``name`` is (``m``, ``f``; ``None`` forgets it): a cast's characters are offered voices
+        of their gender. An unknown name or gender raises ``KeyError`` / ``ValueError``."""
+        if gender is not None and gender not in GENDERS:
+            raise ValueError(f"gender must be one of {GENDERS} or None, not {gender!r}")
+        index = self._index()
+        entry = index[name]
+        if gender is None:
+            entry.pop("gender", None)
+        else:
+            entry["gender"] = gender
+        self._save_index(index)
 
     def remove(self, name: str) -> RemovedVoice | None:
         """Take ``name`` out of the library; its recording goes to the trash folder until :meth:`empty_trash`."""

@@ -543,6 +543,30 @@ PROJECT = {
 
 # --- the store check: one sentence per failed rule (core.narration.exporting.store_check)
 # ------------------------------------
+def _cast_names(d: Mapping[str, Any]) -> str:
+    return f"Its characters: {_join(d['names'])}." if d["names"] else "It has no characters yet."
+
+
+CAST = {
+    "cast.unknown_character": Words(
+        lambda d: f"The cast has no character {d['name']!r}. {_cast_names(d)}",
+        cli=lambda d: (
+            f"The cast has no character {d['name']!r}. {_cast_names(d)} List them with --cast, add one with "
+            "--add-character NAME, or say 'narrator' for narration."
+        ),
+    ),
+    "cast.same_character": Words("{name!r} cannot be merged into itself: choose another character to merge it into."),
+    "cast.bad_name": Words(
+        "{name!r} cannot be a character's name: a name needs some words, and 'narrator' or 'none' means narration."
+    ),
+    "cast.name_taken": Words(
+        "The cast already has {name!r} (a name of {owner}); choose another name, or merge the two characters.",
+        cli="The cast already has {name!r} (a name of {owner}); choose another name, or merge the two with "
+        "--merge-character A --into B.",
+    ),
+    "cast.bad_gender": Words("{gender!r} is not a gender the cast knows: use m or f."),
+}
+
 STORE = {
     "store.unknown_rules": Words(
         lambda d: f"There are no store rules named {d['rules']!r}; use {_join(d['choices'])}."
@@ -734,6 +758,7 @@ CATALOG: dict[str, Words] = {
     **WORKER,
     **DOCUMENT,
     **PROJECT,
+    **CAST,
     **READALONG,
     **STORE,
     **CLUSTER,

@@ -29,7 +29,7 @@ from core.narration.screening import BookContext, TakeMeasures, Thresholds, judg
 from core.narration.screening.screen import measures_of
 from core.standin import synthetic_voice
 from core.wording import describe_error, generic
-from tests.narration_support import project_data, stored_state
+from tests.narration_support import project_data, store_as_of, stored_state
 
 
 @pytest.fixture(scope="module")
@@ -247,16 +247,12 @@ def test_a_schema_2_project_is_brought_up_to_date(book_copy, tmp_path):
     folder = tmp_path / "Old.cbproj"
     book_copy.close()
     shutil.copytree(book_copy.folder, folder)
-    db = sqlite3.connect(folder / "project.sqlite")
-    db.execute("ALTER TABLE takes DROP COLUMN performed")
-    db.execute("PRAGMA user_version = 2")
-    db.commit()
-    db.close()
+    store_as_of(folder, 2)
     old = open_project(folder)
     assert all(t.performed is None for s in old.segments for t in s.takes)
     old.close()
     db = sqlite3.connect(folder / "project.sqlite")
-    assert db.execute("PRAGMA user_version").fetchone()[0] == STORE_SCHEMA == 3
+    assert db.execute("PRAGMA user_version").fetchone()[0] == STORE_SCHEMA == 4
     assert db.execute("SELECT count(*) FROM takes WHERE performed IS NULL").fetchone()[0] > 0
     db.close()
 

@@ -39,7 +39,7 @@ from core.narration.screening.measures import token_loop
 from core.narration.screening.screen import Screener, book_context, measures_of
 from core.standin import make_standin
 from tests.export_support import copy_project
-from tests.narration_support import put_a_hole_in, with_a_hole
+from tests.narration_support import put_a_hole_in, store_as_of, with_a_hole
 
 WORDS = (  # noqa: SIM905 - a sentence of words reads better than a list
     "the a river morning quiet old house garden window light road farmer basket seeds child mother evening bird "
@@ -271,12 +271,7 @@ def test_the_screen_is_stored_and_a_schema_1_project_is_brought_up_to_date(book,
     project, _ = book
     folder = tmp_path / "Old.cbproj"
     shutil.copytree(project.folder, folder)
-    db = sqlite3.connect(folder / "project.sqlite")
-    db.execute("ALTER TABLE takes DROP COLUMN performed")  # what schema 3 added, then what 2 did
-    db.execute("ALTER TABLE takes DROP COLUMN screen")
-    db.execute("PRAGMA user_version = 1")
-    db.commit()
-    db.close()
+    store_as_of(folder, 1)  # what schemas 4, 3 and 2 added dropped
     old = open_project(folder)  # read as written by the previous version: no screens
     assert all(t.screen is None for s in old.segments for t in s.takes)
     assert check_takes(old).checked == 300  # screened now, and stored

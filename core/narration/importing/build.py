@@ -61,15 +61,17 @@ def import_document(
     base: Path | None,
     source: dict,
     dialogue_voice: str | None = None,
+    cast: bool = False,
 ) -> ImportReport:
     """Segments from ``doc`` into ``project`` (voices resolved and copied in first; nothing changes on an error).
 
     Sentences are split in the project's language; with a ``dialogue_voice`` (or one the project already has)
-    sentences are also cut at their quotes and the quoted speech is read in that voice."""
+    sentences are also cut at their quotes and the quoted speech is read in that voice; so they are for a book read
+    by a ``cast`` of voices (or one whose project has a cast), where each character reads only their speech."""
     if doc.language and not project.segments:
         with contextlib.suppress(ProjectError):  # a book that names no real language code: the project's
             project.set_language(doc.language)
-    dialogue = dialogue_voice is not None or project.dialogue_voice is not None
+    dialogue = dialogue_voice is not None or project.dialogue_voice is not None or cast or bool(project.cast)
     script = build_script(doc, voice, project.language, dialogue)
     extra = [dialogue_voice] if dialogue_voice is not None else []
     mapping = resolve_voices(project, [voice, *script.voices, *extra], library, base)

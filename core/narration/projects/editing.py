@@ -1,7 +1,8 @@
 """Editing the shape of a project: delete, skip, merge, split, move a chapter boundary, rename a chapter — undoable.
 
 Each operation changes the project in memory (the caller saves it) and returns an :class:`Edit`, the undo record: the
-segments it replaced as they were (with their takes), and the chapters when it changed them. :func:`revert` puts an
+segments it replaced as they were (with their takes), the chapters when it changed them, and the cast and the
+speakers of the segments it changed for the cast's edits (:mod:`core.narration.projects.cast`). :func:`revert` puts an
 edit back and returns the record that does the edit again, so undo and redo are one operation. The records are
 kept in the project's database (:class:`History`, bounded), so ``--undo`` works in the next invocation and after a
 restart.
@@ -20,7 +21,9 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from core.engine import clean_text, is_speakable
+from core.narration.projects.characters import cast_from_list, character_to_dict
 from core.narration.projects.project import (
+    PROJECT_FILE,
     Chapter,
     Project,
     ProjectError,
@@ -32,6 +35,15 @@ from core.narration.text.locator import merged_place, split_place
 
 HISTORY_FILE = "history.json"
 """Where earlier versions kept the command line's records (moved into the database with the project)."""
+CAST_OPERATIONS = (
+    "attribute",
+    "set_speaker",
+    "merge_character",
+    "rename_character",
+    "add_character",
+    "cast_voice",
+)
+"""The cast's edits (:mod:`core.narration.projects.cast`): records of the cast and of segments' speakers."""
 HISTORY_LIMIT = 100
 """Undo records kept (older ones are dropped)."""
 OPERATIONS = (
@@ -46,6 +58,7 @@ OPERATIONS = (
     "skip_chapter",
     "unskip_chapter",
     "edit",
+    *CAST_OPERATIONS,
 )
 TITLE_WIDTH = 80
 
@@ -69,6 +82,11 @@ class Edit:
     """Every segment's chapter index as it was (after ``segments`` are back), when chapters were renumbered."""
     fingerprint: str = ""
     """The structure the project has while this record applies (:func:`fingerprint`)."""
+    cast: list[dict] | None = None
+    """The whole cast as it was, when the operation changed characters."""
+    speakers: list[list] | None = None
+    """``[id, speaker, confidence, fixed]`` as they were, of each segment whose speaker the operation changed (a
+    re-attribution of a whole book records only these, not the segments)."""
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -206,14 +224,19 @@ def revert(project: Project, edit: Edit) -> Edit:
         segments=[asdict(s) for s in now],
         chapters=[asdict(c) for c in project.chapters] if edit.chapters is not None else None,
         chapter_of=[s.chapter for s in project.segments] if edit.chapter_of is not None else None,
+        cast=[character_to_dict(c) for c in project.cast] if edit.cast is not None else None,
     )
-    chapters = project.chapters
+    chapters, cast = project.chapters, project.cast
     try:
+        if edit.cast is not None:
+            project.cast = _cast(project, edit.cast)
         if edit.chapters is not None:
             project.chapters = [chapter_from_dict(c, i) for i, c in enumerate(edit.chapters)]
         back = [segment_from_dict(project, s, edit.start + i) for i, s in enumerate(edit.segments)]
+        if edit.speakers is not None:
+            inverse.speakers = _put_speakers(project, edit)
     except ProjectError:
-        project.chapters = chapters
+        project.chapters, project.cast = chapters, cast
         raise
     segments = project.segments[: edit.start] + back + project.segments[edit.start + edit.count :]
     if edit.chapter_of is not None:
@@ -225,6 +248,35 @@ def revert(project: Project, edit: Edit) -> Edit:
     project.segments = segments
     inverse.fingerprint = fingerprint(project)
     return inverse
+
+
+def _cast(project: Project, data: list[dict]) -> list:
+    try:
+        return cast_from_list(data, project.voices)
+    except (ValueError, TypeError) as exc:
+        raise ProjectError("project.invalid", path=PROJECT_FILE, problem=str(exc)) from exc
+
+
+def _put_speakers(project: Project, edit: Edit) -> list[list]:
+    """Give the segments of ``edit.speakers`` their speakers back; the entries that undo this."""
+    by_id = {s.id: s for s in project.segments}
+    entries = edit.speakers or []
+    if not all(_speaker_entry(e) and e[0] in by_id for e in entries):
+        raise ProjectError("project.history_stale", op=edit.op)
+    inverse = []
+    for segment_id, speaker, confidence, fixed in entries:
+        segment = by_id[segment_id]
+        inverse.append([segment_id, segment.speaker, segment.speaker_confidence, segment.speaker_fixed])
+        segment.speaker, segment.speaker_confidence, segment.speaker_fixed = speaker, confidence, bool(fixed)
+    return inverse
+
+
+def _speaker_entry(entry) -> bool:
+    if not isinstance(entry, list) or len(entry) != 4:
+        return False
+    _id, speaker, confidence, fixed = entry
+    number = isinstance(confidence, (int, float)) and not isinstance(confidence, bool) and 0 <= confidence <= 1
+    return (speaker is None or isinstance(speaker, str)) and (confidence is None or number) and isinstance(fixed, bool)
 
 
 # --- the history the command line keeps -------------------------------------------------------------------------------
@@ -307,7 +359,7 @@ def _end(project: Project, edit: Edit, count: int) -> Edit:
 
 
 def _derived(project: Project, source: Segment, text: str) -> Segment:
-    """A new segment with ``source``'s place, voice and settings and new text (no takes: it is pending)."""
+    """A new segment with ``source``'s place, voice, settings and speaker and new text (no takes: it is pending)."""
     segment = Segment(
         id=project.next_id,
         text=text,
@@ -322,6 +374,9 @@ def _derived(project: Project, source: Segment, text: str) -> Segment:
         skipped=source.skipped,
         dialogue=source.dialogue,
         own_voice=source.own_voice,
+        speaker=source.speaker,
+        speaker_confidence=source.speaker_confidence,
+        speaker_fixed=source.speaker_fixed,
     )
     project.next_id += 1
     return segment

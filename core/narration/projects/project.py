@@ -24,6 +24,7 @@ from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 
 from core.engine import ChatterboxError, SynthesisOptions, file_stamp, write_json_atomic
+from core.narration.projects.characters import Character, cast_from_list, character_to_dict
 from core.narration.projects.store import (
     STORE_FILE,
     STORE_SCHEMA,
@@ -122,6 +123,13 @@ class Segment:
     """Where the segment's words stand in the imported EPUB: ``file``, ``block`` and ``path`` of its block
     (:attr:`core.narration.importing.document.Block.source`) and ``start``/``end``, character offsets in the block's
     text; ``None`` for text and Markdown, and in projects imported before it was recorded."""
+    speaker: str | None = None
+    """Who says this segment: a character's name (:attr:`Project.cast`); ``None``: the narrator (or quoted speech
+    whose speaker is not known, when :attr:`speaker_confidence` is set)."""
+    speaker_confidence: float | None = None
+    """How sure the attribution is of :attr:`speaker` (0-1; ``None``: narration, never in a quote)."""
+    speaker_fixed: bool = False
+    """A person set the speaker: attributing the book again keeps it."""
 
     def fail(self, code: str, data: dict, line: str) -> None:
         """Record why the segment failed (the data as plain JSON values, so the project file can always hold them)."""
@@ -184,6 +192,8 @@ class Project:
     screening: dict = field(default_factory=dict)
     """The take screen's thresholds set for this book (name → value; the others are the defaults,
     :class:`core.narration.screening.Thresholds`)."""
+    cast: list[Character] = field(default_factory=list)
+    """The book's characters in order (:mod:`core.narration.projects.cast` finds and edits them)."""
     positions: dict[int, int] = field(default_factory=dict, repr=False, compare=False)
     """Segment id → index in :attr:`segments`, as last seen (:meth:`number` checks it before it trusts it)."""
     store: ProjectStore | None = field(default=None, repr=False, compare=False)
@@ -239,16 +249,29 @@ class Project:
         return apply_lexicon(base, self.lexicon)
 
     def voice_of(self, segment: Segment) -> str | None:
-        """The voice that reads a segment: its own, else the dialogue voice for quoted speech, else its chapter's,
-        else the narrator's it was imported with."""
+        """The voice that reads a segment: its own, else its speaker's for speech, else the dialogue voice for
+        speech, else its chapter's, else the narrator's it was imported with. Speech is a quoted segment, unless a
+        person said who reads it: a character (speech, even where it mixes a quote and narration, which otherwise
+        stays the narrator's), or the narrator (not speech, even in quotes)."""
         if segment.own_voice:
             return segment.voice
-        if segment.dialogue and self.dialogue_voice is not None:
+        speech = segment.speaker is not None if segment.speaker_fixed else segment.dialogue
+        if speech and segment.speaker is not None:
+            character = self.character(segment.speaker)
+            if character is not None and character.voice is not None:
+                return character.voice
+        if speech and self.dialogue_voice is not None:
             return self.dialogue_voice
         chapter = self.chapters[segment.chapter] if 0 <= segment.chapter < len(self.chapters) else None
         if chapter is not None and chapter.voice is not None:
             return chapter.voice
         return segment.voice
+
+    def character(self, name: str | None) -> Character | None:
+        """The character of the cast named ``name`` (``None``: narration, or no such character)."""
+        if name is None:
+            return None
+        return next((c for c in self.cast if c.name == name), None)
 
     def render_key(self, segment: Segment) -> str:
         voice = self.voice_of(segment)
@@ -453,6 +476,7 @@ class Project:
             "dialogue_voice": self.dialogue_voice,
             "author": self.author,
             "screening": self.screening,
+            "cast": [character_to_dict(c) for c in self.cast],
         }
 
     def refresh(self) -> Refresh | None:
@@ -621,6 +645,7 @@ def _parse(folder: Path, data, file: Path) -> Project:
             dialogue_voice=_voice_name(data.get("dialogue_voice"), voices, "'dialogue_voice'"),
             author=_author(data.get("author")),
             screening=_screening(data.get("screening")),
+            cast=cast_from_list(data.get("cast"), voices),
         )
     except (_Invalid, KeyError, TypeError, ValueError) as exc:
         raise ProjectError("project.invalid", path=str(file), problem=str(exc)) from exc
@@ -649,7 +674,17 @@ def _segment(folder: Path, data, index: int, chapter_count: int, voices: dict) -
         dialogue=bool(data.get("dialogue", False)),
         own_voice=bool(data.get("own_voice", False)),
         source=_source(data.get("source"), where),
+        speaker=data.get("speaker"),
+        speaker_confidence=data.get("speaker_confidence"),
+        speaker_fixed=data.get("speaker_fixed", False),
     )
+    _check(segment.speaker is None or isinstance(segment.speaker, str), f"{where}.speaker must be a name")
+    _check(
+        segment.speaker_confidence is None
+        or (isinstance(segment.speaker_confidence, (int, float)) and 0 <= segment.speaker_confidence <= 1),
+        f"{where}.speaker_confidence must be between 0 and 1",
+    )
+    _check(isinstance(segment.speaker_fixed, bool), f"{where}.speaker_fixed must be true or false")
     _check(segment.spoken is None or isinstance(segment.spoken, str), f"{where}.spoken must be text")
     _check(0 <= segment.chapter < max(chapter_count, 1), f"{where}.chapter is not a chapter of the project")
     _check(segment.voice is None or segment.voice in voices, f"{where}.voice {segment.voice!r} is not a project voice")

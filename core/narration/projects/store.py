@@ -1,11 +1,11 @@
 """Where a project lives on disk: ``project.sqlite``, one SQLite database per project folder.
 
-The book (title, model, settings, voices, lexicon, chapters), its segments, their takes and the undo history are
-rows of tables, so saving a take is one ``UPDATE`` of its segment and one ``INSERT`` of the take in one transaction,
-whatever the length of the book: the cost of the bookkeeping stays flat from a short story to a 10,000-segment
-novel. The journal is SQLite's write-ahead log (WAL): a reader (the window, while the command line renders) sees
-the last committed state and never blocks the writer; ``kill -9`` or a power cut leaves the last committed
-transaction; a full disk fails the transaction and leaves the database as it was.
+The book (title, model, settings, voices, lexicon, chapters, the cast of characters), its segments (with their
+speakers), their takes and the undo history are rows of tables, so saving a take is one ``UPDATE`` of its segment and
+one ``INSERT`` of the take in one transaction, whatever the length of the book: the cost of the bookkeeping stays
+flat from a short story to a 10,000-segment novel. The journal is SQLite's write-ahead log (WAL): a reader (the
+window, while the command line renders) sees the last committed state and never blocks the writer; ``kill -9`` or a
+power cut leaves the last committed transaction; a full disk fails the transaction and leaves the database as it was.
 
 The store keeps the rows it last wrote (:class:`StoredRows`) and writes only what differs: a take writes one
 segment, an edit of one sentence one segment, a merge the segments whose position moved. Every transaction that
@@ -32,10 +32,10 @@ from pathlib import Path
 from typing import Any
 
 STORE_FILE = "project.sqlite"
-STORE_SCHEMA = 3
+STORE_SCHEMA = 4
 """``PRAGMA user_version`` of the tables below; a larger one was written by a newer app. 2 added the takes' screen,
-3 their ``performed`` (a take re-voiced from a person's recording, and where that recording is kept); :data:`UPGRADES`
-brings an older project up to date when it is opened."""
+3 their ``performed`` (a take re-voiced from a person's recording, and where that recording is kept), 4 the cast
+(``characters``) and each segment's speaker; :data:`UPGRADES` brings an older project up to date when it is opened."""
 APPLICATION_ID = 0x43424F58
 """``PRAGMA application_id``: ``CBOX``, so another program's SQLite file is told apart from a project."""
 SQLITE_HEADER = b"SQLite format 3\x00"
@@ -74,9 +74,12 @@ SEGMENT_COLUMNS = (
     "dialogue",
     "own_voice",
     "source",
+    "speaker",
+    "speaker_confidence",
+    "speaker_fixed",
 )
 JSON_SEGMENT_COLUMNS = ("settings", "error_data", "source")
-BOOL_SEGMENT_COLUMNS = ("pause_exact", "skipped", "dialogue", "own_voice")
+BOOL_SEGMENT_COLUMNS = ("pause_exact", "skipped", "dialogue", "own_voice", "speaker_fixed")
 TAKE_COLUMNS = ("file", "seed", "tokens", "seconds", "key", "timings", "created", "screen", "performed")
 
 SCHEMA = """
@@ -92,7 +95,7 @@ CREATE TABLE segments (
     kind TEXT NOT NULL, text TEXT NOT NULL, voice TEXT, settings TEXT, pause_after REAL NOT NULL,
     pause_exact INTEGER NOT NULL, speed REAL, chosen INTEGER, error TEXT, error_code TEXT, error_data TEXT,
     skipped INTEGER NOT NULL, spoken TEXT, dialogue INTEGER NOT NULL, own_voice INTEGER NOT NULL, source TEXT,
-    changed INTEGER NOT NULL DEFAULT 0
+    changed INTEGER NOT NULL DEFAULT 0, speaker TEXT, speaker_confidence REAL, speaker_fixed INTEGER NOT NULL DEFAULT 0
 );
 CREATE INDEX segments_by_position ON segments (position);
 CREATE INDEX segments_by_change ON segments (changed);
@@ -101,6 +104,9 @@ CREATE TABLE takes (
     number INTEGER NOT NULL, file TEXT NOT NULL, seed INTEGER NOT NULL, tokens TEXT NOT NULL, seconds REAL NOT NULL,
     key TEXT NOT NULL, timings TEXT NOT NULL, created TEXT NOT NULL, screen TEXT, performed TEXT,
     PRIMARY KEY (segment, number)
+);
+CREATE TABLE characters (
+    position INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE, aliases TEXT NOT NULL, gender TEXT, voice TEXT
 );
 CREATE TABLE history (
     id INTEGER PRIMARY KEY AUTOINCREMENT, stack TEXT NOT NULL CHECK (stack IN ('undo', 'redo')), record TEXT NOT NULL
@@ -117,8 +123,18 @@ _TAKE_PLACES = ", ".join("?" * (2 + len(TAKE_COLUMNS)))
 INSERT_TAKE = f"INSERT INTO takes (segment, number, {', '.join(TAKE_COLUMNS)}) VALUES ({_TAKE_PLACES})"
 _SCREEN = 1 + TAKE_COLUMNS.index("screen")
 """Where a take's screen is in a row of ``SELECT segment, <TAKE_COLUMNS>``."""
-UPGRADES = {1: "ALTER TABLE takes ADD COLUMN screen TEXT", 2: "ALTER TABLE takes ADD COLUMN performed TEXT"}
-"""Schema version → the statement that brings it to the next one."""
+UPGRADES: dict[int, tuple[str, ...]] = {
+    1: ("ALTER TABLE takes ADD COLUMN screen TEXT",),
+    2: ("ALTER TABLE takes ADD COLUMN performed TEXT",),
+    3: (
+        "ALTER TABLE segments ADD COLUMN speaker TEXT",
+        "ALTER TABLE segments ADD COLUMN speaker_confidence REAL",
+        "ALTER TABLE segments ADD COLUMN speaker_fixed INTEGER NOT NULL DEFAULT 0",
+        "CREATE TABLE characters (position INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE, aliases TEXT NOT NULL, "
+        "gender TEXT, voice TEXT)",
+    ),
+}
+"""Schema version → the statements that bring it to the next one (one transaction)."""
 
 
 class StoreRefused(Exception):
@@ -147,6 +163,8 @@ class StoredRows:
     voices: dict[str, str] = field(default_factory=dict)
     lexicon: dict[str, tuple[str, int]] = field(default_factory=dict)
     chapters: list[tuple] = field(default_factory=list)
+    cast: list[tuple] = field(default_factory=list)
+    """The characters' rows in order: name, aliases (JSON), gender, voice."""
     segments: dict[int, tuple] = field(default_factory=dict)
     """Segment id → its row (the values of :data:`SEGMENT_COLUMNS`)."""
     takes: dict[int, tuple[tuple[str, str], ...]] = field(default_factory=dict)
@@ -393,6 +411,12 @@ class ProjectStore:
                 "SELECT title, skipped, voice FROM chapters ORDER BY position"
             )
         ]
+        data["cast"] = [
+            {"name": name, "aliases": json.loads(aliases), "gender": gender, "voice": voice}
+            for name, aliases, gender, voice in self._db.execute(
+                "SELECT name, aliases, gender, voice FROM characters ORDER BY position"
+            )
+        ]
         return data
 
     def history(self) -> dict[str, list]:
@@ -536,6 +560,7 @@ class ProjectStore:
         rows.voices = dict(self._db.execute("SELECT name, file FROM voices"))
         rows.lexicon = {w: (s, c) for w, s, c in self._db.execute("SELECT word, spoken, match_case FROM lexicon")}
         rows.chapters = list(self._db.execute("SELECT title, skipped, voice FROM chapters ORDER BY position"))
+        rows.cast = list(self._db.execute("SELECT name, aliases, gender, voice FROM characters ORDER BY position"))
 
 
 class _Plan:
@@ -549,6 +574,7 @@ class _Plan:
         self.voices: dict[str, str] | None = None
         self.lexicon: dict[str, tuple[str, int]] | None = None
         self.chapters: list[tuple] | None = None
+        self.cast: list[tuple] | None = None
         self.segment_rows: dict[int, tuple] = {}
         self.take_rows: dict[int, tuple[tuple[tuple[str, str], ...], list[tuple]]] = {}
         self.removed: list[int] = []
@@ -575,6 +601,12 @@ class _Plan:
         chapters = [(c["title"], int(bool(c.get("skipped"))), c.get("voice")) for c in data.get("chapters") or []]
         if chapters != self.rows.chapters:
             self.chapters = chapters
+        cast = [
+            (c["name"], json.dumps(c.get("aliases") or [], ensure_ascii=False), c.get("gender"), c.get("voice"))
+            for c in data.get("cast") or []
+        ]
+        if cast != self.rows.cast:
+            self.cast = cast
 
     def segment(self, position: int, segment: Any) -> None:
         row = segment_values(segment, position)
@@ -599,6 +631,7 @@ class _Plan:
             or self.voices is not None
             or self.lexicon is not None
             or self.chapters is not None
+            or self.cast is not None
             or self.segment_rows
             or self.take_rows
             or self.new_order is not None
@@ -635,6 +668,12 @@ class _Plan:
                 "INSERT INTO chapters (position, title, skipped, voice) VALUES (?, ?, ?, ?)",
                 [(i, *c) for i, c in enumerate(self.chapters)],
             )
+        if self.cast is not None:
+            db.execute("DELETE FROM characters")
+            db.executemany(
+                "INSERT INTO characters (position, name, aliases, gender, voice) VALUES (?, ?, ?, ?, ?)",
+                [(i, *c) for i, c in enumerate(self.cast)],
+            )
         if self.removed:
             db.executemany("DELETE FROM segments WHERE id = ?", [(i,) for i in self.removed])
         db.executemany(UPSERT_SEGMENT, [(*_to_row(row), change) for row in self.segment_rows.values()])
@@ -668,6 +707,8 @@ class _Plan:
             rows.lexicon = self.lexicon
         if self.chapters is not None:
             rows.chapters = self.chapters
+        if self.cast is not None:
+            rows.cast = self.cast
         for segment_id in self.removed:
             rows.segments.pop(segment_id, None)
             rows.takes.pop(segment_id, None)
@@ -686,7 +727,8 @@ def _upgrade(db: sqlite3.Connection, version: int) -> None:
             raise StoreRefused("damaged", f"project format {version} is not one this app wrote")
         try:
             db.execute("BEGIN IMMEDIATE")
-            db.execute(UPGRADES[step])
+            for statement in UPGRADES[step]:
+                db.execute(statement)
             db.execute(f"PRAGMA user_version = {step + 1}")
             db.execute("COMMIT")
         except sqlite3.Error as exc:
