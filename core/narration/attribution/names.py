@@ -193,13 +193,14 @@ def find_cast(
     for text in narration:
         for mention in mentions_in(text):
             counts[(_honorific(mention.honorific) if mention.honorific else None, mention.words)] += 1
-            if nouns_capitalised:  # only right beside the verb: "sagte Anna", "Anna sagte"
-                before, after = text[max(0, mention.start - 16) : mention.start], text[mention.end : mention.end + 16]
-                tagged = bool(re.search(speech_verbs.pattern + r"\s+$", before, re.I)) or bool(
-                    re.match(r"\s+" + speech_verbs.pattern, after, re.I)
-                )
-            else:
-                tagged = bool(speech_verbs.search(text[max(0, mention.start - 24) : mention.end + 24]))
+            # A capital that opens a sentence proves nothing ("Calm, she said"); right beside a speech verb it does
+            # ("said Anna", "Anna said"), as a capital inside a sentence does where only names are capitalised.
+            before, after = text[max(0, mention.start - 16) : mention.start], text[mention.end : mention.end + 16]
+            tagged = bool(re.search(speech_verbs.pattern + r"\s+$", before, re.I)) or bool(
+                re.match(r"\s+(?:\w+ly\s+)?" + speech_verbs.pattern, after, re.I)
+            )
+            vocative = bool(re.search(r"[“\"‘«»„]\s*$", before)) and bool(re.match(r"\s*[,!]", after))
+            tagged = tagged or vocative  # “Lizzy, you must not”: a name opening a quote addresses someone
             mid_sentence = not nouns_capitalised and not at_sentence_start(text, mention.start)
             if mention.honorific or mid_sentence or tagged:
                 trusted.add(mention.words)
