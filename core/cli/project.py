@@ -161,6 +161,11 @@ def _export_arguments(p, formats) -> None:
     p.add_argument("--format", choices=[s.lstrip(".") for s in formats], help="chapter file format (default flac)")
     p.add_argument("--chapter-subtitles", choices=("srt", "vtt"), help="a subtitle file beside each chapter file")
     p.add_argument(
+        "--subtitle-speakers",
+        action="store_true",
+        help="name who speaks each cue (a project with a cast: WebVTT <v Name>, SRT 'Name: ')",
+    )
+    p.add_argument(
         "--chapters",
         metavar="RANGE",
         help="only these chapters (numbers as --list shows: 3, 2-4, 1,3,5-7): rendered "
@@ -390,6 +395,7 @@ def _export_request(args, loudness: float | None, true_peak: float):
         check=args.check,
         master=args.master,
         strict=bool(getattr(args, "strict", False)),
+        subtitle_speakers=bool(getattr(args, "subtitle_speakers", False)),
     )
 
 

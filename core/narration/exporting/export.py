@@ -129,7 +129,7 @@ def export_project(
         for i, m in enumerate(_chapter_starts(segments, whole))
     ]
     if request.out is None and request.subtitles is not None:
-        write_subtitles(request.subtitles, _cues(project, segments, whole))
+        write_subtitles(request.subtitles, _cues(project, segments, whole, request.subtitle_speakers))
         result.files.append({"path": str(request.subtitles), "kind": "subtitles"})
     if request.per_chapter is not None:
         _write_playlist(project, request, result)
@@ -206,7 +206,7 @@ class _Job:
             "level": {"path": str(file.path), **meter.report(level, before, limited)} if meter else None,
         }
         if file.subtitles is not None:
-            write_subtitles(file.subtitles, _cues(project, file.segments, placements))
+            write_subtitles(file.subtitles, _cues(project, file.segments, placements, self.request.subtitle_speakers))
         if self.request.check:
             ticker.tick("checking", file.path)
             entry["check"] = _check(file.path, self.request.check)
@@ -380,8 +380,8 @@ def _marks(project: Project, segments: list[Segment], placements: list[Placement
     return [ChapterMark(project.chapters[s.chapter].title, s.start, end) for s, end in zip(starts, ends)]
 
 
-def _cues(project: Project, segments: list[Segment], placements: list[Placement]) -> list[Cue]:
-    return [Cue(p.start, p.end, s.text) for s, p in zip(segments, placements)]
+def _cues(project: Project, segments: list[Segment], placements: list[Placement], speakers: bool = False) -> list[Cue]:
+    return [Cue(p.start, p.end, s.text, s.speaker if speakers else None) for s, p in zip(segments, placements)]
 
 
 def _make_folder(folder: Path) -> None:

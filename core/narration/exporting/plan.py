@@ -60,6 +60,8 @@ class ExportRequest:
     """``"acx"``: master for the store (its level, peak ceiling, room tone, sample rate and bitrate)."""
     strict: bool = False
     """Refuse (``export.flagged``) while a segment to export has a flagged take (:mod:`core.narration.screening`)."""
+    subtitle_speakers: bool = False
+    """Name each cue's speaker in the subtitles (a project with a cast): WebVTT ``<v Name>``, SRT ``Name: ``."""
 
 
 @dataclass(frozen=True)

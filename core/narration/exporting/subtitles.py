@@ -1,4 +1,6 @@
-"""Subtitles: SRT and WebVTT, one cue per segment, timed on the exported audio.
+"""Subtitles: SRT and WebVTT, one cue per segment, timed on the exported audio. A cue can name who speaks it (a
+project's cast, when the export asks for it): WebVTT's own voice span (``<v Emma>…``), which players show or style,
+and in SRT, which has none, the name before the words (``Emma: …``).
 
 Both formats are a few lines of text per cue; writing them needs no library (``srt`` and ``webvtt-py`` were
 considered: each would cover one format and add a dependency for what :func:`srt` and :func:`webvtt` do here).
@@ -19,6 +21,8 @@ class Cue:
     start: float
     end: float
     text: str
+    speaker: str | None = None
+    """Who speaks the cue (``None``: the narrator, or not asked for)."""
 
 
 def _stamp(seconds: float, separator: str) -> str:
@@ -34,8 +38,11 @@ def _one_line(text: str) -> str:
 
 
 def srt(cues: list[Cue]) -> str:
+    def words(c: Cue) -> str:
+        return f"{_one_line(c.speaker)}: {_one_line(c.text)}" if c.speaker else _one_line(c.text)
+
     return "".join(
-        f"{i}\n{_stamp(c.start, ',')} --> {_stamp(c.end, ',')}\n{_one_line(c.text)}\n\n" for i, c in enumerate(cues, 1)
+        f"{i}\n{_stamp(c.start, ',')} --> {_stamp(c.end, ',')}\n{words(c)}\n\n" for i, c in enumerate(cues, 1)
     )
 
 
@@ -43,8 +50,11 @@ def webvtt(cues: list[Cue]) -> str:
     def escape(text: str) -> str:
         return _one_line(text).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
+    def words(c: Cue) -> str:
+        return f"<v {escape(c.speaker)}>{escape(c.text)}" if c.speaker else escape(c.text)
+
     body = "".join(
-        f"{i}\n{_stamp(c.start, '.')} --> {_stamp(c.end, '.')}\n{escape(c.text)}\n\n" for i, c in enumerate(cues, 1)
+        f"{i}\n{_stamp(c.start, '.')} --> {_stamp(c.end, '.')}\n{words(c)}\n\n" for i, c in enumerate(cues, 1)
     )
     return "WEBVTT\n\n" + body
 
