@@ -50,6 +50,7 @@ from core.narration.rendering.render import (
     fixed_seeds,
     render_units,
 )
+from core.narration.rendering.short_lines import render_options
 from core.narration.rendering.take_choice import ONE_TAKE, TakePolicy, render_todo, settle_screens
 from core.narration.screening import Screener, TakeMeasures, best_take, is_flagged
 
@@ -171,7 +172,7 @@ class _ClusterRender:
 
     def _work(self, segment: Segment, seed: int) -> SegmentWork:
         project = self.project
-        options = project.synthesis_options(segment, seed)
+        options = render_options(project, segment, seed, self.pipe)  # a short line with its cap, as at home
         text, voice = project.spoken_text(segment), project.voice_of(segment)
         screener, thresholds = self.screener, self.screener.thresholds
         rule = TakeRule(

@@ -1,7 +1,8 @@
 """Rendering a project on this computer: pending segments through the pipeline into takes, as steps
 (``render.py``), the next segments' tokens batched ahead (``lookahead.py``), and the render as a job of the
 inference worker (``job.py``); re-takes, candidates and the best take (``take_choice.py``); a take performed by a
-person, re-voiced into the segment's voice (``perform.py``)."""
+person, re-voiced into the segment's voice (``perform.py``); the options every render speaks a segment with, a short
+line's own token cap included (``short_lines.py``)."""
 
 from core.narration.rendering.job import RenderDone, RenderJob, RenderStep
 from core.narration.rendering.perform import (

@@ -29,6 +29,7 @@ from core.engine import (
 )
 from core.narration.projects.project import Project, Segment
 from core.narration.projects.voices import voice_reference
+from core.narration.rendering.short_lines import render_options
 
 log = logging.getLogger(__name__)
 
@@ -80,8 +81,8 @@ class TokenLookahead:
         group: list[tuple[Segment, dict[int, Row], bool]] = []
         count, voice, batched = 0, None, None
         for segment in self.todo[index : self.ends[index]]:
-            options = self.project.synthesis_options(segment, self.seeds[segment.id])
             try:
+                options = render_options(self.project, segment, self.seeds[segment.id], pipe)
                 can = pipe.can_batch(options) and runtime.lm_batch > 1
                 found = pipe.condition(voice_reference(self.project, self.project.voice_of(segment), self.voices))
                 rows = pipe.request_rows(self.project.spoken_text(segment), options)
@@ -183,7 +184,7 @@ def candidate_tokens(
     if len(seeds) < 2 or runtime.lm_batch < 2:
         return alone
     try:
-        options = [project.synthesis_options(segment, seed) for seed in seeds]
+        options = [render_options(project, segment, seed, pipe) for seed in seeds]
         if not pipe.can_batch(options[0]):
             return alone
         voice = pipe.condition(voice_reference(project, project.voice_of(segment), voices))

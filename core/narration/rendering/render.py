@@ -37,6 +37,7 @@ from core.engine import (
 from core.narration.projects.project import Project, ProjectError, Segment, Take
 from core.narration.projects.voices import voice_reference
 from core.narration.rendering.lookahead import TokenLookahead, candidate_tokens
+from core.narration.rendering.short_lines import render_options
 from core.narration.rendering.take_choice import (
     ONE_TAKE,
     TakePolicy,
@@ -395,9 +396,12 @@ def fixed_seeds(project: Project, todo: list[Segment], seeds: Mapping[int, int |
 
 def speak_segment(project, pipeline: Pipeline, segment, seed: int, voices: dict, on_chunk, cancelled, tokens=None):
     """One segment's audio and report (nothing stored). ``project`` is anything with ``spoken_text``, ``voice_of``,
-    ``synthesis_options`` and ``voices`` (a cluster actor passes a stand-in that holds only its unit)."""
+    ``synthesis_options`` and ``voices`` (a cluster actor passes a stand-in that holds only its unit); a short line
+    is spoken with its own cap (:mod:`core.narration.rendering.short_lines`)."""
     reference = voice_reference(project, project.voice_of(segment), voices)
-    request = SynthesisRequest(project.spoken_text(segment), reference, project.synthesis_options(segment, seed))
+    request = SynthesisRequest(
+        project.spoken_text(segment), reference, render_options(project, segment, seed, pipeline)
+    )
     stream = pipeline.stream(request, cancelled, tokens)
     blocks = []
     for chunk in stream:
