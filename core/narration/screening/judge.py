@@ -89,6 +89,10 @@ class Verdict:
         return bool(self.reasons)
 
 
+SHORT_LETTERS = 14
+"""A short line of dialogue ("Yes.", "Oh, indeed!"): at most this many letters, about two words."""
+
+
 def judge(
     measures: TakeMeasures,
     thresholds: Thresholds,
@@ -112,7 +116,10 @@ def judge(
         ratio = measures.speech_seconds / expected if expected else 1.0
         off = abs(measures.speech_seconds - expected) >= thresholds.duration_margin_s
         facts = {"seconds": round(measures.speech_seconds, 2), "expected": round(expected, 2), "ratio": round(ratio, 2)}
-        if ratio > thresholds.long_ratio and off:
+        edges = thresholds.utterance_s if measures.letters <= SHORT_LETTERS else 0.0
+        longest = expected + edges  # a short line's own start and end, which the rate per letter does not carry
+        over = measures.speech_seconds / longest if longest else 1.0
+        if over > thresholds.long_ratio and measures.speech_seconds - longest >= thresholds.duration_margin_s:
             reasons.append({"code": "too_long", **facts})
         elif ratio < thresholds.short_ratio and off:
             reasons.append({"code": "too_short", **facts})

@@ -20,6 +20,11 @@ class Thresholds:
     """Too long: the speech is over this multiple of what this voice takes for text of this length in this book."""
     duration_margin_s: float = 0.6
     """Short texts vary most: a duration is judged only when it also differs from the expected one by this much."""
+    utterance_s: float = 0.5
+    """The start and end every utterance has, which a rate per letter measured on sentences spreads over their
+    letters: a short line (:data:`~core.narration.screening.judge.SHORT_LETTERS` letters or fewer) is allowed this
+    much on top of its letters before it is judged too long ("Yes." takes about 0.5 s more than three letters' worth;
+    measured, docs/PERFORMANCE.md "Short lines")."""
     rate_takes: float = 8
     """Takes of a voice needed before its own rate is known (until then durations are not judged)."""
     end_db: float = 6.0
