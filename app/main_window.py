@@ -3,7 +3,8 @@ status bar (model, providers, speed, playback). What each panel does lives in th
 
 - :class:`SpeakPanel` (text, Speak/Stop, waveform and latency plots) over :class:`SpeakController`;
 - :class:`RevoicePanel` (a recording spoken again in the chosen voice, A/B, export) over :class:`RevoiceController`;
-- :class:`StudioPanel` (the narration project) with :class:`ProjectFiles` in the File menu;
+- :class:`StudioPanel` (the narration project) with :class:`ProjectFiles` in the File menu, and its Cast panel (the
+  book's characters and their voices) as the last side tab;
 - :class:`VoicePanel` (reference recording, library) over :class:`VoiceController`;
 - :class:`HistoryPanel` over :class:`HistoryController`; :class:`SettingsPanel` with :class:`ApiPanel` and
   :class:`RenderOnPanel` (this computer or a Ray cluster) in it.
@@ -132,7 +133,9 @@ class MainWindow(QMainWindow):
         )
         self.settings_panel.add_section(self.render_on_panel)
         self.history_panel = HistoryPanel(self.history_controller, self.messages, self)
-        self.studio_panel = StudioPanel(self.bridge, self.player, self.settings, self.runtime_options, self)
+        self.studio_panel = StudioPanel(
+            self.bridge, self.player, self.settings, self.runtime_options, self, library=self.library
+        )
 
     def _build_layout(self) -> None:
         self.tabs = QTabWidget(self)
@@ -140,6 +143,10 @@ class MainWindow(QMainWindow):
         self.settings_scroll = _scrolling(self.settings_panel)  # tall: it scrolls on small screens
         self.tabs.addTab(self.settings_scroll, "Settings")
         self.tabs.addTab(self.history_panel, "History")
+        self.tabs.addTab(self.studio_panel.cast_panel, "Cast")  # last: a remembered tab index keeps its tab
+        self.tabs.setTabToolTip(
+            self.tabs.count() - 1, "The project's characters: who says each line, and the voice that reads them"
+        )
         self.modes = QTabWidget(self)
         self.modes.addTab(self.speak_panel, "&Speak")
         self.modes.addTab(self.studio_panel, "&Project")
@@ -242,6 +249,12 @@ class MainWindow(QMainWindow):
         self.bridge.work_changed.connect(self.work_label.setText)
         self.studio_panel.changed.connect(self._on_studio_changed)
         self.studio_panel.message.connect(self._on_studio_message)
+        self.studio_panel.show_cast_requested.connect(self.show_cast)
+        self.studio_panel.cast_panel.show_lines.connect(lambda _name: self.modes.setCurrentWidget(self.studio_panel))
+
+    def show_cast(self) -> None:
+        """The Cast side tab, beside the studio."""
+        self.tabs.setCurrentWidget(self.studio_panel.cast_panel)
 
     def _restore(self) -> None:
         geometry = self.settings.get(Key.GEOMETRY)

@@ -36,7 +36,7 @@ from .widgets.shortcuts_dialog import FIXED_SHORTCUTS, ShortcutsDialog
 log = logging.getLogger(__name__)
 PROVIDER_NOTICE = "provider:"
 """Prefix of the message-bar key of a provider notice: closing such a notice is remembered."""
-SIDE_TAB_TITLES = {"Voice": "&Voice", "Settings": "Setti&ngs", "History": "Histor&y"}
+SIDE_TAB_TITLES = {"Voice": "&Voice", "Settings": "Setti&ngs", "History": "Histor&y", "Cast": "C&ast"}
 
 
 class UsableWindow(Protocol):

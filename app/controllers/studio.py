@@ -18,6 +18,7 @@ from core.narration import (
     Refresh,
     RenderProgress,
     RenderSummary,
+    cast,
     clock,
     editing,
     plan_performance,
@@ -176,6 +177,16 @@ class StudioController:
         self.dirty = True
         return edit
 
+    def apply_cast(self, operation: Callable[[Project], Edit]) -> Edit | None:
+        """Run one of :mod:`core.narration.cast`'s edits (or finding the characters) on the open project and record
+        it; ``None`` (nothing recorded) when it changed nothing (the book attributed as it already was)."""
+        edit = operation(self._open())
+        if cast.is_empty(edit):
+            return None
+        self.history.record(edit)
+        self.dirty = True
+        return edit
+
     def undo(self) -> Edit:
         """Take back the latest edit; the record of what was undone (``ChatterboxError``: the project changed in
         another way since, and the history is emptied)."""
@@ -265,12 +276,13 @@ class StudioController:
         return float(self.project.finishing.get("speed") or 1.0) if self.project is not None else 1.0
 
     # --- words -------------------------------------------------------------------------------------------------
-    def summary(self) -> str:
-        """The title line: the project, its segments and chapters, what is rendered, unsaved changes."""
+    def summary(self, counts: dict[str, int] | None = None) -> str:
+        """The title line: the project, its segments and chapters, what is rendered, unsaved changes. ``counts``: its
+        segments' statuses as the studio's list keeps them (``None``: each segment's status is worked out now)."""
         project = self.project
         if project is None:
             return NO_PROJECT
-        counts = project.counts()
+        counts = counts if counts is not None else project.counts()
         unsaved = " · unsaved changes" if self.dirty else (" · read-only" if self.read_only else "")
         skipped = f", {counts['skipped']} skipped" if counts["skipped"] else ""
         return (

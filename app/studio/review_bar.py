@@ -1,6 +1,7 @@
 """The review bar over the studio's segment list: the flagged segment being reviewed (which of how many, its text,
-why its take was flagged in words, the take and its score) and a button for each review key. It only shows and
-asks; :mod:`app.studio.take_review` does the work."""
+why its take was flagged in words, the take and its score, and, in a book with a cast, who says it and whether the
+attribution is unsure) and a button for each review key. It only shows and asks; :mod:`app.studio.take_review` does
+the work."""
 
 from __future__ import annotations
 
@@ -71,6 +72,10 @@ class ReviewBar(QFrame):
         self.reasons.setWordWrap(True)
         self.reasons.setTextFormat(Qt.TextFormat.PlainText)
         self.reasons.setStyleSheet(REASON_STYLE)
+        self.speaker = QLabel("", self)  # who says the line, in a book with a cast (W sets it, U: the next unsure)
+        self.speaker.setWordWrap(True)
+        self.speaker.setTextFormat(Qt.TextFormat.PlainText)
+        self.speaker.setVisible(False)
         self.hint = QLabel(NOTHING_HINT, self)  # shown when nothing needs review
         self.hint.setWordWrap(True)
         self.hint.setStyleSheet("color: palette(placeholder-text);")
@@ -98,6 +103,7 @@ class ReviewBar(QFrame):
         column.addLayout(top)
         column.addWidget(self.text)
         column.addWidget(self.reasons)
+        column.addWidget(self.speaker)
         column.addLayout(row)
         column.addWidget(self.hint)
 
@@ -118,6 +124,11 @@ class ReviewBar(QFrame):
         for widget in (self.reasons, self.text, *self.buttons.values()):
             widget.setVisible(False)
         self.hint.setVisible(True)
+
+    def show_speaker(self, text: str) -> None:
+        """Who says the line (or, with nothing flagged, how many lines' speakers are unsure); empty: nothing."""
+        self.speaker.setText(text)
+        self.speaker.setVisible(bool(text))
 
     def enable(self, **names: bool) -> None:
         for name, on in names.items():

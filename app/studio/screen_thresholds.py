@@ -41,6 +41,11 @@ ROWS: dict[str, tuple[str, str, float, float, float, int]] = {
         "Short texts vary most: a length is judged only when it also differs by this many seconds.",
         *(0, 5, 0.1, 1),
     ),
+    "utterance_s": (
+        "Short line's start and end (s)",
+        "A short line (“Yes.”) is allowed this much on top of its letters before it is judged too long.",
+        *(0, 3, 0.1, 1),
+    ),
     "rate_takes": (
         "Takes before a voice's pace is known",
         "Lengths and loudness are judged once this many takes of a voice are rendered.",

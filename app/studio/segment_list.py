@@ -8,10 +8,13 @@ removed or moved: the rows are read again, the selection follows the same segmen
 was scrolled). :meth:`SegmentList.search` shows only the segments whose text holds some words, and
 :meth:`SegmentList.set_review_only` only those whose take needs review (the model leaves the others out: nothing is
 hidden row by row). A flagged segment is marked in the Status column ("needs review", with a mark), its tooltip
-saying why in words.
+saying why in words. A project with a cast shows who says each line in a Speaker column beside the text ("?" on a
+tinted cell where the attribution is unsure); :meth:`SegmentList.set_speaker_filter` shows one character's lines,
+the narration or the unsure lines.
 
 The segment being heard is highlighted and scrolled into view. A context menu and keys act on one segment: play
-from here (Enter), regenerate (R), edit the text (F2), perform it (a recording chosen or made with the microphone,
+from here (Enter), regenerate (R), edit the text (F2), who says it (W: a character's name, typed), the next or
+previous line whose speaker is unsure (U, Shift+U), perform it (a recording chosen or made with the microphone,
 re-voiced into the segment's voice; a recording file dropped on a segment's row does the same), see what the model
 reads of it (its spoken text's tokens), choose a take, change the voice, the pause after it and its pace; and on the
 project's shape: delete (Del), skip or narrate again (S), merge with the next, split, start or remove a chapter
@@ -31,7 +34,7 @@ from PySide6.QtWidgets import QAbstractItemView, QMenu, QTreeView
 from core.narration import Project
 from core.voices import AUDIO_SUFFIXES
 
-from .segment_model import STATUS, TAKES, TEXT, TIMING, SegmentModel
+from .segment_model import SPEAKER, STATUS, TAKES, TEXT, TIMING, SegmentModel, SpeakerFilter
 
 REGENERATE_TIP = (
     "Render a new take of this segment with a new seed, on this computer (also when Settings → Render on is a Ray "
@@ -42,6 +45,7 @@ PERFORM_TIP = (
     "voice, becomes its take (dropping a recording file on the row does the same)"
 )
 Selection = QItemSelectionModel.SelectionFlag
+NO_MODIFIER = Qt.KeyboardModifier.NoModifier
 
 
 class SegmentList(QTreeView):
@@ -69,6 +73,10 @@ class SegmentList(QTreeView):
     perform_again = Signal(int)
     show_reading = Signal(int)
     """What the model reads of a segment (its spoken text, in the project's language)."""
+    ask_speaker = Signal(int)
+    """W: who says this segment (the studio asks for a name)."""
+    next_unsure = Signal(bool)
+    """U (``True``: forward) or Shift+U (back): the next line whose speaker is unsure."""
 
     def __init__(self, parent=None):
         super().__init__(parent)
@@ -86,6 +94,9 @@ class SegmentList(QTreeView):
         self.header().resizeSection(STATUS, 116)  # "needs review" with its mark
         self.header().resizeSection(TAKES, 64)
         self.header().resizeSection(TIMING, 96)
+        self.header().resizeSection(SPEAKER, 104)
+        self.header().moveSection(self.header().visualIndex(SPEAKER), 1)  # who says it, beside what is said
+        self.setColumnHidden(SPEAKER, True)  # until the project has a cast
         self.segment_model.current_brush = QBrush(self.palette().highlight().color().lighter(170))
         self.voices: list[str] = []
         self.editable = True
@@ -107,6 +118,7 @@ class SegmentList(QTreeView):
         """Show another project (or none) whole: nothing selected, searched or filtered, scrolled to the top."""
         self.segment_model.words = ""
         self.segment_model.review_only = False
+        self.segment_model.speaker_filter = None
         self.segment_model.current = None
         self.segment_model.reset(project)
         self._expand()
@@ -159,6 +171,23 @@ class SegmentList(QTreeView):
         if current.isValid():
             self.scrollTo(current, QAbstractItemView.ScrollHint.PositionAtCenter)
         return self.shown()
+
+    def set_speaker_filter(self, wanted: SpeakerFilter) -> int:
+        """Show only one character's lines, the narration or the unsure lines (``None``: all); as :meth:`search`."""
+        self._keeping_selection(lambda: self.segment_model.set_speaker_filter(wanted))
+        current = self.currentIndex()
+        if current.isValid():
+            self.scrollTo(current, QAbstractItemView.ScrollHint.PositionAtCenter)
+        return self.shown()
+
+    def show_speakers(self, on: bool) -> None:
+        """The Speaker column shown (a project with a cast) or hidden."""
+        if self.isColumnHidden(SPEAKER) == on:
+            self.setColumnHidden(SPEAKER, not on)
+
+    def unsure(self) -> list[int]:
+        """The numbers of the lines whose speaker is unsure, in reading order."""
+        return self.segment_model.unsure()
 
     def flagged(self) -> list[int]:
         """The numbers of the segments whose take needs review, in reading order."""
@@ -287,6 +316,10 @@ class SegmentList(QTreeView):
             project = self.project
             if project is not None:
                 self.set_skipped.emit(number, not project.segments[number - 1].skipped)
+        elif number is not None and self.editable and key == Qt.Key.Key_W and not event.modifiers():
+            self.ask_speaker.emit(number)
+        elif key == Qt.Key.Key_U and event.modifiers() in (NO_MODIFIER, Qt.KeyboardModifier.ShiftModifier):
+            self.next_unsure.emit(event.modifiers() == NO_MODIFIER)
         else:
             super().keyPressEvent(event)
 
@@ -369,6 +402,12 @@ class SegmentList(QTreeView):
             action.setCheckable(True)
             action.setChecked(segment.voice == name)
             voices.addAction(action)
+        who = _action(menu, "W&ho says it…", lambda: self.ask_speaker.emit(number), "W")
+        who.setToolTip(
+            "Type a character's name (or Narrator): the line is theirs, kept when characters are found again"
+        )
+        who.setEnabled(self.editable)
+        menu.addAction(who)
         for text, signal in (("Pa&use after…", self.set_pause), ("Pa&ce of this segment…", self.set_speed)):
             action = _action(menu, text, lambda s=signal: s.emit(number))
             action.setEnabled(self.editable)

@@ -1,25 +1,30 @@
 """The studio's segment list as a Qt item model, read from the open :class:`~core.narration.Project`.
 
 Chapters are the top-level rows, their segments the rows under them (a segment outside every chapter of the
-project is a top-level row after the chapters). Four columns: the text, the status, the takes, the pause and pace.
+project is a top-level row after the chapters). Five columns: the text, the status, the takes, the pause and pace, and
+who says it (the speaker: a character's name, empty for narration; a line whose speaker the attribution is unsure of
+is marked "?" on a tinted cell; the view shows it beside the text, and only for a project with a cast).
 Nothing is copied: every cell is read from the project when the view asks for it, and what costs (a segment's
 status and its takes' words need its render key) is kept per row until :meth:`SegmentModel.segments_changed` says
 the row changed. A change of the book's shape (segments or chapters added, removed or moved) is
 :meth:`SegmentModel.reset`. The search (:meth:`SegmentModel.search`) is the model's too: only the segments whose
 text holds the words are rows, under their chapters; and so is the "Needs review" filter
 (:meth:`SegmentModel.set_review_only`): only the segments whose chosen take the take screen flagged, which the model
-keeps as a set of numbers (read whole with the shape, then per changed row).
+keeps as a set of numbers (read whole with the shape, then per changed row); and so is the filter by speaker
+(:meth:`SegmentModel.set_speaker_filter`: one character's lines, the narration, or the lines whose speaker is unsure).
+A speaker cell reads its segment's own fields: nothing scans the cast per row.
 """
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterable
 from typing import Any
 
 from PySide6.QtCore import QAbstractItemModel, QModelIndex, QObject, QPersistentModelIndex, Qt
 from PySide6.QtGui import QBrush, QColor, QFont, QIcon, QPainter, QPixmap
 
-from core.narration import Project, reasons_of, segment_flagged
+from core.narration import UNSURE, Project, reasons_of, segment_flagged
 from core.wording import describe_failure, describe_reason
 
 NUMBER_ROLE = Qt.ItemDataRole.UserRole
@@ -30,9 +35,11 @@ STATUS_MARK = {"pending": "○ pending", "rendered": "● rendered", "failed": "
 PERFORMED_MARK = "● performed"
 """The status column of a rendered segment whose chosen take a person performed (their recording, re-voiced)."""
 PERFORMED_TIP = "Performed: your recording of the line, re-voiced into {voice}"
-TEXT, STATUS, TAKES, TIMING = 0, 1, 2, 3
-COLUMNS = 4
-HEADERS = ("Text", "Status", "Takes", "Pause · pace")
+TEXT, STATUS, TAKES, TIMING, SPEAKER = 0, 1, 2, 3, 4
+COLUMNS = 5
+HEADERS = ("Text", "Status", "Takes", "Pause · pace", "Speaker")
+"""The speaker is the model's last column (the view shows it beside the text): what reads the others by position
+stays as it was."""
 STATUS_TIP = {
     "pending": "Pending: not rendered with its current text, voice and settings",
     "rendered": "Rendered",
@@ -44,6 +51,9 @@ REVIEW_MARK = "needs review"
 """The status column of a rendered segment whose chosen take is flagged (with :func:`review_icon` before it)."""
 REVIEW_COLOUR = QColor(166, 94, 0)
 """Dark amber: readable on a light row, and not the red of a failed segment."""
+UNSURE_TINT = QColor(255, 226, 160)
+"""The speaker cell of a line whose speaker is unsure: a light amber, the review's colour, under dark text."""
+UNSURE_MARK = "?"
 ROOT = 0
 """The internal id of a top-level row; a segment row under the top-level row ``r`` has ``r + 1``."""
 Index = QModelIndex | QPersistentModelIndex
@@ -51,6 +61,33 @@ NO_FLAGS = Qt.ItemFlag.NoItemFlags
 CHAPTER_FLAGS = Qt.ItemFlag.ItemIsEnabled | Qt.ItemFlag.ItemIsSelectable
 SEGMENT_FLAGS = CHAPTER_FLAGS | Qt.ItemFlag.ItemNeverHasChildren
 """Made once: Qt asks every row's flags while it lays the rows out (and a segment row never has rows under it)."""
+BULK_ROWS = 512
+"""More changed rows than this (the end of a render, characters found in a whole book) are told to the view as one
+change per chapter rather than one per run of neighbouring rows (thousands of signals)."""
+SpeakerFilter = tuple[str, str | None] | None
+"""Which lines the list shows by speaker: ``("character", name)``, ``("narration", None)``, ``("unsure", None)``;
+``None``: every line."""
+NARRATION: SpeakerFilter = ("narration", None)
+UNSURE_LINES: SpeakerFilter = ("unsure", None)
+
+
+def is_unsure(segment) -> bool:
+    """The attribution is not sure who says this line (below :data:`~core.narration.UNSURE`, or a quote whose
+    speaker it could not name), and no person set it."""
+    confidence = segment.speaker_confidence
+    return not segment.speaker_fixed and confidence is not None and confidence < UNSURE
+
+
+def speaks(segment, wanted: SpeakerFilter) -> bool:
+    """The segment is one of the lines ``wanted`` shows (``None``: every line)."""
+    if wanted is None:
+        return True
+    kind, name = wanted
+    if kind == "unsure":
+        return is_unsure(segment)
+    if kind == "narration":
+        return segment.speaker is None and not is_unsure(segment)
+    return segment.speaker == name
 
 
 class SegmentModel(QAbstractItemModel):
@@ -86,6 +123,16 @@ class SegmentModel(QAbstractItemModel):
         """The numbers of the segments whose chosen take is flagged (read with the shape, then per changed row)."""
         self._flagged_order: list[int] | None = None
         """:attr:`_flagged` in reading order, made when asked after a change."""
+        self.speaker_filter: SpeakerFilter = None
+        """The filter by speaker: only these lines are rows (with the search and "Needs review", all must hold)."""
+        self._speaking: set[int] = set()
+        """With a filter by speaker: the numbers of the lines it shows (read with the rows, then per changed row)."""
+        self._unsure: set[int] = set()
+        """The numbers of the lines whose speaker is unsure (read with the shape, then per changed row)."""
+        self._unsure_order: list[int] | None = None
+        self._statuses: list[str] = []
+        """Per segment (number - 1): its status (read with the shape, then per changed row), so that the studio's
+        counts of rendered and pending segments cost no render key per segment at every edit or rendered take."""
 
     # --- the project -------------------------------------------------------------------------------------------
     def reset(self, project: Project | None) -> None:
@@ -104,6 +151,9 @@ class SegmentModel(QAbstractItemModel):
         self._members, self._loose = members, loose
         self._flagged = {n for n, s in enumerate(segments, 1) if segment_flagged(project, s)} if project else set()
         self._flagged_order = None
+        self._unsure = {n for n, s in enumerate(segments, 1) if is_unsure(s)}
+        self._unsure_order = None
+        self._statuses = [project.status(s) for s in segments] if project is not None else []
         if self.current is not None and not 1 <= self.current <= len(segments):
             self.current = None
         self._lay_out()
@@ -120,6 +170,11 @@ class SegmentModel(QAbstractItemModel):
     def set_review_only(self, on: bool) -> None:
         """Show only the flagged segments (under their chapters), or every segment the search leaves."""
         self.review_only = on
+        self.relayout()
+
+    def set_speaker_filter(self, wanted: SpeakerFilter) -> None:
+        """Show only one character's lines, the narration, or the unsure lines (``None``: every line)."""
+        self.speaker_filter = wanted
         self.relayout()
 
     def relayout(self) -> None:
@@ -149,35 +204,54 @@ class SegmentModel(QAbstractItemModel):
         self._children.append(rows)
 
     def _matches(self) -> set[int] | None:
-        if self.project is None or not (self.words or self.review_only):
+        project, wanted = self.project, self.speaker_filter
+        if project is None or not (self.words or self.review_only or wanted is not None):
             return None
+        segments = project.segments
+        if wanted is not None:
+            self._speaking = {n for n, s in enumerate(segments, 1) if speaks(s, wanted)}
+        if not self.words and not self.review_only:
+            return set(self._speaking)
         if not self.words:
-            return set(self._flagged)
+            return set(self._flagged) if wanted is None else self._flagged & self._speaking
         words = self.words.casefold()
-        among = sorted(self._flagged) if self.review_only else range(1, len(self.project.segments) + 1)
-        segments = self.project.segments
+        among: Iterable[int] = sorted(self._flagged) if self.review_only else range(1, len(segments) + 1)
+        if wanted is not None:
+            among = [n for n in among if n in self._speaking]
         return {n for n in among if words in segments[n - 1].text.casefold()}
 
     def segments_changed(self, numbers: Iterable[int]) -> bool:
         """These segments changed (a take, a status, a text, a voice, a pause): their rows, and only they, are read
         again (one ``dataChanged`` per run of neighbouring rows; a row the search hides is read when shown).
-        ``True`` when the "Needs review" filter is on and a segment was flagged or cleared: the rows must be laid out
-        again (:meth:`relayout`)."""
+        ``True`` when a filter is on and a segment joined or left what it shows ("Needs review": flagged or cleared;
+        by speaker: its speaker changed): the rows must be laid out again (:meth:`relayout`)."""
         run: list[int] = []
         place = self._place
         project = self.project
-        moved = False
-        for number in sorted(set(numbers)):
+        moved = spoken = False
+        wanted = self.speaker_filter
+        changed = sorted(set(numbers))
+        bulk = len(changed) > BULK_ROWS
+        for number in changed:
             self._rows.pop(number, None)
             if project is not None and 1 <= number <= len(project.segments):
-                flagged = segment_flagged(project, project.segments[number - 1])
+                segment = project.segments[number - 1]
+                if number <= len(self._statuses):
+                    self._statuses[number - 1] = project.status(segment)
+                flagged = segment_flagged(project, segment)
                 if flagged and number not in self._flagged:
                     self._flagged.add(number)
                     self._flagged_order, moved = None, True
                 elif not flagged and number in self._flagged:
                     self._flagged.discard(number)
                     self._flagged_order, moved = None, True
-            if number not in place:
+                if is_unsure(segment) != (number in self._unsure):
+                    self._unsure.symmetric_difference_update((number,))
+                    self._unsure_order = None
+                if wanted is not None and speaks(segment, wanted) != (number in self._speaking):
+                    self._speaking.symmetric_difference_update((number,))
+                    spoken = True
+            if bulk or number not in place:
                 continue
             if run and (place[number][0] != place[run[-1]][0] or place[number][1] != place[run[-1]][1] + 1):
                 self._emit_changed(run)
@@ -185,7 +259,9 @@ class SegmentModel(QAbstractItemModel):
             run.append(number)
         if run:
             self._emit_changed(run)
-        return moved and self.review_only
+        if bulk:
+            self._emit_all()
+        return (moved and self.review_only) or spoken
 
     def flagged(self) -> list[int]:
         """The numbers of the flagged segments, in reading order (the search and the filter notwithstanding)."""
@@ -195,6 +271,25 @@ class SegmentModel(QAbstractItemModel):
 
     def is_flagged(self, number: int) -> bool:
         return number in self._flagged
+
+    def status_counts(self) -> dict[str, int]:
+        """How many segments are rendered, pending, failed and skipped (as the rows were last read)."""
+        counts = dict.fromkeys(STATUS_MARK, 0)
+        counts.update(Counter(self._statuses))
+        return counts
+
+    def unsure(self) -> list[int]:
+        """The numbers of the lines whose speaker is unsure, in reading order (whatever the filters show)."""
+        if self._unsure_order is None:
+            self._unsure_order = sorted(self._unsure)
+        return self._unsure_order
+
+    def is_unsure(self, number: int) -> bool:
+        return number in self._unsure
+
+    def shown_numbers(self) -> list[int]:
+        """The segments shown (the search and the filters leave them), in reading order."""
+        return sorted(self._place)
 
     def all_segments(self) -> range:
         return range(1, len(self._ids) + 1)
@@ -210,6 +305,20 @@ class SegmentModel(QAbstractItemModel):
             if n is not None and n in self._place:
                 self._emit_changed([n])
         return True
+
+    def _emit_all(self) -> None:
+        """Every row changed: one ``dataChanged`` per parent (the view reads again only the rows it shows)."""
+        if self._top:
+            self.dataChanged.emit(
+                self.createIndex(0, TEXT, ROOT), self.createIndex(len(self._top) - 1, COLUMNS - 1, ROOT)
+            )
+        for row, children in enumerate(self._children):
+            if children:
+                first, last = (
+                    self.createIndex(0, TEXT, row + 1),
+                    self.createIndex(len(children) - 1, COLUMNS - 1, row + 1),
+                )
+                self.dataChanged.emit(first, last)
 
     def _emit_changed(self, run: list[int]) -> None:
         self.dataChanged.emit(self.index_of(run[0], TEXT), self.index_of(run[-1], COLUMNS - 1))
@@ -336,7 +445,8 @@ class SegmentModel(QAbstractItemModel):
             segment = project.segments[number - 1]
             take = project.chosen_take(segment)
             performed = take is not None and take.is_performed
-            row = self._rows[number] = (project.status(segment), takes_text(project, segment), performed)
+            status = self._statuses[number - 1] if number <= len(self._statuses) else project.status(segment)
+            row = self._rows[number] = (status, takes_text(project, segment), performed)
         return row
 
     def _segment_data(self, project: Project, number: int, column: int, role: int) -> Any:
@@ -351,9 +461,13 @@ class SegmentModel(QAbstractItemModel):
                 return PERFORMED_MARK if status == "rendered" and performed else STATUS_MARK[status]
             if column == TAKES:
                 return self._row(project, number)[1]
+            if column == SPEAKER:
+                return speaker_text(segment, number in self._unsure)
             return timing_text(segment)
         if role == NUMBER_ROLE:
             return number if column == TEXT else None
+        if column == SPEAKER:
+            return self._speaker_data(segment, number, role)
         if role == Qt.ItemDataRole.DecorationRole:
             return review_icon() if column == STATUS and number in self._flagged else None
         if role == Qt.ItemDataRole.ForegroundRole:
@@ -378,6 +492,18 @@ class SegmentModel(QAbstractItemModel):
                 return status_tip(project, segment) + (f"\n\n{review}" if review else "")
             if column == TAKES:
                 return takes_tip(project, segment)
+        return None
+
+    def _speaker_data(self, segment, number: int, role: int) -> Any:
+        """The speaker cell's colours and tooltip (its text is :func:`speaker_text`)."""
+        if role == Qt.ItemDataRole.BackgroundRole:
+            if number == self.current:
+                return self.current_brush
+            return QBrush(UNSURE_TINT) if number in self._unsure else None
+        if role == Qt.ItemDataRole.ForegroundRole:
+            return QBrush(QColor(20, 20, 20)) if number in self._unsure else None  # readable on the tint
+        if role == Qt.ItemDataRole.ToolTipRole:
+            return speaker_tip(segment)
         return None
 
     def _chapter_data(self, project: Project, chapter: int, column: int, role: int) -> Any:
@@ -461,6 +587,30 @@ def status_tip(project: Project, segment) -> str:
     if status == "rendered" and take is not None and take.is_performed:
         return PERFORMED_TIP.format(voice=project.voice_of(segment) or "the model's voice")
     return STATUS_TIP[status] + (f": {describe_failure(segment)}" if failed else "")
+
+
+def speaker_text(segment, unsure: bool) -> str:
+    """The speaker column: the character's name ("Emma"), "Emma ?" when unsure, "?" for a quote whose speaker the
+    attribution could not name, nothing for narration."""
+    name = segment.speaker or ""
+    if not unsure:
+        return name
+    return f"{name} {UNSURE_MARK}" if name else UNSURE_MARK
+
+
+def speaker_tip(segment) -> str:
+    """Who says the line, how sure the attribution is, and how to change it."""
+    name, confidence = segment.speaker, segment.speaker_confidence
+    change = "W: say who says it"
+    if segment.speaker_fixed:
+        said = f"{name} says this line" if name else "The narrator reads this line"
+        return f"{said} (set by you: finding characters again keeps it). {change}."
+    if confidence is None:
+        return f"Narration (no quote). {change}."
+    if is_unsure(segment):
+        who = f"Perhaps {name}" if name else "A quote whose speaker was not found"
+        return f"{who}: unsure ({confidence:.0%}, below {UNSURE:.0%}). {change}."
+    return f"{name} ({confidence:.0%} sure). {change}." if name else f"Narration. {change}."
 
 
 def timing_text(segment) -> str:

@@ -1,6 +1,7 @@
 """Edits of the book's shape, each on Qt's undo stack: delete, skip or narrate again, merge, split (and a text edit,
-pushed by :mod:`app.studio.segment_actions`); Undo and Redo while nothing renders. The list reads the new shape
-and keeps its selection and scroll position."""
+pushed by :mod:`app.studio.segment_actions`, and the cast's edits, pushed by :mod:`app.studio.cast_edits` as
+:class:`CastCommand`); Undo and Redo while nothing renders. The list reads the new shape and keeps its selection and
+scroll position; a cast edit undone reads again only the lines it touched."""
 
 from __future__ import annotations
 
@@ -52,6 +53,28 @@ class EditCommand(QUndoCommand):
         self.panel._reshaped(edit.number)
 
 
+class CastCommand(EditCommand):
+    """A cast edit on the undo stack: it changes no segment row and not the book's shape, so an undo or a redo reads
+    again only the lines whose speaker or voice it changed (:meth:`CastEdits._cast_after`)."""
+
+    def _step(self, step: Callable[[], Edit]) -> None:
+        before = self.panel._cast_before()
+        try:
+            edit = step()
+        except ChatterboxError as exc:
+            self.setObsolete(True)
+            self.panel.message.emit(describe_error(exc), True)
+            QTimer.singleShot(0, self.panel.undo_stack.clear)
+            return
+        self.panel._cast_after(before, edit)
+
+
+def command_for(panel: StudioBase, edit: Edit) -> EditCommand:
+    """The undo stack's command for a stored record."""
+    kind = CastCommand if edit.op in editing.CAST_OPERATIONS else EditCommand
+    return kind(panel, edit_words(edit))
+
+
 def edit_words(edit: Edit) -> str:
     """What the undo stack calls an edit ("Undo delete segment 4"), made now or restored from the store."""
     n = edit.number
@@ -67,6 +90,12 @@ def edit_words(edit: Edit) -> str:
         "rename_chapter": f"rename chapter {n}",
         "skip_chapter": f"skip chapter {n}",
         "unskip_chapter": f"narrate again chapter {n}",
+        "attribute": "find characters",
+        "set_speaker": f"who says segment {n}",
+        "merge_character": "merge characters",
+        "rename_character": "rename a character",
+        "add_character": "add a character",
+        "cast_voice": "a character's voice",
     }.get(edit.op, edit.op)
 
 
@@ -93,7 +122,7 @@ class ShapeEdits(_Part):
         """The undo stack of a project just opened: its stored records, the oldest first (each already done)."""
         self.undo_stack.clear()
         for edit in self.controller.history.undo_records:
-            self.undo_stack.push(EditCommand(self, edit_words(edit)))
+            self.undo_stack.push(command_for(self, edit))
 
     def _reshaped(self, number: int) -> None:
         """Segments or chapters were added, removed or renumbered: the list reads them again, keeping the selected

@@ -4,7 +4,7 @@ controls and counts every part updates.
 
 The panel is this class and its parts (:mod:`render_controls`, :mod:`segment_playback`, :mod:`segment_actions`,
 :mod:`shape_edits`, :mod:`chapter_actions`, :mod:`export_controls`, :mod:`segment_search`, :mod:`take_review`,
-:mod:`perform_line`).
+:mod:`perform_line`, :mod:`cast_edits`).
 For the type checker each part is a ``StudioBase``; at run time each is a plain class, and what one part calls of
 another is named at the end of this class, for the type checker only. The parts' methods carry no ``@Slot``: PySide
 connects a decorated method of a class that is not a QObject through a receiver of its own, which outlives the panel
@@ -23,6 +23,8 @@ from PySide6.QtCore import QTimer, Signal
 from PySide6.QtGui import QAction, QShortcut, QUndoStack
 from PySide6.QtWidgets import (
     QCheckBox,
+    QComboBox,
+    QHBoxLayout,
     QLabel,
     QLineEdit,
     QMenu,
@@ -30,23 +32,28 @@ from PySide6.QtWidgets import (
     QPushButton,
     QSlider,
     QToolButton,
+    QVBoxLayout,
     QWidget,
 )
 
 from core.engine import RuntimeOptions
 from core.narration import Edit, Placement, Project
+from core.voices import VoiceLibrary
 
 from ..audio.playback import Player
 from ..controllers.render_on import RenderTarget, where
 from ..controllers.studio import StudioController
 from ..engine_bridge import EngineBridge
 from ..settings import Settings
+from .cast_finder import CastFinder
+from .cast_panel import CastCounts, CastPanel
 from .check_report import CheckReport
 from .export_runner import ExportRunner
 from .preview_windows import PreviewWindows
 from .review_bar import ReviewBar
 from .seekable_waveform import SeekableWaveform
 from .segment_list import SegmentList
+from .speaker_picker import SpeakerPicker
 from .take_check_runner import TakeCheckRunner
 from .take_settings import TakeSettings
 
@@ -60,6 +67,8 @@ class StudioBase(QWidget):
     """An export ended and its files are in place (the export's result)."""
     export_ended = Signal()
     """An export ended: written (after :attr:`export_finished`), failed or cancelled."""
+    show_cast_requested = Signal()
+    """The Cast panel should be shown (the window shows its side tab)."""
 
     # --- what the panel is given and keeps ---------------------------------------------------------------------
     bridge: EngineBridge
@@ -90,6 +99,13 @@ class StudioBase(QWidget):
     _review_keys: list[QShortcut]
     input_device: Any
     """The sounddevice module the microphone is opened through (``None``: the real one; tests inject a fake)."""
+    library: VoiceLibrary | None
+    """The user's voice library (a character's voice can be one of its voices); ``None``: none."""
+    cast_finder: CastFinder
+    _cast_counts: CastCounts
+    """How the open project's lines are spoken, counted at its last change of cast or speakers."""
+    speaker_picker: SpeakerPicker | None
+    """The last "who says it" popup (W)."""
 
     # --- its widgets -------------------------------------------------------------------------------------------
     title: QLabel
@@ -124,6 +140,15 @@ class StudioBase(QWidget):
     review_button: QToolButton
     review_bar: ReviewBar
     takes: TakeSettings
+    cast_panel: CastPanel
+    speakers_row: QWidget
+    speaker_filter: QComboBox
+    speakers_hint: QLabel
+    _button_row: QHBoxLayout
+    """The row of Render, Play, Export…: Speakers ▾ joins it, at its right, when the studio is wide enough."""
+    _page: QVBoxLayout
+    _speakers_layout: QHBoxLayout
+    cast_button: QToolButton
 
     # --- state -------------------------------------------------------------------------------------------------
     @property
@@ -162,9 +187,9 @@ class StudioBase(QWidget):
 
     @property
     def busy(self) -> bool:
-        """The project belongs to a render, an export or a line being re-voiced: no edits, no second render or
-        export."""
-        return self.rendering is not None or self.exporting or self.checking or self.performing
+        """The project belongs to a render, an export, a line being re-voiced or the characters being found: no
+        edits, no second render or export."""
+        return self.rendering is not None or self.exporting or self.checking or self.performing or self.finding
 
     def _writable(self) -> bool:
         """Edits are possible: a project is open, neither a render nor an export has it, no other process holds it."""
@@ -176,7 +201,9 @@ class StudioBase(QWidget):
         self.changed.emit()
 
     def _show_counts(self) -> None:
-        self.title.setText(self.controller.summary())
+        model = self.segments.segment_model  # its statuses follow every changed row: no render key per segment
+        counts = model.status_counts() if model.project is self.project and self.project is not None else None
+        self.title.setText(self.controller.summary(counts))
         self._show_review_count()
         self._show_review()
 
@@ -213,6 +240,7 @@ class StudioBase(QWidget):
         self.takes.check_action.setEnabled(has and (checking or not busy))
         if self.reviewing:
             self._show_review()  # its buttons follow what can be done now
+        self._update_cast_controls()
         self.pace.setEnabled(has and not exporting and not self.controller.read_only)
         self.undo_action.setEnabled(writable and self.undo_stack.canUndo())
         self.redo_action.setEnabled(writable and self.undo_stack.canRedo())
@@ -251,3 +279,18 @@ class StudioBase(QWidget):
         def _show_review_count(self) -> None: ...
 
         def _fit_review(self) -> None: ...
+
+        @property
+        def finding(self) -> bool: ...
+
+        def _update_cast_controls(self) -> None: ...
+
+        def _show_cast(self) -> None: ...
+
+        def _place_speakers(self) -> None: ...
+
+        def _review_speaker_words(self, number: int | None) -> str: ...
+
+        def _cast_before(self) -> dict[str, str | None]: ...
+
+        def _cast_after(self, before: dict[str, str | None], edit: Edit | None) -> None: ...

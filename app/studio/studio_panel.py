@@ -18,6 +18,11 @@ marked in the list, with the reasons in words as its tooltip; Needs review besid
 Review (F7) goes through them from the keyboard (:mod:`~app.studio.take_review`). Re-takes and candidates beside
 the buttons make a render take a flagged take again, or several takes of each segment, and keep the best.
 
+A cast (:mod:`~app.studio.cast_edits`): the Cast panel (a side tab of the window) finds the book's characters, merges,
+renames and adds them and gives each a voice; Speakers ▾ above the list shows one character's lines, the narration
+or the lines whose speaker is unsure, and a Speaker column says who says each line; W on a line sets who says it (a
+few letters of a name and Enter), U goes to the next unsure line. Each of these edits is on the undo stack.
+
 Perform this line (a segment's menu, or a recording file dropped on its row): the user's own recording of the
 segment, chosen or made with the microphone, is re-voiced into the segment's voice on the inference worker and
 becomes its chosen take, marked "performed" in the list (:mod:`~app.studio.perform_line`).
@@ -32,7 +37,7 @@ This module builds the panel, opens and saves its project; the rest is in parts 
 :mod:`~app.studio.render_controls`, :mod:`~app.studio.segment_playback`, :mod:`~app.studio.segment_actions` (one
 segment), :mod:`~app.studio.shape_edits` (the undo stack), :mod:`~app.studio.chapter_actions`,
 :mod:`~app.studio.export_controls`, :mod:`~app.studio.segment_search`, :mod:`~app.studio.take_review`,
-:mod:`~app.studio.perform_line`; what they share is :mod:`~app.studio.studio_base`.
+:mod:`~app.studio.perform_line`, :mod:`~app.studio.cast_edits`; what they share is :mod:`~app.studio.studio_base`.
 """
 
 from __future__ import annotations
@@ -47,6 +52,7 @@ from PySide6.QtGui import QAction, QKeySequence, QShortcut, QUndoStack
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QCheckBox,
+    QComboBox,
     QHBoxLayout,
     QLabel,
     QLineEdit,
@@ -61,6 +67,7 @@ from PySide6.QtWidgets import (
 
 from core.engine import ChatterboxError, RuntimeOptions
 from core.narration import SPEED_RANGE, Placement, Project, editing, export_project
+from core.voices import VoiceLibrary
 from core.wording import describe_error
 
 from ..audio.playback import Player
@@ -68,6 +75,10 @@ from ..controllers.render_on import RenderTarget
 from ..controllers.studio import NO_PROJECT, StudioController
 from ..engine_bridge import EngineBridge
 from ..settings import Settings
+from ..widgets.elided_label import ElidedLabel
+from .cast_edits import CastEdits, cast_voices, touched_lines
+from .cast_finder import CastFinder
+from .cast_panel import CastCounts, CastPanel
 from .chapter_actions import ChapterActions
 from .check_report import CheckReport
 from .export_controls import ExportControls
@@ -104,6 +115,7 @@ class StudioPanel(
     TakeReview,
     TakeCheck,
     PerformLine,
+    CastEdits,
     StudioBase,
 ):
     """The studio: made here (its widgets, their layout and connections), opened on a project, saved; what each
@@ -116,9 +128,11 @@ class StudioPanel(
         settings: Settings,
         runtime: Callable[[], RuntimeOptions],
         parent: QWidget | None = None,
+        library: VoiceLibrary | None = None,
     ) -> None:
         super().__init__(parent)
         self.bridge, self.player, self.settings, self.runtime = bridge, player, settings, runtime
+        self.library = library
         self.input_device: Any = None
         self.controller = StudioController()
         self.progress_events = 0
@@ -135,6 +149,9 @@ class StudioPanel(
         """Finished segments are played a window at a time (see :mod:`app.studio.preview_windows`)."""
         self.export_runner = ExportRunner(export_project, self)
         self.take_check = TakeCheckRunner(self)
+        self.cast_finder = CastFinder(self)
+        self._cast_counts = CastCounts()
+        self.speaker_picker = None
         self._export_target: Path | None = None
         self.check_report: CheckReport | None = None
         self._target = RenderTarget()
@@ -189,6 +206,22 @@ class StudioPanel(
         )
         self.pace_label = QLabel("Pace 1.00×", self)
         self.segments = SegmentList(self)
+        self.cast_panel = CastPanel()  # placed by the window, as a side tab beside the studio
+        self.speakers_row = QWidget(self)  # shown for a project with a cast
+        self.speaker_filter = QComboBox(self.speakers_row)
+        self.speaker_filter.setAccessibleName("Speakers")
+        self.speaker_filter.setToolTip(
+            "Show every line, the lines whose speaker is unsure, the narration, or one character's lines"
+        )
+        self.speaker_filter.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+        self.speaker_filter.setMinimumContentsLength(14)
+        self.speakers_hint = ElidedLabel("", self.speakers_row)  # elided by its room: it never widens the studio
+        self.speakers_hint.setStyleSheet("color: palette(placeholder-text);")
+        self.cast_button = QToolButton(self.speakers_row)
+        self.cast_button.setText("Cast…")
+        self.cast_button.setToolTip("The characters, their lines and their voices (the Cast tab)")
+        speakers_label = QLabel("Speak&ers:", self.speakers_row)
+        speakers_label.setBuddy(self.speaker_filter)
         self.search = QLineEdit(self)
         self.search.setPlaceholderText("Find in the text (Ctrl+F)")
         self.search.setToolTip(
@@ -261,17 +294,27 @@ class StudioPanel(
             if isinstance(widget, QPushButton):  # as wide as its words, not the style's 80 px: small screens fit
                 widget.setMinimumWidth(widget.fontMetrics().horizontalAdvance(widget.text().replace("&", "")) + 12)
         buttons.addStretch(1)
+        self._button_row = buttons
         pace = QHBoxLayout()
         pace.addWidget(self.pace_label)
         pace.addWidget(self.pace, 1)
         pace.addWidget(self.listen)
         pace.addWidget(self.lexicon_button)  # here, beside a slider that yields room: the window fits small screens
         column = QVBoxLayout(self)
+        self._page = column
         column.addLayout(title)
         column.addLayout(buttons)
         column.addWidget(self.progress)
         column.addWidget(self.status)
         column.addWidget(self.review_bar)
+        speakers = self._speakers_layout = QHBoxLayout(self.speakers_row)
+        speakers.setContentsMargins(0, 0, 0, 0)
+        speakers.addWidget(speakers_label)
+        speakers.addWidget(self.speaker_filter)
+        speakers.addWidget(self.speakers_hint, 1)
+        speakers.addWidget(self.cast_button)
+        self.speakers_row.setVisible(False)
+        column.addWidget(self.speakers_row)
         column.addWidget(self.segments, 3)
         column.addLayout(pace)
         column.addWidget(self.waveform, 1)
@@ -338,10 +381,13 @@ class StudioPanel(
         self._connect_review()
         self._connect_take_check()
         self._connect_perform()
+        self._connect_cast()
+        self.cast_button.clicked.connect(self.show_cast_requested)
         self._update_controls()
 
     def resizeEvent(self, event) -> None:
         super().resizeEvent(event)
+        self._place_speakers()
         self._fit_review()
 
     def _refresh_preview(self) -> None:
@@ -355,6 +401,8 @@ class StudioPanel(
             self.export_runner.shutdown()
         if self.checking:  # its takes' measures are the project being closed's
             self.take_check.shutdown()
+        if self.finding:  # its characters are the project being closed's (what it finds is not adopted)
+            self.cast_finder.shutdown()
         self.undo_stack.clear()
         self.controller.open(project)
         self._restore_undo()
@@ -376,6 +424,8 @@ class StudioPanel(
         self.pace.blockSignals(False)
         self._on_pace(self.pace.value(), mark=False)
         self.waveform.clear_audio()
+        self.cast_panel.set_note("")
+        self._show_cast()
         self._show_counts()
         self._update_controls()
         if self.controller.read_only:
@@ -388,18 +438,21 @@ class StudioPanel(
 
     def _follow(self) -> None:
         """Read-only while another process renders the project: the takes it stored since show up, row by row."""
+        before = cast_voices(self.project)
         try:
             changes = self.controller.follow()
         except ChatterboxError as exc:  # the project was damaged or removed meanwhile: stop following it
             self.follow_timer.stop()
             self.message.emit(describe_error(exc), True)
             return
-        if changes is None:
+        if changes is None or self.project is None:
             return
         if changes.shape:
             self.segments.shape_changed()
-        else:
-            self.segments.segments_changed(changes.numbers)
+        else:  # a character's new voice changes no segment row: its lines are read again all the same
+            voiced = touched_lines(self.project, (), before)
+            self.segments.segments_changed([*changes.numbers, *voiced])
+        self._show_cast()
         self._show_counts()
 
     def save(self) -> bool:

@@ -257,12 +257,14 @@ class TakeReview(_Part):
         if project is None or not flagged:
             self._review_segment = None
             bar.show_nothing()
+            bar.show_speaker(self._review_speaker_words(None))
             return
         if number is None:  # flagged since the bar said there was nothing: shown, the selection left where it is
             number = flagged[0]
             self._review_segment = project.segments[number - 1]
         view = review_view(project, number, flagged)
         bar.show_view(view)
+        bar.show_speaker(self._review_speaker_words(number))
         writable = self._writable()
         bar.enable(
             previous=bool(flagged),

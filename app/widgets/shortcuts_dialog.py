@@ -27,6 +27,12 @@ FIXED_SHORTCUTS = (
         "Reviewing: the next / previous segment that needs review; Space plays its take, A chooses and plays the "
         "other take, Y or Enter accepts the take, R regenerates it, E edits its spoken text",
     ),
+    (
+        "W",
+        "In the studio's list: who says this line — type a few letters of a character's name (or Narrator), Enter "
+        "sets it (a new name adds a character)",
+    ),
+    ("U, Shift+U", "In the studio's list: the next / previous line whose speaker is unsure"),
     ("Tab, Shift+Tab", "Next / previous control: text, Insert tag, Speak, Stop, Export, then the side tabs"),
     ("Ctrl+Tab, Ctrl+Shift+Tab", "Next / previous tab of the panel the focus is in"),
     ("Alt+underlined letter", "Press that button, pick that tab or open that menu (Alt+F: the File menu)"),

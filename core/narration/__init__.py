@@ -1,6 +1,7 @@
 """Narration: books imported into projects of chapters and segments, rendered through the engine, exported. The names
 here are the sub-packages' public names (each ``__init__.py`` says what its part holds)."""
 
+from core.narration.attribution import UNSURE
 from core.narration.cluster import (
     ClusterError,
     ClusterInfo,
@@ -111,6 +112,7 @@ from core.narration.screening import (
 )
 
 __all__ = [
+    "UNSURE",
     "MAX_EXTRA_TAKES",
     "ONE_TAKE",
     "TakePolicy",

@@ -10,7 +10,7 @@ import random
 import pytest
 from PySide6.QtCore import QItemSelectionModel
 
-from app.studio.segment_model import STATUS
+from app.studio.segment_model import COLUMNS, STATUS
 from core.narration.projects.project import Chapter, Segment, Take, create_project
 from core.narration.rendering.render import RenderProgress
 from tests.app.studio.support import cell, chapter_rows, segment_rows
@@ -67,7 +67,7 @@ class Signals:
             signal.connect(self._moved)
 
     def _changed(self, first, last, _roles=()):
-        assert first.parent() == last.parent() and first.column() == 0 and last.column() == 3
+        assert first.parent() == last.parent() and first.column() == 0 and last.column() == COLUMNS - 1
         self.changed.append((self.model.number_at(first), self.model.number_at(last)))
 
     def _reset(self):
