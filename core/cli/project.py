@@ -161,9 +161,10 @@ def _export_arguments(p, formats) -> None:
     p.add_argument("--format", choices=[s.lstrip(".") for s in formats], help="chapter file format (default flac)")
     p.add_argument("--chapter-subtitles", choices=("srt", "vtt"), help="a subtitle file beside each chapter file")
     p.add_argument(
-        "--subtitle-speakers",
+        "--name-speakers",
         action="store_true",
-        help="name who speaks each cue (a project with a cast: WebVTT <v Name>, SRT 'Name: ')",
+        help="name who speaks each line (a project with a cast): in the subtitles (WebVTT <v Name>, SRT 'Name: ') "
+        "and the read-along book (each line's title)",
     )
     p.add_argument(
         "--chapters",
@@ -395,7 +396,7 @@ def _export_request(args, loudness: float | None, true_peak: float):
         check=args.check,
         master=args.master,
         strict=bool(getattr(args, "strict", False)),
-        subtitle_speakers=bool(getattr(args, "subtitle_speakers", False)),
+        name_speakers=bool(getattr(args, "name_speakers", False)),
     )
 
 

@@ -185,14 +185,14 @@ def _state(path, capsys=None, folder=None) -> dict:
     return data
 
 
-def test_subtitles_name_the_speakers_with_subtitle_speakers(capsys, tmp_path, bundles):
+def test_subtitles_name_the_speakers_with_name_speakers(capsys, tmp_path, bundles):
     book = tmp_path / "novel.txt"
     book.write_text(NOVEL, encoding="utf-8")
     folder = tmp_path / "Novel.cbproj"
     vtt = tmp_path / "novel.vtt"
     code, _, err = run_cli(capsys, "narrate", book, "--project", folder, "--bundle", bundles["original"], "--cast")
     assert code == 0, err
-    code, _, err = run_cli(capsys, "project", folder, "--export", "--subtitles", vtt, "--subtitle-speakers")
+    code, _, err = run_cli(capsys, "project", folder, "--export", "--subtitles", vtt, "--name-speakers")
     assert code == 0, err
     text = vtt.read_text("utf-8")
     assert "<v Emma>" in text and "<v Mr. Knightley>" in text

@@ -129,7 +129,7 @@ def export_project(
         for i, m in enumerate(_chapter_starts(segments, whole))
     ]
     if request.out is None and request.subtitles is not None:
-        write_subtitles(request.subtitles, _cues(project, segments, whole, request.subtitle_speakers))
+        write_subtitles(request.subtitles, _cues(project, segments, whole, request.name_speakers))
         result.files.append({"path": str(request.subtitles), "kind": "subtitles"})
     if request.per_chapter is not None:
         _write_playlist(project, request, result)
@@ -206,7 +206,7 @@ class _Job:
             "level": {"path": str(file.path), **meter.report(level, before, limited)} if meter else None,
         }
         if file.subtitles is not None:
-            write_subtitles(file.subtitles, _cues(project, file.segments, placements, self.request.subtitle_speakers))
+            write_subtitles(file.subtitles, _cues(project, file.segments, placements, self.request.name_speakers))
         if self.request.check:
             ticker.tick("checking", file.path)
             entry["check"] = _check(file.path, self.request.check)

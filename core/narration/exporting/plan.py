@@ -60,8 +60,9 @@ class ExportRequest:
     """``"acx"``: master for the store (its level, peak ceiling, room tone, sample rate and bitrate)."""
     strict: bool = False
     """Refuse (``export.flagged``) while a segment to export has a flagged take (:mod:`core.narration.screening`)."""
-    subtitle_speakers: bool = False
-    """Name each cue's speaker in the subtitles (a project with a cast): WebVTT ``<v Name>``, SRT ``Name: ``."""
+    name_speakers: bool = False
+    """Name who speaks each line (a project with a cast): in the subtitles WebVTT's ``<v Name>`` and SRT's
+    ``Name: ``; in the read-along book the ``title`` of the line's span (readers show it when pointed at)."""
 
 
 @dataclass(frozen=True)

@@ -63,6 +63,7 @@ def write_from_book(
     css: bytes,
     check: Callable[[], None],
     author: str | None = None,
+    speakers: bool = False,
 ) -> BookReport:
     """The book with narration added; ``author``: named in the package instead of the book's own authors (``None``
     or the same: the book's stay as they are)."""
@@ -81,7 +82,7 @@ def write_from_book(
             drop_refinements(opf, replace_authors(opf, metadata, author))
         folder = _free_folder(base, set(archive.namelist()))
         clips = {clip.segment: (audio, clip) for audio in audios for clip in audio.clips}
-        wanted = _wanted_by_file(project, [s for s in project.segments if s.id in clips], report)
+        wanted = _wanted_by_file(project, [s for s in project.segments if s.id in clips], report, speakers)
         anchors = chapter_anchors(book)
         css_name = f"{folder}/readalong.css"
         audio_names = {audio.chapter: f"{folder}/audio/chapter-{audio.chapter + 1:03d}{suffix}" for audio in audios}
@@ -166,7 +167,9 @@ def write_from_book(
     return report
 
 
-def _wanted_by_file(project: Project, segments: list[Segment], report: BookReport) -> dict[str, list[Wanted]]:
+def _wanted_by_file(
+    project: Project, segments: list[Segment], report: BookReport, speakers: bool = False
+) -> dict[str, list[Wanted]]:
     out: dict[str, list[Wanted]] = {}
     for segment in segments:
         source = segment.source
@@ -174,7 +177,10 @@ def _wanted_by_file(project: Project, segments: list[Segment], report: BookRepor
         if source is None:
             report.lost.append(number)
             continue
-        out.setdefault(source["file"], []).append(Wanted(number, source["block"], source["start"], source["end"]))
+        speaker = segment.speaker if speakers else None
+        out.setdefault(source["file"], []).append(
+            Wanted(number, source["block"], source["start"], source["end"], speaker)
+        )
     for wanted in out.values():
         wanted.sort(key=lambda w: (w.block, w.start))
     return out

@@ -100,12 +100,30 @@ def export_readalong(
             try:
                 if book is not None:  # the book names its own author; one asked for replaces it
                     report = write_from_book(
-                        book, writer, project, audios, suffix, ACTIVE_CLASS, STYLESHEET, check, request.book.author
+                        book,
+                        writer,
+                        project,
+                        audios,
+                        suffix,
+                        ACTIVE_CLASS,
+                        STYLESHEET,
+                        check,
+                        request.book.author,
+                        request.name_speakers,
                     )
                 else:
                     cover = find_cover(project, request.cover)
                     report = write_from_scratch(
-                        writer, project, audios, suffix, ACTIVE_CLASS, STYLESHEET, check, author, cover
+                        writer,
+                        project,
+                        audios,
+                        suffix,
+                        ACTIVE_CLASS,
+                        STYLESHEET,
+                        check,
+                        author,
+                        cover,
+                        request.name_speakers,
                     )
             except BaseException:
                 writer.abandon()

@@ -42,6 +42,7 @@ def write_from_scratch(
     check: Callable[[], None],
     author: str = "",
     cover: bytes | None = None,
+    speakers: bool = False,
 ) -> BookReport:
     report = BookReport()
     language = project.language or "en"
@@ -57,7 +58,7 @@ def write_from_scratch(
         check()
         name = f"text/chapter-{index + 1:03d}.xhtml"
         title = project.chapters[index].title
-        members[name] = _document(project, title, segments, language)
+        members[name] = _document(project, title, segments, language, speakers)
         ident = f"ch{index + 1}"
         pars = [
             Par(
@@ -120,7 +121,7 @@ def _image_type(data: bytes | None) -> str | None:
     return None
 
 
-def _document(project: Project, title: str, segments: list[Segment], language: str) -> bytes:
+def _document(project: Project, title: str, segments: list[Segment], language: str, speakers: bool = False) -> bytes:
     body: list[str] = []
     paragraph: list[str] = []
     current = None
@@ -131,7 +132,8 @@ def _document(project: Project, title: str, segments: list[Segment], language: s
             paragraph.clear()
 
     for segment in segments:
-        span = f'<span id="{ID_PREFIX}{project.number(segment)}">{escape_text(segment.text)}</span>'
+        said = f" title={quoteattr(segment.speaker)}" if speakers and segment.speaker else ""
+        span = f'<span id="{ID_PREFIX}{project.number(segment)}"{said}>{escape_text(segment.text)}</span>'
         if segment.kind == "heading":
             flush()
             body.append(f"<h{1 if not body else 2}>{span}</h{1 if not body else 2}>")

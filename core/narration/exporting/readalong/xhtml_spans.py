@@ -42,6 +42,8 @@ class Wanted:
     block: int
     start: int
     end: int
+    speaker: str | None = None
+    """Who says it: the new span's ``title`` (``None``: none)."""
 
 
 @dataclass
@@ -145,7 +147,9 @@ def _wrap(run: TextRun, origin: list[tuple[int, int]], item: Wanted, taken: set[
             return _element_id(common, item.number, taken)
         end = (box, "tail", 0)
     ident = _new_id(f"{ID_PREFIX}{item.number}", taken)
-    _span(common, start, end, ident)
+    span = _span(common, start, end, ident)
+    if item.speaker:
+        span.set("title", item.speaker)
     return ident
 
 
