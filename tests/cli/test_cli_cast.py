@@ -7,23 +7,13 @@ import json
 
 import pytest
 
-from core.cli.main import main
+from tests.cli.test_cli_project_edit import run_cli
 from tests.narration_support import NOVEL, NOVEL_SPEAKERS
 
 # NOVEL imported with --import (sentences not cut at their quotes): 13 segments, 1 and 9 headings; Mr. Knightley
 # says 3 (“Good morning,” said Mr. Knightley.), 4 and 7, Emma 5, 6, 8 and 13, Harriet 11 and 12.
 IMPORTED = {3: "Mr. Knightley", 4: "Mr. Knightley", 7: "Mr. Knightley", 5: "Emma", 6: "Emma", 8: "Emma"}
 IMPORTED |= {13: "Emma", 11: "Harriet", 12: "Harriet"}
-
-
-def run_cli(capsys, *args):
-    """Exit code, the parsed JSON (or the stdout text), and stderr."""
-    code = main([str(a) for a in args])
-    out, err = capsys.readouterr()
-    try:
-        return code, json.loads(out), err
-    except ValueError:
-        return code, out, err
 
 
 @pytest.fixture

@@ -186,29 +186,21 @@ def wanted_files(model: HubModel, available: list[str]) -> list[str]:
     return out
 
 
-class Downloader:
-    """Runs in a background thread; the dialog polls :attr:`done_bytes` / :attr:`total_bytes` on a timer.
+class BackgroundDownload:
+    """A download in a thread of its own: the dialog polls :attr:`progress` and :attr:`total_bytes` on a timer,
+    :attr:`finished`, :attr:`error` (``"cancelled"``, or what the user reads) and :attr:`offline` say how it ended.
+    Subclasses fetch in :meth:`_download` into :attr:`staging`, which is removed once it is over, or, where
+    :attr:`keep_staging` says so, only when it succeeded (a failed download then resumes)."""
 
-    Files arrive in a hidden staging folder beside the bundle (``.<folder>.partial``, kept after a failure so the next
-    attempt resumes) and are moved into the bundle folder only once they match the hub's size and hash.
-    """
+    keep_staging = False
 
-    any_answer_pinned = False
-    """Refuse any answer of the hub that is not the pinned commit (by default only another full commit is refused:
-    a hub stand-in may answer with a short name)."""
-
-    def __init__(self, model: HubModel, target_root: Path, hub: Any = None):
-        self.model = model
-        self.target = Path(target_root) / model.folder
-        self.staging = Path(target_root) / f".{model.folder}.partial"
-        self.hub = hub
-        self.revision: str | None = None
-        """The commit the files came from (set once the hub has answered)."""
+    def __init__(self, target: Path, staging: Path):
+        self.target, self.staging = target, staging
         self.total_bytes = 0
         self.done_bytes = 0
         self.error: str | None = None
         self.offline = False
-        """The hub could not be reached (``error`` then says what to do instead)."""
+        """The network could not be reached (``error`` then says what to do instead)."""
         self.finished = False
         self._cancel = threading.Event()
         self._thread = threading.Thread(target=self._run, name="download", daemon=True)
@@ -221,6 +213,46 @@ class Downloader:
 
     def join(self, timeout: float | None = None) -> None:
         self._thread.join(timeout)
+
+    def progress(self) -> int:
+        return self.done_bytes
+
+    def _download(self) -> None:
+        raise NotImplementedError
+
+    def _run(self) -> None:
+        try:
+            self._download()
+        except DownloadCancelled:
+            self.error = "cancelled"
+        except Exception as exc:  # noqa: BLE001 - shown to the user; a failed download must not crash the app
+            self.offline = is_offline_error(exc)
+            self.error = describe_failure(exc)
+        finally:
+            if self.error is None or not self.keep_staging:
+                shutil.rmtree(self.staging, ignore_errors=True)
+            self.finished = True
+
+
+class Downloader(BackgroundDownload):
+    """A Chatterbox bundle from the hub, in a thread of its own (:class:`BackgroundDownload`).
+
+    Files arrive in a hidden staging folder beside the bundle (``.<folder>.partial``, kept after a failure so the next
+    attempt resumes) and are moved into the bundle folder only once they match the hub's size and hash.
+    """
+
+    any_answer_pinned = False
+    """Refuse any answer of the hub that is not the pinned commit (by default only another full commit is refused:
+    a hub stand-in may answer with a short name)."""
+
+    keep_staging = True
+
+    def __init__(self, model: HubModel, target_root: Path, hub: Any = None):
+        super().__init__(Path(target_root) / model.folder, Path(target_root) / f".{model.folder}.partial")
+        self.model = model
+        self.hub = hub
+        self.revision: str | None = None
+        """The commit the files came from (set once the hub has answered)."""
 
     def progress(self) -> int:
         """Bytes on disk so far (partial files included), for a smooth progress bar."""
@@ -244,18 +276,6 @@ class Downloader:
         import huggingface_hub  # only here: the app never touches the network unless a download starts
 
         return huggingface_hub
-
-    def _run(self) -> None:
-        try:
-            self._download()
-            shutil.rmtree(self.staging, ignore_errors=True)
-        except DownloadCancelled:
-            self.error = "cancelled"
-        except Exception as exc:  # noqa: BLE001 - shown to the user; a failed download must not crash the app
-            self.offline = is_offline_error(exc)
-            self.error = describe_failure(exc)
-        finally:
-            self.finished = True
 
     def _download(self) -> None:
         model = self.model

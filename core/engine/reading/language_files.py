@@ -17,7 +17,6 @@ from __future__ import annotations
 import hashlib
 import os
 import shutil
-import threading
 import zipfile
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
@@ -25,7 +24,13 @@ from typing import Any
 
 import core.engine.reading.loaded_files as loaded_files
 from core.engine.files.user_dirs import user_data
-from core.engine.model.hub_download import MULTILINGUAL, DownloadCancelled, Downloader, HubModel, describe_failure
+from core.engine.model.hub_download import (
+    MULTILINGUAL,
+    BackgroundDownload,
+    DownloadCancelled,
+    Downloader,
+    HubModel,
+)
 from core.engine.reading.chinese import CANGJIE_FILE
 from core.engine.reading.optional_steps import STRESS_SUBDIR, forget_steps, stress_folder
 
@@ -127,50 +132,17 @@ class UrlFile:
 PKUSEG = UrlFile(PKUSEG_URL, PKUSEG_SHA256, f"pkuseg/{PKUSEG_MODEL}")
 
 
-class UrlZipDownloader:
-    """A pinned zip from a URL: downloaded with progress and cancel into a staging file, checked against its
+class UrlZipDownloader(BackgroundDownload):
+    """A pinned zip from a URL (:class:`BackgroundDownload`: the same thread, progress, cancel and errors as a
+    model's download, so one progress dialog serves both): downloaded into a staging file, checked against its
     SHA-256, unpacked member by member (no absolute paths, no ``..``, no links, bounded size) into a staging folder,
-    then moved into place. The same interface as :class:`Downloader` (``start``, ``progress``, ``cancel``, ``join``,
-    ``finished``, ``error``, ``offline``), so one progress dialog serves both."""
+    then moved into place."""
 
     def __init__(self, spec: UrlFile, data_dir: Path, opener: Any = None):
+        target = Path(data_dir) / spec.folder
+        super().__init__(target, target.parent / f".{target.name}.partial")
         self.spec = spec
-        self.target = Path(data_dir) / spec.folder
-        self.staging = self.target.parent / f".{self.target.name}.partial"
         self.opener = opener
-        self.total_bytes = 0
-        self.done_bytes = 0
-        self.error: str | None = None
-        self.offline = False
-        self.finished = False
-        self._cancel = threading.Event()
-        self._thread = threading.Thread(target=self._run, name="download", daemon=True)
-
-    def start(self) -> None:
-        self._thread.start()
-
-    def cancel(self) -> None:
-        self._cancel.set()
-
-    def join(self, timeout: float | None = None) -> None:
-        self._thread.join(timeout)
-
-    def progress(self) -> int:
-        return self.done_bytes
-
-    def _run(self) -> None:
-        from core.engine.model.hub_download import is_offline_error
-
-        try:
-            self._download()
-        except DownloadCancelled:
-            self.error = "cancelled"
-        except Exception as exc:  # noqa: BLE001 - shown to the user; a failed download must not crash the app
-            self.offline = is_offline_error(exc)
-            self.error = describe_failure(exc)
-        finally:
-            shutil.rmtree(self.staging, ignore_errors=True)
-            self.finished = True
 
     def _download(self) -> None:
         self.staging.mkdir(parents=True, exist_ok=True)
