@@ -5,8 +5,6 @@ makes only its lines pending, also when another process changed it; and a book o
 
 from __future__ import annotations
 
-import subprocess
-import sys
 import time
 
 import pytest
@@ -21,10 +19,9 @@ from core.narration.projects.project import Take
 from core.narration.projects.voices import add_voice
 from tests.app.studio.support import cell, segment_rows
 from tests.app.studio.test_studio_book_scale import book
-from tests.app.studio.test_studio_store import HOLD_LOCK
+from tests.app.studio.test_studio_store import rendering_elsewhere
 from tests.app_support import make_window
 from tests.narration_support import NOVEL, NOVEL_SPEAKERS
-from tests.security_support import ROOT
 
 GARDEN = """
 [chapter: The Garden]
@@ -374,15 +371,7 @@ def test_a_cast_change_stored_by_another_process_refreshes_the_statuses_of_its_l
     fake_render(project)
     project.save()
     project.close()
-    holder = subprocess.Popen(
-        [sys.executable, "-c", HOLD_LOCK, str(folder)],
-        cwd=ROOT,
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        text=True,
-    )
-    try:
-        assert holder.stdout.readline().strip() == "held"
+    with rendering_elsewhere(folder):
         studio = window.studio_panel
         studio.set_project(open_project(folder))
         assert studio.controller.read_only
@@ -396,8 +385,6 @@ def test_a_cast_change_stored_by_another_process_refreshes_the_statuses_of_its_l
             lambda: {n for n, (_t, s) in segment_rows(studio).items() if s == "○ pending"} == emma, timeout=5000
         )
         assert studio.cast_panel.model.index(1, VOICE).data() == "Anna"
-    finally:
-        holder.communicate("", timeout=30)
 
 
 # --- a book of 10,000 segments ----------------------------------------------------------------------------------------

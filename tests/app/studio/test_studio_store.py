@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from contextlib import contextmanager
 
 import numpy as np
 import pytest
@@ -23,6 +24,24 @@ with ProjectLock(sys.argv[1], "render"):
     print("held", flush=True)
     sys.stdin.read()
 """
+
+
+@contextmanager
+def rendering_elsewhere(folder):
+    """Another process holds the project's render lock (as the command line does while it renders) until the block
+    ends."""
+    holder = subprocess.Popen(
+        [sys.executable, "-c", HOLD_LOCK, str(folder)],
+        cwd=ROOT,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert holder.stdout.readline().strip() == "held"
+        yield
+    finally:
+        holder.communicate("", timeout=30)
 
 
 @pytest.fixture
@@ -59,15 +78,7 @@ def test_a_project_rendered_elsewhere_opens_read_only_and_follows_the_render(qtb
     folder = tmp_path / "Moby.cbproj"
     made = book(folder)
     made.save()
-    holder = subprocess.Popen(
-        [sys.executable, "-c", HOLD_LOCK, str(folder)],
-        cwd=ROOT,
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        text=True,
-    )
-    try:
-        assert holder.stdout.readline().strip() == "held"
+    with rendering_elsewhere(folder):
         studio.set_project(open_project(folder))
         assert studio.controller.read_only and studio.follow_timer.isActive()
         scrolled = scroll_to_middle(studio, 5_000)
@@ -79,5 +90,3 @@ def test_a_project_rendered_elsewhere_opens_read_only_and_follows_the_render(qtb
         assert studio.segments.selected_numbers() == (5_000,)
         assert studio.segments.verticalScrollBar().value() == scrolled
         assert studio.project.segments[9_998].takes[0].tokens == [1, 2]
-    finally:
-        holder.communicate("", timeout=30)
