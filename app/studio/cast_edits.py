@@ -27,7 +27,7 @@ from PySide6.QtCore import QPoint
 from PySide6.QtWidgets import QSizePolicy
 
 from core.engine import ChatterboxError, load_voice
-from core.narration import Edit, Project, cast, resolve_voices
+from core.narration import Edit, Project, cast, editing, resolve_voices
 from core.wording import describe_error
 
 from ..controllers.review import step
@@ -78,6 +78,7 @@ class CastEdits(_Part):
         panel.voice_requested.connect(self.choose_character_voice)
         panel.play_requested.connect(self.hear_character)
         panel.show_lines.connect(self.show_character_lines)
+        panel.cut_requested.connect(self.cut_at_quotes)
         self.cast_finder.finished.connect(self._on_found)
         self.cast_finder.failed.connect(self._on_find_failed)
         self.cast_finder.cancelled.connect(self._update_controls)
@@ -219,13 +220,7 @@ class CastEdits(_Part):
         except ChatterboxError:
             self.message.emit("The book changed while its characters were found: Find characters again.", True)
             return
-        mixed = len(project.mixed_speech())
-        self.cast_panel.set_note(
-            f"{mixed} line(s) hold speech and narration together: they stay in the narrator's voice unless you set "
-            "who says them (W), or import the book again cut at its quotes (python -m core narrate … --cast)."
-            if mixed
-            else ""
-        )
+        self._note_mixed(project)
         if edit is None:
             self._show_cast()
             self.status.setText(
@@ -240,6 +235,33 @@ class CastEdits(_Part):
             f"in {found.seconds:.1f} s (Undo takes it back)."
         )
         self.show_cast_requested.emit()
+
+    def _note_mixed(self, project: Project) -> None:
+        mixed = len(project.mixed_speech())
+        self.cast_panel.set_note(
+            f"{mixed} line(s) hold speech and narration together, so the narrator reads them. Cut at quotes makes "
+            "the speech lines of their own, read by whoever says them."
+            if mixed
+            else "",
+            cut=True,
+        )
+
+    def cut_at_quotes(self) -> bool:
+        """Cut every sentence that holds speech and narration together at its quotes (one undo step); the parts
+        keep the speaker their sentence had, the narration around the speech is the narrator's."""
+        project = self.project
+        if project is None or self.finding:
+            return False
+        before = len(project.segments)
+        if not self._apply(editing.cut_at_quotes):
+            return False
+        self.cast_panel.set_note("")
+        self._show_cast()
+        self.status.setText(
+            f"Cut at their quotes: {len(project.segments) - before} more line(s); the speech is read by whoever "
+            "says it (Undo takes it back)."
+        )
+        return True
 
     def _on_find_failed(self, sentence: str) -> None:
         self._update_controls()

@@ -338,6 +338,8 @@ class CastPanel(QWidget):
     """Hear the voice that reads this character."""
     show_lines = Signal(str)
     """Show only this character's lines in the list."""
+    cut_requested = Signal()
+    """Cut the sentences that hold speech and narration together at their quotes."""
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -388,6 +390,15 @@ class CastPanel(QWidget):
         self.note.setTextFormat(Qt.TextFormat.PlainText)
         self.note.setStyleSheet("color: palette(placeholder-text);")
         self.note.setVisible(False)
+        self.cut_button = QPushButton("Cut at &quotes", self)
+        self.cut_button.setToolTip(
+            "Make the speech in these sentences lines of their own, read by whoever says them, and the narration "
+            "around it the narrator's (their takes are rendered again; Undo takes it back)"
+        )
+        self.cut_button.setVisible(False)
+        noted = QHBoxLayout()
+        noted.addWidget(self.note, 1)
+        noted.addWidget(self.cut_button, 0, Qt.AlignmentFlag.AlignTop)
         buttons = QHBoxLayout()
         buttons.setSpacing(4)
         buttons.addWidget(self.find_button)
@@ -398,8 +409,9 @@ class CastPanel(QWidget):
         page.addLayout(buttons)
         page.addWidget(self.table, 1)
         page.addWidget(self.summary)
-        page.addWidget(self.note)
+        page.addLayout(noted)
         self.find_button.clicked.connect(self.find_requested)
+        self.cut_button.clicked.connect(self.cut_requested)
         self.merge_button.clicked.connect(self._merge_menu_at_button)
         self.add_button.clicked.connect(self.ask_new_character)
         self.model.rename_requested.connect(self.rename_requested)
@@ -424,9 +436,11 @@ class CastPanel(QWidget):
         self.summary.setText(summary_words(project, counts))
         self._update_buttons()
 
-    def set_note(self, text: str) -> None:
+    def set_note(self, text: str, cut: bool = False) -> None:
+        """A hint under the cast (none: ``""``), with the Cut at quotes button when ``cut``."""
         self.note.setText(text)
         self.note.setVisible(bool(text))
+        self.cut_button.setVisible(bool(text) and cut)
 
     def set_state(self, writable: bool, finding: bool) -> None:
         """What can be done now: edits while the project can be edited; Find shows that it runs."""
@@ -439,6 +453,7 @@ class CastPanel(QWidget):
         has = self.model.project is not None
         editable = has and self._writable and not self._finding
         self.find_button.setEnabled(editable)
+        self.cut_button.setEnabled(editable)
         self.add_button.setEnabled(editable)
         self.merge_button.setEnabled(editable and len(self.selected_names()) == 2)
 

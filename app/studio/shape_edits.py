@@ -85,6 +85,7 @@ def edit_words(edit: Edit) -> str:
         "merge": f"merge segments {n} and {n + 1}",
         "split": f"split segment {n}",
         "edit": f"edit segment {n}",
+        "cut_quotes": "cut sentences at their quotes",
         "chapter_starts": f"new chapter at segment {n}",
         "chapter_joins": f"join the chapter at segment {n}",
         "rename_chapter": f"rename chapter {n}",
@@ -129,6 +130,7 @@ class ShapeEdits(_Part):
         segments and where it was scrolled (with none of them left, segment ``number`` is selected)."""
         self.stop_playback()
         self.segments.shape_changed()
+        self._show_cast()  # a line's speaker may have gone or come with it
         if self.project is not None and self.project.segments and not self.segments.selectionModel().hasSelection():
             self.segments.select(number)
         self._show_counts()

@@ -224,7 +224,7 @@ def _print_cast(report: dict) -> None:
     )
     if report["mixed"]:
         print(
-            f"{report['mixed']} segment(s) hold speech and narration together and stay with the narrator; narrate "
-            "the book again with --cast to cut them at their quotes (unchanged segments keep their takes).",
+            f"{report['mixed']} segment(s) hold speech and narration together and stay with the narrator; "
+            "--cut-at-quotes cuts them (every other segment keeps its takes), then --cast again.",
             file=sys.stderr,
         )

@@ -138,6 +138,12 @@ def _add_edit_arguments(action, p) -> None:
     action.add_argument("--chapter-joins", type=int, metavar="N", help="the chapter segment N starts joins the last")
     action.add_argument("--skip-chapter", type=int, metavar="C", help="leave chapter C out of rendering and export")
     action.add_argument("--unskip-chapter", type=int, metavar="C", help="narrate a skipped chapter C again")
+    action.add_argument(
+        "--cut-at-quotes",
+        action="store_true",
+        help="cut every sentence that holds speech and narration together at its quotes (for a dialogue voice or a "
+        "cast; the parts are new, pending segments)",
+    )
     action.add_argument("--undo", action="store_true", help="take back the last edit (kept in the project)")
     action.add_argument("--redo", action="store_true", help="do the last undone edit again")
     action.add_argument(
@@ -590,6 +596,8 @@ def _edit_command(project, args):
         skipped = args.skip_chapter is not None
         number = args.skip_chapter if skipped else args.unskip_chapter
         history.record(editing.set_chapter_skipped(project, number, skipped))
+    elif args.cut_at_quotes:
+        history.record(editing.cut_at_quotes(project))
     elif args.undo or args.redo:
         try:
             if args.undo:
@@ -752,8 +760,8 @@ def _speech_edit(project, args) -> None:
         if mixed and project.dialogue_voice is not None:
             print(
                 f"{len(mixed)} segment(s) hold speech and narration together (the first: segment "
-                f"{project.number(mixed[0])}) and stay with the narrator; narrate the book again with "
-                "--dialogue-voice to cut them at their quotes (unchanged segments keep their takes).",
+                f"{project.number(mixed[0])}) and stay with the narrator; --cut-at-quotes cuts them (every other "
+                "segment keeps its takes).",
                 file=sys.stderr,
             )
     elif args.set_chapter_voice is not None:

@@ -461,6 +461,9 @@ PROJECT = {
     "project.split_position": Words(
         "Segment {number} cannot be split at character {at}: both parts need words (it has {length} characters)."
     ),
+    "project.no_mixed_speech": Words(
+        "No sentence of this book holds quoted speech and narration together: there is nothing to cut at its quotes."
+    ),
     "project.already_starts": Words("Segment {number} already starts chapter {chapter}."),
     "project.not_a_start": Words(
         "Segment {number} does not start a chapter after the first: there is no chapter boundary there to remove."

@@ -133,6 +133,34 @@ def test_finding_again_keeps_what_a_person_set_and_adds_no_empty_undo_step(qtbot
     assert studio.undo_stack.count() == steps and "No new characters" in studio.status.text()
 
 
+def test_a_book_imported_uncut_is_cut_at_its_quotes_from_the_cast_panel_in_one_undo_step(qtbot, window, tmp_path):
+    studio = window.studio_panel
+    project = create_project(tmp_path / "Plain.cbproj", "Novel")  # imported as the window imports a book: uncut
+    import_document(project, parse_text(TEXT, "Novel"), None, None, tmp_path, source_identity("n.txt", TEXT, None))
+    project.save()
+    studio.set_project(project)
+    panel = studio.cast_panel
+    assert not panel.cut_button.isVisibleTo(panel)
+    find(qtbot, studio)
+    assert "5 line(s) hold speech and narration together" in panel.note.text()
+    assert panel.cut_button.isVisibleTo(panel) and panel.cut_button.isEnabled()
+    mixed = next(n for n, s in enumerate(studio.project.segments, 1) if s.text == "“Yes,” said Emma.")
+    assert cell(studio, mixed, SPEAKER) == "Emma" and studio.project.voice_of(studio.project.segment(mixed)) is None
+    rows = len(studio.project.segments)
+    panel.cut_button.click()
+    cut = studio.project
+    assert len(cut.segments) == rows + 5 and cut.mixed_speech() == [] and not panel.note.isVisibleTo(panel)
+    assert {n: s for n, s in speakers(cut).items() if n <= 18} == NOVEL_SPEAKERS
+    assert [segment_rows(studio)[n][0] for n in (6, 7)] == ["“Yes,”", "said Emma."]
+    assert cell(studio, 6, SPEAKER) == "Emma" and cell(studio, 7, SPEAKER) == ""
+    assert studio.undo_action.toolTip() == "Undo cut sentences at their quotes"
+    assert "5 more line(s)" in studio.status.text()
+    studio.undo()
+    assert len(studio.project.segments) == rows and cell(studio, mixed, SPEAKER) == "Emma"
+    studio.redo()
+    assert len(studio.project.segments) == rows + 5
+
+
 # --- the cast's edits, on the studio's undo stack ---------------------------------------------------------------------
 def test_rename_in_place_merge_and_add_are_undoable_from_the_studio(qtbot, studio):
     find(qtbot, studio)
@@ -228,6 +256,37 @@ def test_the_voice_picker_offers_the_library_s_voices_of_the_character_s_gender_
     editor.activated.emit(editor.findText("★ Bruno · library"))
     qtbot.waitUntil(lambda: studio.project.cast[0].voice == "Bruno")
     assert "Bruno" in studio.project.voices and studio.cast_panel.model.index(0, VOICE).data() == "Bruno"
+
+
+def test_the_voice_tab_says_whose_voice_a_library_voice_is_and_the_cast_is_offered_it(
+    qtbot, window, tmp_path, voice_wav, other_voice_wav
+):
+    library, voices = window.library, window.voice_panel
+    library.add("Bruno", other_voice_wav)
+    library.add("Clara", voice_wav)
+    voices.refresh_library()
+    rows = {voices.library.item(r).text(): voices.library.item(r) for r in range(voices.library.count())}
+    assert set(rows) == {"Bruno", "Clara"} and "not said" in rows["Clara"].toolTip()
+    menu = voices.gender_menu("Clara")
+    assert [(a.text(), a.isChecked()) for a in menu.actions()] == [
+        ("A man's voice", False),
+        ("A woman's voice", False),
+        ("Whose voice is not said", True),
+    ]
+    menu.actions()[1].trigger()
+    voices.gender_menu("Bruno").actions()[0].trigger()
+    assert library.get("Clara").gender == "f" and library.get("Bruno").gender == "m"
+    shown = [voices.library.item(r).text() for r in range(voices.library.count())]
+    assert shown == ["Bruno  (man)", "Clara  (woman)"]
+    voices.library.itemClicked.emit(voices.library.item(1))  # the text says more: the voice is still found by name
+    assert voices.voice_name == "Clara" and voices.library.currentItem().text() == "Clara  (woman)"
+    studio = window.studio_panel
+    studio.set_project(novel(tmp_path / "Novel.cbproj"))
+    find(qtbot, studio)
+    labels = [c.label for c in voice_choices(studio.project, studio.project.cast[1], studio.library)]
+    assert labels == ["Narrator's voice", "★ Clara · library", "Bruno · library"]  # Emma: a woman's voice first
+    voices.gender_menu("Clara").actions()[2].trigger()
+    assert library.get("Clara").gender is None and voices.library.item(1).text() == "Clara"
 
 
 def test_the_play_button_plays_the_character_s_voice(qtbot, window, tmp_path, voice_wav):

@@ -58,7 +58,7 @@ def test_cast_attributes_the_book_and_lists_its_characters(capsys, novel):
     code, text, err = run_cli(capsys, "project", novel, "--cast")
     assert code == 0 and "Mr. Knightley  m     3 line(s)" in text and "voice: the narrator's  also Knightley" in text
     assert f"3 character(s) say 9 segment(s) ({len(unsure)} unsure, below 0.6)" in text
-    assert "5 segment(s) hold speech and narration together" in err
+    assert "5 segment(s) hold speech and narration together" in err and "--cut-at-quotes cuts them" in err
     code, text, _ = run_cli(capsys, "project", novel, "--list")
     assert "“Good morning,” said Mr. Knightley.  [Mr. Knightley]" in text
 
@@ -102,6 +102,22 @@ def test_each_cast_edit_is_undone_and_redone(capsys, novel, voice_wav, argv, che
     code, redone, _ = run_cli(capsys, "project", novel, "--redo", "--json")
     assert code == 0 and said(redone) == said(edited)
     assert json.loads(_dump(capsys, novel, "redone.json"))["cast"] == characters
+
+
+def test_cut_at_quotes_cuts_the_mixed_sentences_and_the_cast_then_reads_only_its_words(capsys, novel):
+    cast_of(novel, capsys)
+    code, _, err = run_cli(capsys, "project", novel, "--cut-at-quotes")
+    assert code == 0, err
+    report = cast_of(novel, capsys)
+    assert report["mixed"] == 0 and report["narration"] == 9
+    assert report["changed"] is False  # the speech keeps the speaker its sentence had, the tag is the narrator's
+    _, listed, _ = run_cli(capsys, "project", novel, "--list", "--json")
+    assert said(listed) == NOVEL_SPEAKERS and len(listed["segments"]) == 18
+    code, _, err = run_cli(capsys, "project", novel, "--cut-at-quotes")
+    assert code == 2 and "nothing to cut at its quotes" in err
+    assert run_cli(capsys, "project", novel, "--undo")[0] == 0
+    _, listed, _ = run_cli(capsys, "project", novel, "--list", "--json")
+    assert said(listed) == IMPORTED and len(listed["segments"]) == 13
 
 
 def test_a_line_a_person_gave_stays_when_the_book_is_attributed_again(capsys, novel):

@@ -11,7 +11,7 @@ import pytest
 
 from core.narration.importing.book_import import parse_text
 from core.narration.importing.build import import_document, source_identity
-from core.narration.projects import cast
+from core.narration.projects import cast, editing
 from core.narration.projects.attributing import attribute_project, book_text
 from core.narration.projects.characters import Character
 from core.narration.projects.editing import History, revert
@@ -82,6 +82,34 @@ def test_a_sentence_that_mixes_speech_and_narration_gets_the_quote_s_speaker_but
     assert project.voice_of(mixed) is None and project.voice_of(whole) == "Emma voice"
     cast.set_speaker(project, project.number(mixed), "Emma")  # a person says Emma reads it all
     assert project.voice_of(mixed) == "Emma voice"
+
+
+def test_cutting_a_book_at_its_quotes_gives_the_segments_an_import_for_a_cast_gives(tmp_path):
+    project = novel_project(tmp_path / "plain", for_cast=False)
+    fake_render(project)
+    attribute_project(project)
+    mixed = {s.id for s in project.mixed_speech()}
+    kept = {s.id: s.takes for s in project.segments if s.id not in mixed}
+    before = json.loads(state(project))["segments"]
+    edit = editing.cut_at_quotes(project)
+    wanted = novel_project(tmp_path / "cut")
+    shape = [(s.text, s.dialogue, s.kind, s.chapter, s.paragraph, s.pause_after) for s in project.segments]
+    assert shape == [(s.text, s.dialogue, s.kind, s.chapter, s.paragraph, s.pause_after) for s in wanted.segments]
+    assert project.mixed_speech() == [] and edit.op == "cut_quotes"
+    assert {s.id: s.takes for s in project.segments if s.id in kept} == kept  # every other take stays
+    parts = [s for s in project.segments if s.id not in kept]
+    assert parts and all(not s.takes for s in parts)  # the parts are pending
+    assert all(s.speaker is None for s in parts if not s.dialogue)  # a tag is the narrator's
+    history = History.load(project)
+    history.record(edit)
+    history.undo(project)
+    assert json.loads(state(project))["segments"] == before  # one undo puts every sentence back, takes and speaker
+    history.redo(project)
+    attribute_project(project)
+    assert speakers(project) == NOVEL_SPEAKERS
+    with pytest.raises(ProjectError) as refused:
+        editing.cut_at_quotes(project)
+    assert "nothing to cut" in describe_error(refused.value)
 
 
 def test_reattribution_keeps_what_a_person_set(tmp_path):

@@ -24,7 +24,7 @@ from core.narration.importing.document import MAX_DOCUMENT_CHARS, Block, Documen
 from core.narration.importing.epub import read_epub
 from core.narration.projects.project import Chapter, Segment
 from core.narration.text.brackets import speakable_brackets
-from core.narration.text.dialogue import sentence_parts
+from core.narration.text.dialogue import PART_PAUSE_S, sentence_parts
 from core.narration.text.locator import locate
 from core.narration.text.sentences import clean_paragraph, split_sentences
 
@@ -32,7 +32,7 @@ PAUSE_SENTENCE_S = 0.3
 PAUSE_PARAGRAPH_S = 0.8
 PAUSE_HEADING_S = 1.0
 PAUSE_CHAPTER_S = 2.0
-PAUSE_PART_S = 0.1
+PAUSE_PART_S = PART_PAUSE_S
 """Between the parts of one sentence cut at its quotes (speech and narration)."""
 MAX_BOOK_CHARS = MAX_DOCUMENT_CHARS
 PIECE_CHARS = 100_000

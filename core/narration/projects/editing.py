@@ -31,6 +31,7 @@ from core.narration.projects.project import (
     chapter_from_dict,
     segment_from_dict,
 )
+from core.narration.text.dialogue import PART_PAUSE_S, sentence_parts
 from core.narration.text.locator import merged_place, split_place
 
 HISTORY_FILE = "history.json"
@@ -58,6 +59,7 @@ OPERATIONS = (
     "skip_chapter",
     "unskip_chapter",
     "edit",
+    "cut_quotes",
     *CAST_OPERATIONS,
 )
 TITLE_WIDTH = 80
@@ -161,6 +163,64 @@ def split(project: Project, number: int, at: int) -> Edit:
     first.source, second.source = split_place(segment.source, segment.text, at)
     project.segments[number - 1 : number] = [first, second]
     return _end(project, edit, 2)
+
+
+def cut_at_quotes(project: Project) -> Edit:
+    """Every sentence that holds quoted speech and narration together (:meth:`Project.mixed_speech`, a book imported
+    without a dialogue voice or a cast) becomes its parts, as an import with one cuts it: the speech (read by its
+    speaker or the dialogue voice) and the narration around it (the narrator's). The parts are new, pending
+    segments; every other segment keeps its takes. One record covers all the cuts."""
+    cuts: dict[int, list[tuple[str, bool]]] = {}
+    index = 0
+    while index < len(project.segments):
+        first = project.segments[index]
+        stop = index + 1
+        while stop < len(project.segments) and _same_paragraph(first, project.segments[stop]):
+            stop += 1
+        group = project.segments[index:stop]
+        if first.kind == "sentence":
+            parts = sentence_parts(" ".join(s.text for s in group), [s.text for s in group])
+            for offset, (segment, pieces) in enumerate(zip(group, parts)):
+                if len(pieces) > 1 and not segment.dialogue and segment.kind == "sentence":
+                    cuts[index + offset] = pieces
+        index = stop
+    if not cuts:
+        raise ProjectError("project.no_mixed_speech")
+    start, stop = min(cuts), max(cuts) + 1
+    edit = _begin(project, "cut_quotes", start + 1, start, stop)
+    made: list[Segment] = []
+    for index in range(start, stop):
+        segment = project.segments[index]
+        if index not in cuts:
+            made.append(segment)
+            continue
+        cursor = 0
+        for number, (words, speech) in enumerate(cuts[index], 1):
+            part = _derived(project, segment, _clean(words))
+            part.dialogue = speech
+            if not speech:
+                part.speaker, part.speaker_confidence, part.speaker_fixed = None, None, False
+            if number < len(cuts[index]):
+                part.pause_after, part.pause_exact = PART_PAUSE_S, False
+            at = segment.text.find(words.strip(), cursor)
+            part.source = _part_place(segment, at, len(words.strip()))
+            cursor = max(cursor, at)
+            made.append(part)
+    project.segments[start:stop] = made
+    return _end(project, edit, len(made))
+
+
+def _same_paragraph(first: Segment, other: Segment) -> bool:
+    return (other.chapter, other.paragraph, other.kind) == (first.chapter, first.paragraph, first.kind)
+
+
+def _part_place(segment: Segment, at: int, length: int) -> dict | None:
+    """The place in the book of ``length`` characters of ``segment``'s text from ``at`` (its own place when the
+    part is not found or the place does not match the text)."""
+    source = segment.source
+    if source is None or at < 0 or source["end"] - source["start"] != len(segment.text):
+        return dict(source) if source is not None else None
+    return {**source, "start": source["start"] + at, "end": source["start"] + at + length}
 
 
 def chapter_starts(project: Project, number: int, title: str | None = None) -> Edit:

@@ -14,6 +14,8 @@ import re
 PAIRS = {"“": "”", "«": "»", "»": "«", "„": "“", "「": "」", "『": "』", '"': '"'}
 """Opening mark → its closing mark."""
 MIN_SPEECH_WORDS = 4
+PART_PAUSE_S = 0.1
+"""The pause between the parts of a sentence cut at its quotes (speech, then its tag)."""
 _LEADING_PUNCTUATION = re.compile(r"^\s*[,;:.!?…、，]+\s*")
 _SPEECH_PUNCTUATION = re.compile(r"[.,!?…;:—。、！？，．؟]")
 
