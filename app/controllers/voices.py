@@ -49,6 +49,11 @@ class VoiceController:
     def get(self, name: str) -> LibraryVoice | None:
         return self.library.get(name)
 
+    def set_gender(self, name: str, gender: str | None) -> None:
+        """Say whose voice a library voice is (``m``, ``f``, ``None``: not said): a cast's characters are offered
+        the voices of their gender first. ``OSError`` when the library cannot be written."""
+        self.library.set_gender(name, gender)
+
     def save(self, name: str) -> bool:
         """Save the current recording in the library as ``name`` and use it from there (``ChatterboxError`` or
         ``OSError`` when it cannot be saved). False when there is no recording to save."""

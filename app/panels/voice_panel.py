@@ -16,6 +16,7 @@ from PySide6.QtWidgets import (
     QLabel,
     QListWidget,
     QListWidgetItem,
+    QMenu,
     QMessageBox,
     QPushButton,
     QVBoxLayout,
@@ -32,6 +33,8 @@ from ..widgets.message_bar import warning_label_style
 from ..widgets.record_dialog import RecordDialog, TrimDialog
 
 AUDIO_FILTER = "Audio (*.wav *.flac *.ogg *.mp3 *.aiff *.aif);;All files (*)"
+GENDER_WORDS = {"m": "a man's voice", "f": "a woman's voice", None: "whose voice is not said"}
+"""How the library list describes a voice's gender (a cast's characters are offered voices of theirs first)."""
 NEEDS_RECORDING = (
     "This model (Turbo) has no built-in voice: it needs a recording of the voice to clone. Record 10 s "
     "of speech (Voice → Record…) or choose a recording of 5–10 s of clean speech (Ctrl+O)."
@@ -85,7 +88,8 @@ class VoicePanel(QGroupBox):
         self.save = QPushButton("Save to &library…", self)
         self.save.setEnabled(False)
         self.library = QListWidget(self)
-        self.library.setToolTip("Your saved voices: click one to use it")
+        self.library.setToolTip("Your saved voices: click one to use it; right-click to say whose voice it is")
+        self.library.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
         self.remove = QPushButton("&Remove", self)
         self.remove.setEnabled(False)
         self.removed_label = QLabel(self)
@@ -127,6 +131,7 @@ class VoicePanel(QGroupBox):
         self.trim.clicked.connect(self.trim_voice)
         self.library.itemClicked.connect(self._on_library_clicked)
         self.library.currentItemChanged.connect(self._on_library_current_changed)
+        self.library.customContextMenuRequested.connect(self._library_menu)
         self.save.clicked.connect(self._on_save_clicked)
         self.remove.clicked.connect(self._on_remove_clicked)
         self.undo.clicked.connect(self.undo_remove)
@@ -258,12 +263,46 @@ class VoicePanel(QGroupBox):
     def set_library(self, names: list[str], current: str | None = None) -> None:
         self.library.clear()
         for name in names:
-            self.library.addItem(QListWidgetItem(name))
+            item = QListWidgetItem(name)
+            entry = self.controller.get(name)
+            gender = entry.gender if entry is not None else None
+            item.setToolTip(f"{name}: {GENDER_WORDS[gender]} (right-click to change)")
+            if gender is not None:
+                item.setText(f"{name}  ({'man' if gender == 'm' else 'woman'})")
+                item.setData(Qt.ItemDataRole.UserRole, name)
+            self.library.addItem(item)
         self.select_current(current)
+
+    def gender_menu(self, name: str) -> QMenu:
+        """Whose voice ``name`` is: a man's, a woman's, or not said (the one it is now checked)."""
+        entry = self.controller.get(name)
+        current = entry.gender if entry is not None else None
+        menu = QMenu(self)
+        for gender in ("m", "f", None):
+            action = menu.addAction(GENDER_WORDS[gender].capitalize())
+            action.setCheckable(True)
+            action.setChecked(gender == current)
+            action.triggered.connect(lambda _=False, g=gender: self.set_gender(name, g))
+        return menu
+
+    def set_gender(self, name: str, gender: str | None) -> bool:
+        try:
+            self.controller.set_gender(name, gender)
+        except (OSError, KeyError) as exc:
+            self.messages.show(f"Cannot change the voice “{name}”: {describe_error(exc)}")
+            return False
+        self.refresh_library()
+        return True
+
+    def _library_menu(self, position) -> None:
+        item = self.library.itemAt(position)
+        if item is not None:
+            self.gender_menu(item_name(item)).exec(self.library.viewport().mapToGlobal(position))
 
     def select_current(self, name: str | None) -> None:
         """Highlight the library voice in use (none for the default voice or a file outside the library)."""
-        matches = self.library.findItems(name, Qt.MatchFlag.MatchExactly) if name else []
+        matches = [self.library.item(row) for row in range(self.library.count())] if name else []
+        matches = [item for item in matches if item_name(item) == name]
         if matches:
             self.library.setCurrentItem(matches[0])
             self.library.scrollToItem(matches[0])
@@ -320,7 +359,7 @@ class VoicePanel(QGroupBox):
             self.play_requested.emit(self.controller.voice)
 
     def _on_library_clicked(self, item: QListWidgetItem) -> None:
-        self.select_library_voice(item.text())
+        self.select_library_voice(item_name(item))
 
     def _on_library_current_changed(self, current: QListWidgetItem | None, _previous: QListWidgetItem | None) -> None:
         self.remove.setEnabled(current is not None)
@@ -339,13 +378,13 @@ class VoicePanel(QGroupBox):
         answer = QMessageBox.question(
             self,
             "Remove voice",
-            f"Remove “{item.text()}” from the library? Its saved recording is deleted when the app closes; "
+            f"Remove “{item_name(item)}” from the library? Its saved recording is deleted when the app closes; "
             "until then, Undo brings it back.",
             QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.Cancel,
             QMessageBox.StandardButton.Cancel,
         )
         if answer == QMessageBox.StandardButton.Yes:
-            self.remove_voice(item.text())
+            self.remove_voice(item_name(item))
 
     # Drops on the panel; the main window accepts drops anywhere and routes them to :meth:`select_file` too.
     def dragEnterEvent(self, event: QDragEnterEvent) -> None:
@@ -357,6 +396,12 @@ class VoicePanel(QGroupBox):
         if path is not None:
             event.acceptProposedAction()
             self.select_file(path)
+
+
+def item_name(item: QListWidgetItem) -> str:
+    """The library voice an item of the list shows (its text may say whose voice it is too)."""
+    name = item.data(Qt.ItemDataRole.UserRole)
+    return name if isinstance(name, str) else item.text()
 
 
 def dropped_file(event: QDropEvent) -> Path | None:

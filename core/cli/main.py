@@ -31,6 +31,8 @@ from core.cli.serve import add_parser as add_serve_parser
 from core.cli.serve import serve
 from core.cli.text import add_parsers as add_text_parsers
 from core.cli.text import languages_command, text_command
+from core.cli.voices import add_parser as add_voices_parser
+from core.cli.voices import voices_command
 from core.engine import (
     AUTO_SMOOTH_RTF,
     DECODER_PROMPT_WINDOWS,
@@ -95,6 +97,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_project_parsers(sub, runtime_arguments)
     add_serve_parser(sub, runtime_arguments)
     add_text_parsers(sub)
+    add_voices_parser(sub)
     return parser
 
 
@@ -690,6 +693,7 @@ def _main(argv: list[str] | None) -> int:
             "serve": lambda a: serve(a, _runtime(a)),
             "text": text_command,
             "languages": languages_command,
+            "voices": voices_command,
         }
         return commands[args.command](args)
     except ChatterboxError as exc:
