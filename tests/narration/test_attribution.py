@@ -7,6 +7,7 @@ regression, not the issue's target (80 % overall, 90 % tagged), which is measure
 from __future__ import annotations
 
 import collections
+import json
 from functools import cache
 from pathlib import Path
 
@@ -123,8 +124,33 @@ def test_bench_cast_reports_time_and_memory(tmp_path, capsys):
     book = tmp_path / "book.txt"
     book.write_text("“Yes,” said Emma.\n\nMr. Knightley smiled. “No.”\n\nThe day was fine.\n", "utf-8")
     assert main(["bench-cast", str(book), "--mb", "0.01", "--runs", "1", "--json"]) == 0
-    import json
 
     report = json.loads(capsys.readouterr().out)
     assert report["quotes"] > 0 and report["characters"] >= 2 and report["peak_mb"] >= 0
     assert main(["bench-cast", str(tmp_path / "missing.txt")]) == 2
+
+
+ANNOTATED = Path(__file__).parent / "annotated_novel"
+"""A short first-person scene in the Project Dialogism Novel Corpus's layout: quotation_info.csv as PDNC writes it
+(every column, an interrupted quotation as one row with two spans), character_info.csv with set and list aliases
+and the narrator as ``_narr``."""
+
+
+def test_bench_cast_scores_annotated_novels_by_quotation_type(capsys, tmp_path):
+    from core.cli.main import main
+
+    assert main(["bench-cast", "--annotated", str(ANNOTATED), "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    novel = report["novels"][0]
+    assert novel["quotations"] == report["quotations"] == 8  # an interrupted quotation is one row, counted once
+    assert novel["by_type"]["Explicit"] == {"quotations": 3, "accuracy": 1.0}  # said Mrs. Hudson, Holmes, Mr. Pell
+    assert novel["by_type"]["Anaphoric"] == {"quotations": 1, "accuracy": 1.0}  # "I answered": the narrator, _narr
+    assert novel["by_type"]["Implicit"]["quotations"] == 4
+    assert novel["most_frequent_speaker"] == 0.375 and novel["two_quotes_back"] == 0.375  # from the annotations
+    right = 3 + 1 + novel["by_type"]["Implicit"]["accuracy"] * 4
+    assert novel["accuracy"] == report["accuracy"] == round(right / 8, 3)
+    assert main(["bench-cast", "--annotated", str(ANNOTATED)]) == 0
+    assert "annotated_novel: " in capsys.readouterr().out
+    assert main(["bench-cast", "--annotated", str(tmp_path)]) == 2
+    assert "lacks novel_text.txt, quotation_info.csv, character_info.csv" in capsys.readouterr().err
+    assert main(["bench-cast"]) == 2

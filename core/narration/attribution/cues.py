@@ -18,7 +18,7 @@ SPEECH_VERBS = {
         responded sighed laughed screamed yelled snapped sobbed stammered stuttered gasped groaned growled hissed
         roared barked ventured suggested assented conceded concluded went observed interposed cried exclaimed
         breathed faltered murmured persisted pleaded begged warned announced remonstrated objected thundered wailed
-        moaned chuckled giggled smiled grinned nodded shrugged"""
+        moaned chuckled giggled smiled grinned nodded shrugged told"""
     ),
     "fr": _words(
         """dit dis répondit répond demanda demande s'écria écria reprit reprend ajouta ajoute murmura murmure cria crie

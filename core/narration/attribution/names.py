@@ -72,6 +72,24 @@ NICKNAMES = {
     "Charlie": "Charles", "Matty": "Matthew", "Joe": "Joseph", "Ben": "Benjamin", "Nick": "Nicholas",
 }  # fmt: skip
 """Common English nicknames and the first name they stand for: a nickname joins the person who carries that name."""
+PLACE_SUFFIXES = frozenset(
+    _words(
+        """House Park Lodge Hall Street Square Abbey Castle Court Manor Place Road Lane Cottage Farm Church Gables
+        Island Bay River Hill Common Wood Woods Green Town City Station Bridge Row Terrace Gardens Inn Hotel Club"""
+    )
+)
+"""A run ending in one of these is a place (Netherfield Park, Lucas Lodge, Green Gables), not a person."""
+NATIONS = frozenset(
+    _words(
+        """English French Irish Scotch Scottish Scots Welsh Italian German Spanish Dutch Russian American Indian
+        British Greek Roman Latin Swiss Austrian Prussian Polish Turkish Chinese Japanese Christian Catholic"""
+    )
+)
+_LOCATIVE = re.compile(
+    r"\b(?:(?:at|to|from|in|into|near|towards?|through|round|via|within|across|beyond|reach(?:ed)?|left)\s+"
+    r"(?:the\s+)?|the\s+|of\s+)$",
+    re.IGNORECASE,
+)
 ROLE_WORDS = frozenset(
     _words("vicar rector parson curate doctor docteur captain colonel major admiral general inspector professor")
 )
@@ -155,6 +173,15 @@ class Cast:
     def by_name(self, name: str) -> Character | None:
         return next((c for c in self.characters if c.name == name), None)
 
+    def described(self, name: str, gender: str | None) -> Character:
+        """The character a book names by what they are (``The concierge``), added the first time."""
+        key = name.lower()
+        if key in self._by_key:
+            return self.characters[self._by_key[key]]
+        character = self._add(name, gender)
+        self._link(key, character)
+        return character
+
     def _add(self, name: str, gender: str | None) -> Character:
         character = Character(len(self.characters), name, gender)
         self.characters.append(character)
@@ -189,6 +216,8 @@ def find_cast(
     (German), a capital proves nothing: a name must carry an honorific or stand next to a speech verb."""
     counts: Counter[tuple[str | None, tuple[str, ...]]] = Counter()
     trusted: set[tuple[str, ...]] = set()
+    places: Counter[tuple[str, ...]] = Counter()
+    """How often each plain run stands where a place does (after "at", "to", "from", …)."""
     pronouns: dict[tuple[str, ...], Counter[str]] = defaultdict(Counter)
     for text in narration:
         for mention in mentions_in(text):
@@ -200,7 +229,11 @@ def find_cast(
                 re.match(r"\s+(?:\w+ly\s+)?" + speech_verbs.pattern, after, re.I)
             )
             vocative = bool(re.search(r"[“\"‘«»„]\s*$", before)) and bool(re.match(r"\s*[,!]", after))
-            tagged = tagged or vocative  # “Lizzy, you must not”: a name opening a quote addresses someone
+            # “Lizzy, you must not”: a name opening a quote addresses someone; “Nonsense!” or “Come, …” does not,
+            # so a word there counts only where it is a known first name.
+            tagged = tagged or (vocative and _first_name(mention.words[0]))
+            if mention.honorific is None and _LOCATIVE.search(text[max(0, mention.start - 16) : mention.start]):
+                places[mention.words] += 1
             mid_sentence = not nouns_capitalised and not at_sentence_start(text, mention.start)
             if mention.honorific or mid_sentence or tagged:
                 trusted.add(mention.words)
@@ -214,8 +247,14 @@ def find_cast(
     ordered = sorted(
         counts.items(), key=lambda kv: (kv[0][0] is None, len(kv[0][1]) == 1, kv[0][1][0] in NICKNAMES, -kv[1])
     )
+    plain_counts: Counter[tuple[str, ...]] = Counter()
+    for (honorific, words), count in counts.items():
+        if honorific is None:
+            plain_counts[words] += count
     for (honorific, words), count in ordered:
         if words not in trusted:
+            continue
+        if honorific is None and _place(words, places[words], plain_counts[words]):
             continue
         plain = " ".join(words)
         character = _existing(cast, honorific, words)
@@ -242,6 +281,19 @@ def find_cast(
     if first_person:
         cast._link("I", cast._add("I", None))
     return cast
+
+
+def _first_name(word: str) -> bool:
+    return word in MALE_NAMES or word in FEMALE_NAMES or word in NICKNAMES
+
+
+def _place(words: tuple[str, ...], at_place: int, seen: int) -> bool:
+    """A run that names a place or a people, not a person: it ends in a place word (Netherfield Park, Green Gables),
+    it is a nation's adjective (French), or it mostly follows "at", "to", "from", "the", "of" … (at Longbourn, to
+    London, the Thames, a glass of Beaune)."""
+    if words[-1] in PLACE_SUFFIXES or (len(words) == 1 and words[0] in NATIONS):
+        return True
+    return not _first_name(words[0]) and at_place * 2 >= seen and at_place > 0
 
 
 def _existing(cast: Cast, honorific: str | None, words: tuple[str, ...]) -> Character | None:
@@ -279,16 +331,25 @@ def _carriers(cast: Cast, surname: str) -> int:
 
 
 def _link_surnames(cast: Cast) -> None:
-    """A bare surname goes to the one person carrying it (Darcy → Mr. Darcy); shared ones (Bennet) stay unlinked."""
+    """A bare surname goes to the one person carrying it (Darcy → Mr. Darcy); shared by a man with an honorific
+    and women (Mr. and Miss Bingley), it is the man's, as novels print it ("said Bingley"); otherwise (two men,
+    Mr. and Sir William Pettigrew) it stays unlinked."""
     carriers: dict[str, set[int]] = defaultdict(set)
+    men: dict[str, set[int]] = defaultdict(set)
     for character in cast.characters:
         for alias in list(character.aliases):
             parts = alias.split()
             if len(parts) >= 2:
                 carriers[parts[-1]].add(character.id)
+                if HONORIFICS.get(parts[0].rstrip(".")) == "m":
+                    men[parts[-1]].add(character.id)
     for surname, ids in carriers.items():
-        if len(ids) == 1 and surname not in cast._by_key:
+        if surname in cast._by_key:
+            continue
+        if len(ids) == 1:
             cast._link(surname, cast.characters[next(iter(ids))])
+        elif len(men[surname]) == 1 and all(cast.characters[i].gender == "f" for i in ids - men[surname]):
+            cast._link(surname, cast.characters[next(iter(men[surname]))])
 
 
 def _display_name(forms: Counter[str]) -> str:
