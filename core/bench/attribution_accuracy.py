@@ -46,7 +46,7 @@ def read_novel(folder: Path) -> tuple[str, list[Annotated], dict[str, set[str]]]
         for row in csv.DictReader(f):
             spans = ast.literal_eval(row["quoteByteSpans"])
             if spans:
-                quotes.append(Annotated(int(spans[0][0]), row["speaker"], row.get("quoteType") or ""))
+                quotes.append(Annotated(min(int(s) for s, _e in spans), row["speaker"], row.get("quoteType") or ""))
     names: dict[str, set[str]] = {}
     with open(folder / "character_info.csv", newline="", encoding="utf-8") as f:
         for row in csv.DictReader(f):

@@ -84,7 +84,7 @@ class _Tagger:
         who = (  # "said her father" is her father, not "her"; "the concierge called" is a person of the book
             rf"(?P<who>(?:the|his|her|our|le|la|der|die)\s+(?:{roles})\b|(?:{pronoun_words})\b(?!\s+(?:{relations})\b)"
             rf"|(?:the|that)\s+(?:[a-z][\w-]*\s+){{0,2}}(?:{people})\b"
-            rf"|[A-ZÀ-Þ][\w’'.-]*(?:\s+[A-ZÀ-Þ][\w’'-]*){{0,2}})"
+            rf"|[A-ZÀ-Þ][\w’'.-]*(?:\s+(?:(?:van|von|de|der|du|la|della|di|da)\s+){{0,2}}[A-ZÀ-Þ][\w’'-]*){{0,2}})"
         )
         lead = r"^[\s,;:.!?—–-]*"
         self.after = [

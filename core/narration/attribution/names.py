@@ -29,7 +29,7 @@ HONORIFICS = {
     "Mlle": "f", "Frau": "f", "Fräulein": "f", "Señora": "f", "Signora": "f", "Aunt": "f", "Sister": "f",
     "Mother": "f", "Dame": "f", "Duchess": "f", "Countess": "f", "Princess": "f", "Queen": "f",
     "Dr": None, "Doctor": None, "Professor": None, "Inspector": "m", "Count": "m", "Duke": "m", "Prince": "m",
-    "King": "m", "Baron": "m", "Baroness": "f",
+    "King": "m", "Baron": "m", "Baroness": "f", "Comrade": None,
 }  # fmt: skip
 STOP = frozenset(
     _words(
@@ -39,7 +39,8 @@ STOP = frozenset(
         Chapter Book Part Volume Monday Tuesday Wednesday Thursday Friday Saturday Sunday January February March April
         May June July August September October November December God Heaven Lord Christmas Sir Madam Dear Good Poor Do
         Did Does Is Was Were Be Been Are Have Has Had Will Would Shall Should Can Could Must Might Let All Some Any
-        Every Each Both Neither Either Nothing Everything Something Anything Nobody Everybody Somebody One Two Three
+        Every Each Both Neither Either Nothing Everything Something Anything Nobody Everybody Somebody Everyone Someone
+        Anyone One Two Three
         Mamma Papa Mama Pa Ma Mum Dad Ha Hm Hush Pray Pooh Alas Nay Aye Ay Oho Hullo Hello Goodbye Besides Although
         Though Because Since Until Unless Whether Meanwhile However Moreover Also Just Again Once Never Always Sometimes
         Often Soon Later Today Tomorrow Yesterday Tonight Mrs Mr Miss Ms Dr Lady Captain Colonel Le La Les Un Une Der
@@ -94,13 +95,17 @@ ROLE_WORDS = frozenset(
     _words("vicar rector parson curate doctor docteur captain colonel major admiral general inspector professor")
 )
 _WORD = r"[A-ZÀ-ÖØ-Þ][a-zß-öø-ÿ'’]+"
+_PARTICLE = r"(?:van der|van den|van|von der|von|de la|de|du|der|den|della|del|di|da|ten|ter)"
 NAME = re.compile(
     rf"\b(?:(?P<honorific>{'|'.join(sorted(HONORIFICS, key=len, reverse=True))})\.?\s+)?"
-    rf"(?P<name>{_WORD}(?:[ -](?:de |van |von |du )?{_WORD}){{0,3}})"
+    rf"(?P<name>(?:(?<=\s){_PARTICLE}\s+)?{_WORD}(?:[ -](?:{_PARTICLE} )?{_WORD}){{0,3}})"
 )
+"""A name: an optional honorific, then capitalised words; a particle may stand before the surname (Mr. van der
+Luyden, Madame de la Tour, Charles de Gaulle)."""
 _POSSESSIVE = re.compile(r"[’']s?$")
 _CONTRACTION = re.compile(r"^I[’']|[’'](?:ll|ve|d|m|re|t)$|n[’']t$")
-_PRONOUN_AFTER = re.compile(r"\b(he|him|his|himself|she|her|hers|herself)\b", re.IGNORECASE)
+_PRONOUN_AFTER = re.compile(r"\b(he|his|himself|she|hers|herself)\b", re.IGNORECASE)
+_LOWER_WORD = re.compile(r"\b[a-zß-öø-ÿ]+\b")
 _SENTENCE_START = re.compile(r"(?:^|[.!?…]\s+|[“\"‘«„—]\s*)$")
 
 
@@ -251,11 +256,14 @@ def find_cast(
     for (honorific, words), count in counts.items():
         if honorific is None:
             plain_counts[words] += count
+    lower = Counter(_LOWER_WORD.findall(" ".join(narration))) if not nouns_capitalised else Counter()
     for (honorific, words), count in ordered:
         if words not in trusted:
             continue
         if honorific is None and _place(words, places[words], plain_counts[words]):
             continue
+        if honorific is None and len(words) == 1 and not _first_name(words[0]) and lower[words[0].lower()] > count:
+            continue  # "Thus", "Right", "Truth": a word the book mostly writes in lower case is not a name
         plain = " ".join(words)
         character = _existing(cast, honorific, words)
         if character is None and honorific is None and len(words) == 1 and _carriers(cast, words[0]) > 1:
@@ -267,20 +275,30 @@ def find_cast(
         form = f"{honorific} {plain}" if honorific else plain
         forms[character.id][form] += count
         cast._link(form, character)
-        if len(words) > 1:
+        if len(words) > 1 and not _wife_of(honorific, pronouns.get(words)):
             cast._link(plain, character)
             if words[0] not in cast._by_key and words[0] not in HONORIFICS:
                 cast._link(words[0], character)
             if honorific:
                 cast._link(f"{honorific} {words[-1]}", character)  # Mr. Harold Vane is Mr. Vane
-    _link_surnames(cast)
     for character in cast.characters:
         character.name = _display_name(forms[character.id])
         if character.gender is None:
             character.gender = _gender(character, pronouns)
+    _link_surnames(cast)
     if first_person:
         cast._link("I", cast._add("I", None))
     return cast
+
+
+def _wife_of(honorific: str | None, votes: Counter[str] | None) -> bool:
+    """``Mrs. Newland Archer`` is Newland Archer's wife when the plain name is a man's (its pronouns say so): the
+    plain name is then not hers."""
+    if honorific is None or not votes:
+        return False
+    title = HONORIFICS.get(honorific.rstrip("."))
+    other = "m" if title == "f" else "f" if title == "m" else None
+    return other is not None and votes[other] > votes[title or ""]
 
 
 def _first_name(word: str) -> bool:
@@ -309,6 +327,10 @@ def _existing(cast: Cast, honorific: str | None, words: tuple[str, ...]) -> Char
         known = cast._by_key.get(plain)
         if known is not None and cast.characters[known].gender in (None, gender):
             return cast.characters[known]
+        if len(words) == 1 and gender is None:  # Comrade Syme, Dr. Syme: the one Syme named already
+            carriers = {cid for key, cid in cast._by_key.items() if len(key.split()) >= 2 and key.split()[-1] == plain}
+            if len(carriers) == 1:
+                return cast.characters[next(iter(carriers))]
         return None
     if plain in cast._by_key:
         return cast.characters[cast._by_key[plain]]
@@ -348,8 +370,12 @@ def _link_surnames(cast: Cast) -> None:
             continue
         if len(ids) == 1:
             cast._link(surname, cast.characters[next(iter(ids))])
-        elif len(men[surname]) == 1 and all(cast.characters[i].gender == "f" for i in ids - men[surname]):
+        elif len(men[surname]) == 1 and all(cast.characters[i].gender != "m" for i in ids - men[surname]):
             cast._link(surname, cast.characters[next(iter(men[surname]))])
+        elif not men[surname]:
+            male = [i for i in ids if cast.characters[i].gender == "m"]
+            if len(male) == 1 and all(cast.characters[i].gender != "m" for i in ids if i != male[0]):
+                cast._link(surname, cast.characters[male[0]])  # Lucian Gregory, not Miss or Rosamond Gregory
 
 
 def _display_name(forms: Counter[str]) -> str:
