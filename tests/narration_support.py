@@ -104,6 +104,7 @@ def store_as_of(folder: Path, schema: int) -> None:
             "ALTER TABLE segments DROP COLUMN speaker_confidence",
             "ALTER TABLE segments DROP COLUMN speaker_fixed",
         ],
+        5: ["ALTER TABLE takes DROP COLUMN alignment"],
     }
     db = sqlite3.connect(Path(folder) / "project.sqlite")
     try:

@@ -177,7 +177,7 @@ def test_a_schema_3_project_opens_without_a_cast_and_is_brought_up_to_date(tmp_p
     old.save()
     old.close()
     db = sqlite3.connect(folder / "project.sqlite")
-    assert db.execute("PRAGMA user_version").fetchone()[0] == STORE_SCHEMA == 4
+    assert db.execute("PRAGMA user_version").fetchone()[0] == STORE_SCHEMA == 5
     assert db.execute("SELECT count(*) FROM characters").fetchone()[0] == 3
     assert db.execute("SELECT count(*) FROM segments WHERE speaker IS NOT NULL").fetchone()[0] == len(NOVEL_SPEAKERS)
     db.close()

@@ -252,7 +252,7 @@ def test_a_schema_2_project_is_brought_up_to_date(book_copy, tmp_path):
     assert all(t.performed is None for s in old.segments for t in s.takes)
     old.close()
     db = sqlite3.connect(folder / "project.sqlite")
-    assert db.execute("PRAGMA user_version").fetchone()[0] == STORE_SCHEMA == 4
+    assert db.execute("PRAGMA user_version").fetchone()[0] == STORE_SCHEMA == 5
     assert db.execute("SELECT count(*) FROM takes WHERE performed IS NULL").fetchone()[0] > 0
     db.close()
 

@@ -98,6 +98,46 @@ def test_a_save_without_changes_writes_nothing_and_an_edit_writes_its_segment(tm
     assert open_project(project.folder).segments[10].text == "A new sentence for this place."
 
 
+def test_a_take_s_word_times_are_stored_with_it_and_adding_them_later_writes_only_that_take(tmp_path):
+    project = big_project(tmp_path / "B", 50)
+    segment = project.segments[7]
+    fake_take(project, segment)
+    project.save([segment])
+    assert open_project(project.folder).segments[7].takes[0].alignment is None  # not aligned yet
+    words = [["Sentence", 0.05, 0.61], ["8", 0.66, 0.9], ["of", 0.93, 1.0], ["a", 1.02, 1.05]]
+    segment.takes[0].alignment = {"words": words, "placed": 4 / 7, "aligner": "pocketsphinx", "error": None}
+    seen = statements(project)
+    project.save([segment])
+    assert [s for s in seen if s.startswith("INSERT INTO takes")], seen  # the new words count as a change
+    again = open_project(project.folder)
+    assert again.segments[7].takes[0].alignment == segment.takes[0].alignment
+    assert again.to_dict() == project.to_dict()
+
+
+@pytest.mark.parametrize(
+    "alignment",
+    [
+        {"words": [["a", 0.5, 0.2]]},  # ends before it starts
+        {"words": [["a", 0.1, 0.5], ["b", 0.3, 0.6]]},  # out of order
+        {"words": [["a", -1, 0.5]]},
+        {"words": "a b"},
+        [],
+    ],
+)
+def test_word_times_that_make_no_sense_are_refused_on_open(tmp_path, alignment):
+    project = big_project(tmp_path / "B", 5)
+    fake_take(project, project.segments[0])
+    project.save()
+    db = sqlite3.connect(project.folder / "project.sqlite")
+    db.execute("UPDATE takes SET alignment = ?", (json.dumps(alignment),))
+    db.commit()
+    db.close()
+    project.close()
+    with pytest.raises(ProjectError) as refused:
+        open_project(project.folder)
+    assert "alignment" in describe_error(refused.value)
+
+
 def test_structural_edits_round_trip_through_the_database(tmp_path):
     project = new_project(tmp_path)
     merge(project, 1)

@@ -79,6 +79,12 @@ class Take:
     """A take re-voiced from a person's recording of the line (:mod:`core.narration.rendering.perform`), not spoken
     by the model (``None``): ``source``, the recording as it was given, kept beside the take in ``takes/`` (so it can
     be re-voiced into another voice later), and ``name``, the file name it had. Such a take has no speech tokens."""
+    alignment: dict | None = None
+    """Each word's time in the take (``None``: not aligned yet): ``words``, ``[[word, start, end], ...]`` — the words
+    as the segment's text writes them, in order, seconds from the start of the take's audio (only the words the
+    aligner placed); ``placed``, their share of the text's words (0–1); ``aligner``, which one placed them; ``error``,
+    why none could be placed (a code :mod:`core.wording` words; ``words`` then empty), else ``None``. A take without
+    words keeps its sentence's timing everywhere (read-along books, subtitles)."""
 
     @property
     def is_performed(self) -> bool:
@@ -717,6 +723,7 @@ def _segment(folder: Path, data, index: int, chapter_count: int, voices: dict) -
                 str(take.get("created") or ""),
                 _screen(take.get("screen"), at),
                 _performed(folder, take.get("performed"), at),
+                _alignment(take.get("alignment"), at),
             )
         )
     _check(
@@ -724,6 +731,31 @@ def _segment(folder: Path, data, index: int, chapter_count: int, voices: dict) -
         f"{where}.chosen is not one of its takes",
     )
     return segment
+
+
+def _alignment(data, at: str) -> dict | None:
+    """A take's stored word times, checked: ``None``, or ``words`` as ``[word, start, end]`` rows in order."""
+    if data is None:
+        return None
+    _check(isinstance(data, dict), f"{at}.alignment must be an object")
+    words = data.get("words", [])
+    _check(isinstance(words, list), f"{at}.alignment.words must be a list")
+    for row in words:
+        _check(
+            isinstance(row, list)
+            and len(row) == 3
+            and isinstance(row[0], str)
+            and all(isinstance(t, (int, float)) and not isinstance(t, bool) and t >= 0 for t in row[1:])
+            and row[1] <= row[2],
+            f"{at}.alignment.words holds [word, start, end] rows",
+        )
+    _check(all(a[2] <= b[1] + 1e-6 for a, b in zip(words, words[1:])), f"{at}.alignment.words must be in order")
+    return {
+        "words": [[w, float(s), float(e)] for w, s, e in words],
+        "placed": float(data.get("placed", 1.0 if words else 0.0)),
+        "aligner": str(data.get("aligner", "")),
+        "error": data.get("error") if isinstance(data.get("error"), str) else None,
+    }
 
 
 def _screening(data) -> dict:

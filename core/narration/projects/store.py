@@ -32,10 +32,11 @@ from pathlib import Path
 from typing import Any
 
 STORE_FILE = "project.sqlite"
-STORE_SCHEMA = 4
+STORE_SCHEMA = 5
 """``PRAGMA user_version`` of the tables below; a larger one was written by a newer app. 2 added the takes' screen,
 3 their ``performed`` (a take re-voiced from a person's recording, and where that recording is kept), 4 the cast
-(``characters``) and each segment's speaker; :data:`UPGRADES` brings an older project up to date when it is opened."""
+(``characters``) and each segment's speaker, 5 the takes' ``alignment`` (each word's time); :data:`UPGRADES`
+brings an older project up to date when it is opened."""
 APPLICATION_ID = 0x43424F58
 """``PRAGMA application_id``: ``CBOX``, so another program's SQLite file is told apart from a project."""
 SQLITE_HEADER = b"SQLite format 3\x00"
@@ -80,7 +81,7 @@ SEGMENT_COLUMNS = (
 )
 JSON_SEGMENT_COLUMNS = ("settings", "error_data", "source")
 BOOL_SEGMENT_COLUMNS = ("pause_exact", "skipped", "dialogue", "own_voice", "speaker_fixed")
-TAKE_COLUMNS = ("file", "seed", "tokens", "seconds", "key", "timings", "created", "screen", "performed")
+TAKE_COLUMNS = ("file", "seed", "tokens", "seconds", "key", "timings", "created", "screen", "performed", "alignment")
 
 SCHEMA = """
 CREATE TABLE book (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -102,7 +103,7 @@ CREATE INDEX segments_by_change ON segments (changed);
 CREATE TABLE takes (
     segment INTEGER NOT NULL REFERENCES segments (id) ON DELETE CASCADE,
     number INTEGER NOT NULL, file TEXT NOT NULL, seed INTEGER NOT NULL, tokens TEXT NOT NULL, seconds REAL NOT NULL,
-    key TEXT NOT NULL, timings TEXT NOT NULL, created TEXT NOT NULL, screen TEXT, performed TEXT,
+    key TEXT NOT NULL, timings TEXT NOT NULL, created TEXT NOT NULL, screen TEXT, performed TEXT, alignment TEXT,
     PRIMARY KEY (segment, number)
 );
 CREATE TABLE characters (
@@ -123,6 +124,7 @@ _TAKE_PLACES = ", ".join("?" * (2 + len(TAKE_COLUMNS)))
 INSERT_TAKE = f"INSERT INTO takes (segment, number, {', '.join(TAKE_COLUMNS)}) VALUES ({_TAKE_PLACES})"
 _SCREEN = 1 + TAKE_COLUMNS.index("screen")
 """Where a take's screen is in a row of ``SELECT segment, <TAKE_COLUMNS>``."""
+_ALIGNMENT = 1 + TAKE_COLUMNS.index("alignment")
 UPGRADES: dict[int, tuple[str, ...]] = {
     1: ("ALTER TABLE takes ADD COLUMN screen TEXT",),
     2: ("ALTER TABLE takes ADD COLUMN performed TEXT",),
@@ -133,6 +135,7 @@ UPGRADES: dict[int, tuple[str, ...]] = {
         "CREATE TABLE characters (position INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE, aliases TEXT NOT NULL, "
         "gender TEXT, voice TEXT)",
     ),
+    4: ("ALTER TABLE takes ADD COLUMN alignment TEXT",),
 }
 """Schema version → the statements that bring it to the next one (one transaction)."""
 
@@ -242,12 +245,22 @@ def take_row(segment_id: int, number: int, take: Any) -> tuple:
         _field(take, "created") or "",
         _screen_json(take),
         _performed_json(take),
+        _alignment_json(take),
     )
 
 
 def take_signature(take: Any) -> tuple[str, str]:
-    """What tells a stored take from a changed one: its file and its screen."""
-    return _field(take, "file"), _screen_json(take) or ""
+    """What tells a stored take from a changed one: its file, its screen and its words' times."""
+    return _field(take, "file"), _signed(_screen_json(take), _alignment_json(take))
+
+
+def _signed(screen: str | None, alignment: str | None) -> str:
+    return (screen or "") + "\n" + (alignment or "")
+
+
+def _alignment_json(take: Any) -> str | None:
+    alignment = take.get("alignment") if isinstance(take, dict) else take.alignment
+    return json.dumps(alignment, sort_keys=True, ensure_ascii=False) if alignment is not None else None
 
 
 def _screen_json(take: Any) -> str | None:
@@ -383,7 +396,7 @@ class ProjectStore:
         takes: dict[int, list[dict]] = {}
         for row in self._db.execute(f"SELECT segment, {', '.join(TAKE_COLUMNS)} FROM takes ORDER BY segment, number"):
             takes.setdefault(row[0], []).append(_take(row[1:]))
-            rows.takes[row[0]] = (*rows.takes.get(row[0], ()), (row[1], row[_SCREEN] or ""))
+            rows.takes[row[0]] = (*rows.takes.get(row[0], ()), (row[1], _signed(row[_SCREEN], row[_ALIGNMENT])))
         segments = []
         for row in self._db.execute(f"SELECT {', '.join(SEGMENT_COLUMNS)} FROM segments ORDER BY position"):
             values = _from_row(row)
@@ -759,7 +772,7 @@ def _performed_files(performed: Any) -> list[str]:
 
 
 def _take(row) -> dict:
-    file, seed, tokens, seconds, key, timings, created, screen, performed = row
+    file, seed, tokens, seconds, key, timings, created, screen, performed, alignment = row
     return {
         "file": file,
         "seed": seed,
@@ -770,6 +783,7 @@ def _take(row) -> dict:
         "created": created,
         "screen": json.loads(screen) if screen else None,
         "performed": json.loads(performed) if performed else None,
+        "alignment": json.loads(alignment) if alignment else None,
     }
 
 
