@@ -97,6 +97,7 @@ class SegmentPlayback(_Part):
         if not player.feed(self._audio[round(seconds * SAMPLE_RATE) : end]):
             self.message.emit(player.error or "Audio cannot be played on this computer.", False)
         player.end_of_input()
+        self._show_reading(self._heard_at(seconds), seconds)
         self.status.setText("Playing")
         self._timer.start()
         self._update_controls()
@@ -118,6 +119,41 @@ class SegmentPlayback(_Part):
         """Seconds into the preview being heard (never past the end of what exists)."""
         played = self.player.played / SAMPLE_RATE
         return min(self._offset + played, self._audio.size / SAMPLE_RATE)
+
+    def _heard_at(self, seconds: float) -> int | None:
+        """The segment heard ``seconds`` into the window (in a pause: the one before it)."""
+        current = next((p.number for p in self._placements if p.start <= seconds < p.end), None)
+        if current is None:
+            current = next((p.number for p in reversed(self._placements) if p.start <= seconds), None)
+        return current
+
+    def _show_reading(self, number: int | None, seconds: float) -> None:
+        """The line being heard above the waveform, its word being spoken highlighted (its take's word times scaled
+        to the take's place in the window, which the pace stretches)."""
+        placement = next((p for p in self._placements if p.number == number), None)
+        project = self.project
+        if placement is None or project is None or number is None:
+            self.reading.show_line(None)
+            return
+        segment = project.segment(number)
+        take = project.chosen_take(segment)
+        alignment = take.alignment if take is not None else None
+        words = alignment.get("words") if alignment else None
+        self.reading.show_line(number, segment.text, words)
+        if take is not None and take.seconds > 0 and placement.end > placement.start:
+            self.reading.at((seconds - placement.start) * take.seconds / (placement.end - placement.start))
+
+    def play_from_word(self, seconds_in_take: float) -> None:
+        """Play on from a word of the line shown (``seconds_in_take``: where it starts in its take)."""
+        project, number = self.project, self.reading.number
+        placement = next((p for p in self._placements if p.number == number), None)
+        if project is None or number is None or placement is None or self.rendering is not None:
+            return
+        take = project.chosen_take(project.segment(number))
+        if take is None or take.seconds <= 0:
+            return
+        self._play_only = None
+        self._play_at(placement.start + seconds_in_take * (placement.end - placement.start) / take.seconds)
 
     def stop_playback(self) -> None:
         self._play_only = None
@@ -154,10 +190,9 @@ class SegmentPlayback(_Part):
             return
         seconds = self.position()
         self.waveform.set_playhead(round(seconds * SAMPLE_RATE))
-        current = next((p.number for p in self._placements if p.start <= seconds < p.end), None)
-        if current is None:  # in a pause: the segment before it
-            current = next((p.number for p in reversed(self._placements) if p.start <= seconds), None)
+        current = self._heard_at(seconds)
         self.segments.highlight(current)
+        self._show_reading(current, seconds)
         if player.finished or player.stream is None:
             more = self._play_only is None and self._windows.has_next()  # one take alone ends with it
             if player.stream is not None and more and self._next_window():

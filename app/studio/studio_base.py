@@ -50,6 +50,7 @@ from .cast_panel import CastCounts, CastPanel
 from .check_report import CheckReport
 from .export_runner import ExportRunner
 from .preview_windows import PreviewWindows
+from .reading_line import ReadingLine
 from .review_bar import ReviewBar
 from .seekable_waveform import SeekableWaveform
 from .segment_list import SegmentList
@@ -135,6 +136,8 @@ class StudioBase(QWidget):
     undo_button: QToolButton
     redo_button: QToolButton
     waveform: SeekableWaveform
+    reading: ReadingLine
+    """The line being heard, its word highlighted."""
     review_filter: QToolButton
     review_action: QAction
     review_button: QToolButton

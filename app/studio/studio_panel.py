@@ -86,6 +86,7 @@ from .export_runner import ExportRunner
 from .lexicon_dialog import edit_spoken, open_lexicon
 from .perform_line import PerformLine
 from .preview_windows import PreviewWindows
+from .reading_line import ReadingLine
 from .render_controls import RenderControls
 from .review_bar import ReviewBar
 from .seekable_waveform import SeekableWaveform
@@ -270,6 +271,7 @@ class StudioPanel(
         self.redo_button.setDefaultAction(self.redo_action)
         self.waveform = SeekableWaveform(self)
         self.waveform.setMinimumHeight(70)
+        self.reading = ReadingLine(self)
 
         title = QHBoxLayout()  # Undo / Redo beside the title: the button row stays narrow for small screens
         title.addWidget(self.title, 1)
@@ -317,6 +319,7 @@ class StudioPanel(
         column.addWidget(self.speakers_row)
         column.addWidget(self.segments, 3)
         column.addLayout(pace)
+        column.addWidget(self.reading)
         column.addWidget(self.waveform, 1)
 
         self.render_button.clicked.connect(self.render_pending)
@@ -354,6 +357,7 @@ class StudioPanel(
         self.segments.edit_spoken.connect(lambda number: edit_spoken(self, number))
         self.segments.show_reading.connect(self.show_reading)
         self.waveform.seek_requested.connect(self.seek)
+        self.reading.word_clicked.connect(self.play_from_word)
         self.bridge.render_step.connect(self._on_step)
         self.bridge.render_done.connect(self._on_done)
         self.bridge.request_failed.connect(self._on_failed)
@@ -424,6 +428,7 @@ class StudioPanel(
         self.pace.blockSignals(False)
         self._on_pace(self.pace.value(), mark=False)
         self.waveform.clear_audio()
+        self.reading.show_line(None)
         self.cast_panel.set_note("")
         self._show_cast()
         self._show_counts()

@@ -1,0 +1,117 @@
+"""The line being heard, above the studio's waveform: the segment's text, its word being spoken highlighted (from its
+take's word times, :attr:`core.narration.Take.alignment`), each word a link that plays from it.
+
+A take without word times shows its text plain: its sentence is what is highlighted, in the list."""
+
+from __future__ import annotations
+
+import html
+import re
+from bisect import bisect_right
+from dataclasses import dataclass
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QPalette
+from PySide6.QtWidgets import QLabel, QSizePolicy, QWidget
+
+_WORD = re.compile(r"[\w’'-]+", re.UNICODE)
+
+
+@dataclass(frozen=True)
+class SpokenWord:
+    """A word of the line: where it is in the text and when it is heard, in seconds into the take."""
+
+    start_char: int
+    end_char: int
+    start: float
+    end: float
+
+
+def place_words(text: str, words: list[list]) -> list[SpokenWord]:
+    """The aligned ``words`` (``[word, start, end]``, in order) found in ``text``, each at its next occurrence (case
+    and the punctuation at its edges aside); a word not found is left out."""
+    placed: list[SpokenWord] = []
+    cursor = 0
+    lowered = text.lower()
+    for word, start, end in words:
+        target = _WORD.findall(str(word).lower())
+        if not target:
+            continue
+        match = re.compile(r"(?<![\w’'])" + re.escape(target[0])).search(lowered, cursor)
+        if match is None:
+            continue
+        last = match.end()
+        for part in target[1:]:  # "o'clock", "twenty-one": the rest of the written word
+            following = lowered.find(part, last)
+            if following < 0 or following - last > 2:
+                break
+            last = following + len(part)
+        placed.append(SpokenWord(match.start(), last, float(start), float(end)))
+        cursor = last
+    return placed
+
+
+class ReadingLine(QLabel):
+    """``word_clicked(seconds)``: play from that word (seconds into the take being shown)."""
+
+    word_clicked = Signal(float)
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setAccessibleName("Line being heard")
+        self.setTextFormat(Qt.TextFormat.RichText)
+        self.setWordWrap(True)
+        self.setTextInteractionFlags(Qt.TextInteractionFlag.LinksAccessibleByMouse)
+        self.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Maximum)
+        self.linkActivated.connect(self._clicked)
+        self.number: int | None = None
+        self.text_shown = ""
+        self.words: list[SpokenWord] = []
+        self.current: int | None = None
+        self._starts: list[float] = []
+        self.setVisible(False)
+
+    def show_line(self, number: int | None, text: str = "", words: list[list] | None = None) -> None:
+        """Show segment ``number``'s ``text`` with its ``words`` (``None``: hide the line)."""
+        if number is None:
+            self.number, self.words, self.current = None, [], None
+            self.setVisible(False)
+            return
+        if number == self.number and text == self.text_shown:
+            return
+        self.number, self.text_shown = number, text
+        self.words = place_words(text, words or [])
+        self._starts = [w.start for w in self.words]
+        self.current = None
+        self._render()
+        self.setToolTip("Click a word to play from it" if self.words else "This take has no word times yet")
+        self.setVisible(True)
+
+    def at(self, seconds: float) -> None:
+        """Highlight the word heard ``seconds`` into the take (the last one started; none before the first)."""
+        index = bisect_right(self._starts, seconds) - 1
+        current = index if index >= 0 else None
+        if current != self.current:
+            self.current = current
+            self._render()
+
+    def _render(self) -> None:
+        text, out, cursor = self.text_shown, [], 0
+        palette = self.palette()
+        link = palette.color(QPalette.ColorRole.WindowText).name()
+        mark = palette.color(QPalette.ColorRole.Highlight).name()
+        marked = palette.color(QPalette.ColorRole.HighlightedText).name()
+        for index, word in enumerate(self.words):
+            out.append(html.escape(text[cursor : word.start_char]))
+            style = f"color:{link}; text-decoration:none"
+            if index == self.current:
+                style = f"color:{marked}; background-color:{mark}; text-decoration:none"
+            body = html.escape(text[word.start_char : word.end_char])
+            out.append(f'<a href="{index}" style="{style}">{body}</a>')
+            cursor = word.end_char
+        out.append(html.escape(text[cursor:]))
+        self.setText("".join(out))
+
+    def _clicked(self, href: str) -> None:
+        if href.isdigit() and int(href) < len(self.words):
+            self.word_clicked.emit(self.words[int(href)].start)
