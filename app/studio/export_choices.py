@@ -55,6 +55,9 @@ class ExportChoices:
     check_acx: bool = False
     strict: bool = False
     """Refuse while a take to export needs review (:attr:`~core.narration.ExportRequest.strict`)."""
+    word_timing: bool = False
+    """Each word's time where the takes have them: the read-along book highlights word by word, subtitles get a
+    timestamp before each word (WebVTT) or a cue per word (SRT)."""
 
     # --- remembered in the settings ----------------------------------------------------------------------------
     def to_json(self) -> str:
@@ -111,15 +114,22 @@ class ExportChoices:
             strict=self.strict,
         )
         if self.format == READALONG:
-            return replace(base, out=path.with_suffix(READALONG), chapter_format=".mp3")
+            highlight = "word" if self.word_timing else "sentence"
+            return replace(base, out=path.with_suffix(READALONG), chapter_format=".mp3", highlight=highlight)
+        words = 1 if self.word_timing and self.subtitles else None
         if self.per_chapter:
             return replace(
-                base, per_chapter=path.with_suffix(""), chapter_format=self.format, chapter_subtitles=self.subtitles
+                base,
+                per_chapter=path.with_suffix(""),
+                chapter_format=self.format,
+                chapter_subtitles=self.subtitles,
+                subtitle_words=words,
             )
         return replace(
             base,
             out=path.with_suffix(self.format),
             subtitles=path.with_suffix(self.subtitles) if self.subtitles else None,
+            subtitle_words=words,
         )
 
 

@@ -1,7 +1,8 @@
 """The project's export dialog: file and format (bit rate, sample rate, CBR/VBR), what to export (the book, a range
-of chapters, the selected segments), one file or one per chapter, subtitles, loudness, cover, the book's credits,
-the audiobook store's mastering and check, and the takes that still need review among what is exported (how many,
-which and why, in a list; with "Refuse while takes need review", Export waits until none does).
+of chapters, the selected segments), one file or one per chapter, subtitles, word timing (of the subtitles, or of a
+read-along book's highlight), loudness, cover, the book's credits, the audiobook store's mastering and check, and the
+takes that still need review among what is exported (how many, which and why, in a list; with "Refuse while takes need
+review", Export waits until none does).
 
 Typing a file name with an extension picks that format; the dialog starts with the choices of the last export
 (remembered across restarts) in the last export folder (or the user's Music/Documents folder), named after the
@@ -133,6 +134,11 @@ class ExportDialog(QDialog):
         self.per_chapter = QCheckBox("One file per &chapter (in a folder of that name, with a chapter list)", self)
         self.subtitles = QComboBox(self)
         self.subtitles.addItems(list(SUBTITLES))
+        self.word_timing = QCheckBox("&Word timing", self)
+        self.word_timing.setToolTip(
+            "Each word's time, where the takes have word times: subtitles get a timestamp before each word (WebVTT) "
+            "or a cue per word (SRT); a read-along book highlights word by word. Other sentences stay whole."
+        )
         self.loudness = QComboBox(self)
         for label, value in LOUDNESS:
             self.loudness.addItem(label, value)
@@ -189,7 +195,7 @@ class ExportDialog(QDialog):
         form.addRow("", self.per_chapter)
         form.addRow(
             self._label("&Subtitles:", self.subtitles),
-            _row(self.subtitles, self._label("&Loudness:", self.loudness), self.loudness),
+            _row(self.subtitles, self.word_timing, self._label("&Loudness:", self.loudness), self.loudness),
         )
         form.addRow(self._label("Co&ver:", self.cover), _row(self.cover, self.cover_file, self.cover_browse, stretch=1))
         form.addRow(self._label("C&redits:", self.author), _row(self.author, self.narrator, self.year, stretch=0))
@@ -209,9 +215,10 @@ class ExportDialog(QDialog):
         self.path.textEdited.connect(self._on_path_edited)
         self.format.currentIndexChanged.connect(self._on_format_changed)
         self.master_acx.toggled.connect(self._on_master_toggled)
-        for box in (self.scope, self.first, self.last, self.cover, self.bitrate, self.sample_rate, self.vbr):
+        boxes = (self.scope, self.first, self.last, self.cover, self.bitrate, self.sample_rate, self.vbr)
+        for box in (*boxes, self.subtitles):
             box.currentIndexChanged.connect(self._update)
-        for check in (self.per_chapter, self.strict):
+        for check in (self.per_chapter, self.strict, self.word_timing):
             check.toggled.connect(self._update)
         self.path.textChanged.connect(self._update)
         self.cover_file.textChanged.connect(self._update)
@@ -238,6 +245,7 @@ class ExportDialog(QDialog):
         self.master_acx.setChecked(choices.master_acx)
         self.check_acx.setChecked(choices.check_acx)
         self.strict.setChecked(choices.strict)
+        self.word_timing.setChecked(choices.word_timing)
         self._update()
 
     def choices(self) -> ExportChoices:
@@ -260,6 +268,7 @@ class ExportDialog(QDialog):
             master_acx=self.master_acx.isChecked(),
             check_acx=self.check_acx.isChecked(),
             strict=self.strict.isChecked(),
+            word_timing=self.word_timing.isChecked(),
         )
 
     def target(self) -> Path:
@@ -365,6 +374,7 @@ class ExportDialog(QDialog):
         book = self.format.currentData() == READALONG
         self.per_chapter.setEnabled(not book)
         self.subtitles.setEnabled(not book)
+        self.word_timing.setEnabled(book or self.subtitles.currentText() != "None")
         for store in (self.master_acx, self.check_acx):  # ACX takes MP3 files, not a book
             store.setEnabled(not book)
             if book:

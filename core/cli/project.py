@@ -173,6 +173,21 @@ def _export_arguments(p, formats) -> None:
         "and the read-along book (each line's title)",
     )
     p.add_argument(
+        "--highlight",
+        choices=("sentence", "word"),
+        help="what a read-along book (--out BOOK.epub) highlights as it is read: sentence (default), or word (word "
+        "by word where the takes have word times; other segments by sentence)",
+    )
+    p.add_argument(
+        "--subtitle-words",
+        nargs="?",
+        const=1,
+        type=int,
+        metavar="N",
+        help="word timing in --subtitles/--chapter-subtitles: WebVTT keeps a cue per segment with a timestamp before "
+        "each word; SRT gets a cue per N words (default 1). Segments without word times keep their cue",
+    )
+    p.add_argument(
         "--chapters",
         metavar="RANGE",
         help="only these chapters (numbers as --list shows: 3, 2-4, 1,3,5-7): rendered "
@@ -403,6 +418,8 @@ def _export_request(args, loudness: float | None, true_peak: float):
         master=args.master,
         strict=bool(getattr(args, "strict", False)),
         name_speakers=bool(getattr(args, "name_speakers", False)),
+        highlight=getattr(args, "highlight", None) or "sentence",
+        subtitle_words=getattr(args, "subtitle_words", None),
     )
 
 

@@ -507,6 +507,22 @@ PROJECT = {
         cli="Nothing to export: give --out FILE, --subtitles FILE or --per-chapter DIR.",
     ),
     "export.chapter_subtitles": Words("Chapter subtitles are .srt or .vtt."),
+    "export.highlight_needs_book": Words(
+        "Highlighting word by word is for a read-along book: export an EPUB, or highlight by sentence.",
+        cli="--highlight {highlight} is for a read-along book: give --out BOOK.epub, or leave --highlight out.",
+    ),
+    "export.bad_highlight": Words(
+        lambda d: f"A read-along book highlights by {' or by '.join(d['choices'])}, not {d['highlight']!r}."
+    ),
+    "export.subtitle_words_alone": Words(
+        "Word timing is for subtitles: choose SRT or WebVTT subtitles, or leave word timing off.",
+        cli="--subtitle-words is for subtitles: give --subtitles FILE.srt|.vtt (or --per-chapter with "
+        "--chapter-subtitles); a read-along book takes --highlight word instead.",
+    ),
+    "export.subtitle_words": Words(
+        "Word-timed subtitles need at least one word per cue, not {words}.",
+        cli="--subtitle-words N needs N of 1 or more (words per SRT cue), not {words}.",
+    ),
     "export.not_rendered": Words(_not_rendered),
     "export.flagged": Words(
         lambda d: f"{_flagged(d)} Listen to them and accept or regenerate each, or export without strict.",

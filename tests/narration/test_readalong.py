@@ -355,3 +355,36 @@ def test_a_book_from_scratch_carries_the_chosen_cover_and_the_author(tmp_path):
     item = next(i for i in exported.items.values() if i.get("properties") == "cover-image")
     assert exported.zip.read(exported.member(item.get("href"))) == cover.read_bytes()
     assert [c.text for c in exported.opf.iter("{http://purl.org/dc/elements/1.1/}creator")] == ["A. Writer"]
+
+
+@_JAVA
+def test_a_book_highlighted_word_by_word_stays_valid_and_reads_as_before(novel, tmp_path):
+    from tests.narration.test_word_exports import align_all, check_word_book
+
+    book, project = novel
+    numbers = {s.text: n for n, s in enumerate(project.segments, 1)}
+    unaligned = numbers["The roads flooded."]
+    align_all(project, skip=(unaligned,))
+    sentences = tmp_path / "sentences.epub"
+    export_project(project, ExportRequest(out=sentences))
+    out = tmp_path / "words.epub"
+    result = export_project(project, ExportRequest(out=out, highlight="word"))
+    assert errors(out) == set()
+    pars = check_word_book(out, project, result, sentence_book=sentences)
+    exported, original = Book(out), Book(book)
+    for item in original.items.values():
+        if item.get("media-type") == "application/xhtml+xml":
+            member = original.member(item.get("href"))
+            assert body_text(exported, member) == body_text(original, member), member
+    report = result.files[0]
+    assert report["words_missing"] == 1 and report["words_missing_segments"] == [unaligned]
+    assert [p[0] for p in pars[unaligned]] == [f"cbx-s{unaligned}"]
+    assert all(p[0].startswith("cbx-w") for n, ps in pars.items() if n != unaligned for p in ps)
+    chapter = exported.document("OEBPS/chapter1.xhtml")
+    spans = {e.get("id"): e for e in chapter.iter("{*}span")}
+    across = numbers["Then it rained hard."]  # begins inside an <em> that holds the sentence before
+    assert [visible(spans[f"cbx-w{across}-{k}"]) for k in range(1, 5)] == ["Then", "it", "rained", "hard"]
+    assert spans[f"cbx-w{across}-1"].getparent().tag.endswith("}em")
+    ruby = next(e for e in spans.values() if e.get("id", "").startswith("cbx-w") and visible(e) == "東京")
+    assert ruby[0].tag.endswith("}ruby")  # a word's span holds the whole ruby, never a reading alone
+    assert all(rt.getparent().tag.endswith("}ruby") for rt in chapter.iter("{*}rt"))

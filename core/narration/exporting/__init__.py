@@ -1,7 +1,7 @@
 """Exporting a project: the request and its checks (``plan.py``), the export itself (``export.py``), each file
 streamed (``stream.py``), tags, chapters and cover (``book_tags.py``, ``chapter_marks.py``), what each chapter file
-was made from (``manifest.py``), subtitles (``subtitles.py``), the audiobook stores' check (``store_check.py``), and
-the read-along EPUB (``readalong/``)."""
+was made from (``manifest.py``), subtitles (``subtitles.py``), the takes' word times as the exports read them
+(``word_times.py``), the audiobook stores' check (``store_check.py``), and the read-along EPUB (``readalong/``)."""
 
 from core.narration.exporting.export import (
     ExportCancelled,

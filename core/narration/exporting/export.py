@@ -48,7 +48,8 @@ from core.narration.exporting.stream import (
     leveled,
     spooled,
 )
-from core.narration.exporting.subtitles import Cue, write_subtitles
+from core.narration.exporting.subtitles import Cue, CueWord, words_missing, write_subtitles
+from core.narration.exporting.word_times import find_words, take_words
 from core.narration.projects.project import STALE_PARTIAL_S, Project, ProjectError, Segment, pause_seconds
 from core.narration.screening import segment_flagged
 
@@ -129,8 +130,7 @@ def export_project(
         for i, m in enumerate(_chapter_starts(segments, whole))
     ]
     if request.out is None and request.subtitles is not None:
-        write_subtitles(request.subtitles, _cues(project, segments, whole, request.name_speakers))
-        result.files.append({"path": str(request.subtitles), "kind": "subtitles"})
+        result.files.append(_write_cues(request.subtitles, _cues(project, segments, whole, request), request))
     if request.per_chapter is not None:
         _write_playlist(project, request, result)
     return result
@@ -206,7 +206,9 @@ class _Job:
             "level": {"path": str(file.path), **meter.report(level, before, limited)} if meter else None,
         }
         if file.subtitles is not None:
-            write_subtitles(file.subtitles, _cues(project, file.segments, placements, self.request.name_speakers))
+            written = _write_cues(file.subtitles, _cues(project, file.segments, placements, self.request), self.request)
+            if "words_missing" in written:
+                entry["words_missing"] = written["words_missing"]
         if self.request.check:
             ticker.tick("checking", file.path)
             entry["check"] = _check(file.path, self.request.check)
@@ -223,6 +225,7 @@ class _Job:
             "titles": [c.title for c in project.chapters],
             "subtitles": file.subtitles.suffix if file.subtitles else None,
             "check": self.request.check,
+            **self._word_digest(file),
             "segments": [
                 (
                     s.id,
@@ -237,6 +240,18 @@ class _Job:
             ],
         }
         return export_manifest.digest(parts)
+
+    def _word_digest(self, file: OutputFile) -> dict:
+        """With word-timed subtitles, what they are made of besides the audio: the words of every take (a take
+        aligned since the last export writes its subtitles again). Nothing without them, so the digests of other
+        exports stay as they were."""
+        if file.subtitles is None or self.request.subtitle_words is None:
+            return {}
+        project = self.project
+        return {
+            "subtitle_words": self.request.subtitle_words,
+            "words": [(project.rendered_take(s).alignment or {}).get("words") for s in file.segments],
+        }
 
 
 def _target(request: ExportRequest) -> Target | None:
@@ -273,7 +288,10 @@ def _report_file(file: OutputFile, entry: dict, kept: bool, result: ExportResult
         }
     )
     if file.subtitles is not None:
-        result.files.append({"path": str(file.subtitles), "kind": "subtitles"})
+        subtitles: dict = {"path": str(file.subtitles), "kind": "subtitles"}
+        if "words_missing" in entry:
+            subtitles["words_missing"] = entry["words_missing"]
+        result.files.append(subtitles)
     if entry.get("level"):
         result.loudness.append(entry["level"])
     if entry.get("check"):
@@ -324,6 +342,9 @@ def _export_readalong(project: Project, request: ExportRequest, progress, cancel
             "chapters_kept": sum(1 for a in done.chapters if a.reused),
             "from_book": done.from_book,
             "not_highlighted": done.report.lost,
+            "highlight": request.highlight,
+            "words_missing": len(done.report.words_missing) if request.highlight == "word" else None,
+            "words_missing_segments": done.report.words_missing,
         }
     )
     return result
@@ -380,8 +401,43 @@ def _marks(project: Project, segments: list[Segment], placements: list[Placement
     return [ChapterMark(project.chapters[s.chapter].title, s.start, end) for s, end in zip(starts, ends)]
 
 
-def _cues(project: Project, segments: list[Segment], placements: list[Placement], speakers: bool = False) -> list[Cue]:
-    return [Cue(p.start, p.end, s.text, s.speaker if speakers else None) for s, p in zip(segments, placements)]
+def _cues(project: Project, segments: list[Segment], placements: list[Placement], request: ExportRequest) -> list[Cue]:
+    speakers = request.name_speakers
+    return [
+        Cue(
+            p.start,
+            p.end,
+            s.text,
+            s.speaker if speakers else None,
+            _cue_words(project, s, p) if request.subtitle_words is not None else (),
+        )
+        for s, p in zip(segments, placements)
+    ]
+
+
+def _cue_words(project: Project, segment: Segment, place: Placement) -> tuple[CueWord, ...]:
+    """The segment's words in its cue: where each stands in its text, and its start in the exported audio (the
+    take's time scaled by the segment's exported speech over its take, as the sentence's own place is measured;
+    empty: the take has no usable words)."""
+    take = project.rendered_take(segment)
+    words = take_words(take)
+    if not words or take.seconds <= 0:
+        return ()
+    places = find_words(segment.text, [w.word for w in words])
+    if places is None:
+        return ()
+    scale = (place.end - place.start) / take.seconds
+    return tuple(CueWord(a, b, place.start + w.start * scale) for (a, b), w in zip(places, words))
+
+
+def _write_cues(path: Path, cues: list[Cue], request: ExportRequest) -> dict:
+    """Write a subtitle file; what the export reports of it (with word timing: how many segments kept their
+    sentence's cue)."""
+    write_subtitles(path, cues, request.subtitle_words)
+    written: dict = {"path": str(path), "kind": "subtitles"}
+    if request.subtitle_words is not None:
+        written["words_missing"] = words_missing(cues)
+    return written
 
 
 def _make_folder(folder: Path) -> None:

@@ -63,6 +63,13 @@ class ExportRequest:
     name_speakers: bool = False
     """Name who speaks each line (a project with a cast): in the subtitles WebVTT's ``<v Name>`` and SRT's
     ``Name: ``; in the read-along book the ``title`` of the line's span (readers show it when pointed at)."""
+    highlight: str = "sentence"
+    """What a read-along book highlights as it is read: ``sentence``, or ``word`` (word by word where the takes
+    have word times, :attr:`~core.narration.projects.project.Take.alignment`; the other segments as sentences)."""
+    subtitle_words: int | None = None
+    """Word timing in the subtitles (``None``: one cue per segment): WebVTT keeps a cue per segment with a timestamp
+    before each word after the first (``<00:00:01.200>``, karaoke-style cues); SRT gets a cue per this many words.
+    Segments whose takes have no word times keep their sentence's cue."""
 
 
 @dataclass(frozen=True)
@@ -231,6 +238,13 @@ def check_request(request: ExportRequest) -> None:
         raise ProjectError("export.nothing")
     if request.out is not None and request.out.suffix.lower() == ".epub":  # a read-along book
         return check_readalong(request)
+    if request.highlight != "sentence":
+        raise ProjectError("export.highlight_needs_book", highlight=request.highlight)
+    if request.subtitle_words is not None:
+        if request.subtitles is None and request.chapter_subtitles is None:
+            raise ProjectError("export.subtitle_words_alone")
+        if request.subtitle_words < 1:
+            raise ProjectError("export.subtitle_words", words=request.subtitle_words)
     encoding = request.encoding if request.master is None else None
     if request.out is not None:
         check_format(request.out, encoding)

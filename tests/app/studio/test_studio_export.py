@@ -221,6 +221,38 @@ def test_a_read_along_book_is_chosen_and_written_from_the_dialog(qtbot, studio_w
     assert names[0] == "mimetype" and any(n.endswith(".smil") for n in names) and any(n.endswith(".mp3") for n in names)
 
 
+def test_word_timing_is_offered_for_subtitles_and_the_read_along_book(qtbot, studio_window, tmp_path):
+    from app.settings import Key
+
+    window = studio_window
+    project = new_project(window, tmp_path, CHAPTERS)
+    dialog = ExportDialog(project, tmp_path, ExportChoices(format=".mp3"), (), window)
+    qtbot.addWidget(dialog)
+    assert not dialog.word_timing.isEnabled()  # no subtitles: nothing to time
+    dialog.subtitles.setCurrentIndex(dialog.subtitles.findText("WebVTT (.vtt)"))
+    assert dialog.word_timing.isEnabled()
+    assert dialog.request().subtitle_words is None
+    dialog.word_timing.setChecked(True)
+    request = dialog.request()
+    assert request.subtitles == tmp_path / "Story.vtt" and request.subtitle_words == 1
+    assert request.highlight == "sentence"
+    dialog.per_chapter.setChecked(True)
+    request = dialog.request()
+    assert request.chapter_subtitles == ".vtt" and request.subtitle_words == 1
+    dialog.format.setCurrentIndex(dialog.format.findData(".epub"))
+    assert dialog.word_timing.isEnabled() and not dialog.subtitles.isEnabled()
+    request = dialog.request()
+    assert request.highlight == "word" and request.subtitle_words is None and request.subtitles is None
+    window.settings.set(Key.EXPORT_CHOICES, dialog.choices().to_json())
+    assert ExportChoices.from_json(window.settings.get(Key.EXPORT_CHOICES)).word_timing
+    dialog.word_timing.setChecked(False)
+    assert dialog.request().highlight == "sentence"
+    dialog.format.setCurrentIndex(dialog.format.findData(".mp3"))
+    dialog.subtitles.setCurrentIndex(dialog.subtitles.findText("None"))
+    dialog.word_timing.setChecked(True)  # remembered, but without subtitles it asks for nothing
+    assert not dialog.word_timing.isEnabled() and dialog.request().subtitle_words is None
+
+
 def test_destination_problems_are_said_while_choosing_not_after_the_work(qtbot, studio_window, tmp_path, monkeypatch):
     import shutil
     from collections import namedtuple

@@ -79,6 +79,8 @@ def chapter_files(
         encoding=encoding,
         check=None,
         master=None,
+        highlight="sentence",
+        subtitle_words=None,
     )
     result = export(project, audio_request, progress, cancelled)
     kept = {f["path"]: bool(f.get("kept")) for f in result.files if f.get("kind") == "audio"}

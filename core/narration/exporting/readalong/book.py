@@ -2,7 +2,8 @@
 (overlays, audio and the stylesheet listed; durations; the modification date) and the narrated content documents
 (sentences in spans, a link to the stylesheet). A book that already has Media Overlays loses its own (their SMIL and
 audio are left out of the package, and their properties, with whatever refines what was removed, out of the package
-document: :mod:`core.narration.exporting.readalong.refines`): ours replace them.
+document: :mod:`core.narration.exporting.readalong.refines`): ours replace them. Highlighted word by word, a segment
+whose take has words gets a par per word (:mod:`core.narration.exporting.readalong.words`), any other its sentence's.
 """
 
 from __future__ import annotations
@@ -17,11 +18,11 @@ from urllib.parse import quote, unquote
 
 from lxml import etree
 
-from core.engine import SAMPLE_RATE
 from core.narration.exporting.readalong.audio import AUDIO_FORMATS, ChapterAudio
 from core.narration.exporting.readalong.epub_writer import PackageWriter
 from core.narration.exporting.readalong.refines import drop_refinements
 from core.narration.exporting.readalong.smil import SMIL_TYPE, Par, clock, duration_ms, overlay
+from core.narration.exporting.readalong.words import WordPlan, clip_ms, plan_words, word_pars
 from core.narration.exporting.readalong.xhtml_spans import Wanted, mark
 from core.narration.importing.authors import author_line, replace_authors
 from core.narration.importing.epub import chapter_anchors
@@ -42,6 +43,9 @@ class Placed:
     overlay: str
     duration_ms: int
     sentences: int
+    """Segments highlighted (each as a sentence or word by word)."""
+    words: int = 0
+    """Pars of single words."""
 
 
 @dataclass
@@ -51,6 +55,9 @@ class BookReport:
     """Segment numbers exported as audio but not found in the book (no highlight for them)."""
     replaced: list[str] = field(default_factory=list)
     """Members of the book's own overlays left out."""
+    words_missing: list[int] = field(default_factory=list)
+    """In a book highlighted word by word: the segments highlighted as sentences (their takes have no words, or
+    their words were not found in the text)."""
 
 
 def write_from_book(
@@ -64,9 +71,10 @@ def write_from_book(
     check: Callable[[], None],
     author: str | None = None,
     speakers: bool = False,
+    words: bool = False,
 ) -> BookReport:
     """The book with narration added; ``author``: named in the package instead of the book's own authors (``None``
-    or the same: the book's stay as they are)."""
+    or the same: the book's stay as they are); ``words``: highlighted word by word where the takes have words."""
     report = BookReport()
     with zipfile.ZipFile(book) as archive:
         opf_name = _rootfile(archive)
@@ -82,7 +90,9 @@ def write_from_book(
             drop_refinements(opf, replace_authors(opf, metadata, author))
         folder = _free_folder(base, set(archive.namelist()))
         clips = {clip.segment: (audio, clip) for audio in audios for clip in audio.clips}
-        wanted = _wanted_by_file(project, [s for s in project.segments if s.id in clips], report, speakers)
+        narrated = [s for s in project.segments if s.id in clips]
+        plans = {s.id: plan_words(project, s, clips[s.id][1]) for s in narrated} if words else {}
+        wanted = _wanted_by_file(project, narrated, report, speakers, plans)
         anchors = chapter_anchors(book)
         css_name = f"{folder}/readalong.css"
         audio_names = {audio.chapter: f"{folder}/audio/chapter-{audio.chapter + 1:03d}{suffix}" for audio in audios}
@@ -102,17 +112,29 @@ def write_from_book(
                 continue
             report.lost += marked.lost
             smil_name = f"{folder}/{posixpath.splitext(posixpath.basename(name))[0]}-{number}.smil"
-            pars = []
+            pars: list[Par] = []
+            sentences = word_count = 0
             for want in wanted[name]:
                 if want.number not in marked.ids:
                     continue
-                audio, clip = clips[project.segments[want.number - 1].id]
+                sentences += 1
+                segment_id = project.segments[want.number - 1].id
+                audio, clip = clips[segment_id]
+                audio_href = _relative(smil_name, audio_names[audio.chapter])
+                plan = plans.get(segment_id)
+                if plan is not None and want.number in marked.words:
+                    said = word_pars(plan, marked.words[want.number], _relative(smil_name, name), audio_href)
+                    pars += said
+                    word_count += len(said)
+                    continue
+                if words:
+                    report.words_missing.append(want.number)
                 pars.append(
                     Par(
                         f"{_relative(smil_name, name)}#{marked.ids[want.number]}",
-                        _relative(smil_name, audio_names[audio.chapter]),
-                        _ms(clip.start),
-                        _ms(clip.end),
+                        audio_href,
+                        clip_ms(clip.start),
+                        clip_ms(clip.end),
                     )
                 )
             if not pars:
@@ -125,7 +147,7 @@ def write_from_book(
             duration = duration_ms(pars)
             total += duration
             _meta(metadata, "media:duration", clock(duration), refines=f"#{smil_id}")
-            report.overlays.append(Placed(name, smil_name, duration, len(pars)))
+            report.overlays.append(Placed(name, smil_name, duration, sentences, word_count))
         if not report.overlays:
             raise ProjectError("readalong.nothing_found", name=project.source.get("name", book.name))
         _meta(metadata, "media:duration", clock(total))
@@ -168,7 +190,11 @@ def write_from_book(
 
 
 def _wanted_by_file(
-    project: Project, segments: list[Segment], report: BookReport, speakers: bool = False
+    project: Project,
+    segments: list[Segment],
+    report: BookReport,
+    speakers: bool = False,
+    plans: dict[int, WordPlan | None] | None = None,
 ) -> dict[str, list[Wanted]]:
     out: dict[str, list[Wanted]] = {}
     for segment in segments:
@@ -178,8 +204,9 @@ def _wanted_by_file(
             report.lost.append(number)
             continue
         speaker = segment.speaker if speakers else None
+        plan = (plans or {}).get(segment.id)
         out.setdefault(source["file"], []).append(
-            Wanted(number, source["block"], source["start"], source["end"], speaker)
+            Wanted(number, source["block"], source["start"], source["end"], speaker, plan.words if plan else ())
         )
     for wanted in out.values():
         wanted.sort(key=lambda w: (w.block, w.start))
@@ -234,10 +261,6 @@ def _modified(metadata) -> None:
             node.text = stamp
             return
     _meta(metadata, "dcterms:modified", stamp)
-
-
-def _ms(samples: int) -> int:
-    return samples * 1000 // SAMPLE_RATE
 
 
 def _rootfile(archive: zipfile.ZipFile) -> str:

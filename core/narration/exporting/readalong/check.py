@@ -10,6 +10,8 @@ from core.engine import check_settings, encoding_for
 from core.narration.projects.project import ProjectError
 
 SUFFIX = ".epub"
+HIGHLIGHTS = ("sentence", "word")
+"""What a read-along book highlights as it is read."""
 
 
 def is_readalong(path: Path | None) -> bool:
@@ -27,6 +29,10 @@ def check_readalong(request: Any) -> None:
     assert request.out is not None
     if request.per_chapter is not None or request.subtitles is not None:
         raise ProjectError("readalong.alone")
+    if request.highlight not in HIGHLIGHTS:
+        raise ProjectError("export.bad_highlight", highlight=request.highlight, choices=list(HIGHLIGHTS))
+    if request.subtitle_words is not None:
+        raise ProjectError("export.subtitle_words_alone")
     folder = request.out.parent if str(request.out.parent) else Path(".")
     if not folder.is_dir():
         raise ProjectError("export.folder_failed", folder=str(folder), reason="no such folder")

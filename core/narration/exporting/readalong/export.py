@@ -6,8 +6,9 @@ narration added (:mod:`core.narration.exporting.readalong.book`); any other proj
 the project's (the imported book's). The audio is one file per chapter
 (:mod:`core.narration.exporting.readalong.audio`), MP3 unless the chapter format asks for AAC (``.m4a``). Chapters that
 are not rendered are refused before any work, naming them; ``chapters`` exports a rendered range and leaves the rest of
-the book plain text. The package is written under a temporary name beside ``out`` and renamed when complete, so a
-cancel or an error never leaves a half book.
+the book plain text. ``highlight="word"`` highlights word by word where the takes have words
+(:mod:`core.narration.exporting.readalong.words`), each other segment as a sentence. The package is written under a
+temporary name beside ``out`` and renamed when complete, so a cancel or an error never leaves a half book.
 """
 
 from __future__ import annotations
@@ -110,6 +111,7 @@ def export_readalong(
                         check,
                         request.book.author,
                         request.name_speakers,
+                        request.highlight == "word",
                     )
                 else:
                     cover = find_cover(project, request.cover)
@@ -124,6 +126,7 @@ def export_readalong(
                         author,
                         cover,
                         request.name_speakers,
+                        request.highlight == "word",
                     )
             except BaseException:
                 writer.abandon()

@@ -1,6 +1,7 @@
 """A read-along EPUB 3 made from a project that has no book of its own (text or Markdown): a content document per
 chapter (its headings and paragraphs, each sentence a span), a navigation document, the cover if one was chosen,
-title, author and language from the project; narrated chapters get their overlay, the others are plain text."""
+title, author and language from the project; narrated chapters get their overlay, the others are plain text.
+Highlighted word by word, each placed word of a segment is a span inside its sentence's, with a par of its own."""
 
 from __future__ import annotations
 
@@ -10,12 +11,13 @@ from collections.abc import Callable
 from datetime import datetime, timezone
 from html import escape as _escape
 
-from core.engine import SAMPLE_RATE
 from core.narration.exporting.readalong.audio import AUDIO_FORMATS, ChapterAudio
 from core.narration.exporting.readalong.book import BookReport, Placed
 from core.narration.exporting.readalong.epub_writer import PackageWriter
 from core.narration.exporting.readalong.smil import SMIL_TYPE, Par, clock, duration_ms, overlay, quoteattr
-from core.narration.exporting.readalong.xhtml_spans import ID_PREFIX
+from core.narration.exporting.readalong.words import WordPlan, clip_ms, plan_words, word_pars
+from core.narration.exporting.readalong.xhtml_spans import ID_PREFIX, WORD_PREFIX
+from core.narration.exporting.word_times import find_words
 from core.narration.projects.project import Project, Segment
 
 
@@ -43,7 +45,9 @@ def write_from_scratch(
     author: str = "",
     cover: bytes | None = None,
     speakers: bool = False,
+    words: bool = False,
 ) -> BookReport:
+    """The book (``words``: highlighted word by word where the takes have words)."""
     report = BookReport()
     language = project.language or "en"
     clips = {clip.segment: (audio, clip) for audio in audios for clip in audio.clips}
@@ -58,18 +62,28 @@ def write_from_scratch(
         check()
         name = f"text/chapter-{index + 1:03d}.xhtml"
         title = project.chapters[index].title
-        members[name] = _document(project, title, segments, language, speakers)
+        places = _word_places(project, segments, clips) if words else {}
+        members[name] = _document(project, title, segments, language, speakers, places)
         ident = f"ch{index + 1}"
-        pars = [
-            Par(
-                f"../{name}#{ID_PREFIX}{project.number(s)}",
-                f"../audio/chapter-{clips[s.id][0].chapter + 1:03d}{suffix}",
-                clips[s.id][1].start * 1000 // SAMPLE_RATE,
-                clips[s.id][1].end * 1000 // SAMPLE_RATE,
-            )
-            for s in segments
-            if s.id in clips
-        ]
+        pars: list[Par] = []
+        sentences = word_count = 0
+        for s in segments:
+            if s.id not in clips:
+                continue
+            number = project.number(s)
+            audio, clip = clips[s.id]
+            audio_href = f"../audio/chapter-{audio.chapter + 1:03d}{suffix}"
+            sentences += 1
+            if s.id in places:
+                plan = places[s.id][0]
+                ids = [f"{WORD_PREFIX}{number}-{k}" for k in range(1, len(plan.words) + 1)]
+                said = word_pars(plan, ids, f"../{name}", audio_href)
+                pars += said
+                word_count += len(said)
+                continue
+            if words:
+                report.words_missing.append(number)
+            pars.append(Par(f"../{name}#{ID_PREFIX}{number}", audio_href, clip_ms(clip.start), clip_ms(clip.end)))
         attrs = ""
         if pars:
             smil = f"smil/chapter-{index + 1:03d}.smil"
@@ -79,7 +93,7 @@ def write_from_scratch(
             total += duration
             metas.append(f'<meta property="media:duration" refines="#mo-{ident}">{clock(duration)}</meta>')
             attrs = f' media-overlay="mo-{ident}"'
-            report.overlays.append(Placed(name, smil, duration, len(pars)))
+            report.overlays.append(Placed(name, smil, duration, sentences, word_count))
         manifest.append(f'<item id="{ident}" href="{name}" media-type="application/xhtml+xml"{attrs}/>')
         spine.append(f'<itemref idref="{ident}"/>')
         nav.append(f"<li><a href={quoteattr(name)}>{escape_text(title)}</a></li>")
@@ -121,7 +135,40 @@ def _image_type(data: bytes | None) -> str | None:
     return None
 
 
-def _document(project: Project, title: str, segments: list[Segment], language: str, speakers: bool = False) -> bytes:
+def _word_places(
+    project: Project, segments: list[Segment], clips: dict
+) -> dict[int, tuple[WordPlan, list[tuple[int, int]]]]:
+    """Segment id → its word clips and where each word stands in its text (the segments that have both)."""
+    out = {}
+    for segment in segments:
+        if segment.id not in clips:
+            continue
+        plan = plan_words(project, segment, clips[segment.id][1])
+        places = find_words(segment.text, plan.words) if plan is not None else None
+        if plan is not None and places is not None:
+            out[segment.id] = (plan, places)
+    return out
+
+
+def _worded(text: str, number: int, places: list[tuple[int, int]]) -> str:
+    """``text`` escaped, each placed word in a span of its own; the characters between them as they were."""
+    parts, at = [], 0
+    for k, (start, end) in enumerate(places, 1):
+        parts.append(escape_text(text[at:start]))
+        parts.append(f'<span id="{WORD_PREFIX}{number}-{k}">{escape_text(text[start:end])}</span>')
+        at = end
+    parts.append(escape_text(text[at:]))
+    return "".join(parts)
+
+
+def _document(
+    project: Project,
+    title: str,
+    segments: list[Segment],
+    language: str,
+    speakers: bool = False,
+    places: dict[int, tuple[WordPlan, list[tuple[int, int]]]] | None = None,
+) -> bytes:
     body: list[str] = []
     paragraph: list[str] = []
     current = None
@@ -133,7 +180,10 @@ def _document(project: Project, title: str, segments: list[Segment], language: s
 
     for segment in segments:
         said = f" title={quoteattr(segment.speaker)}" if speakers and segment.speaker else ""
-        span = f'<span id="{ID_PREFIX}{project.number(segment)}"{said}>{escape_text(segment.text)}</span>'
+        number = project.number(segment)
+        worded = (places or {}).get(segment.id)
+        inner = _worded(segment.text, number, worded[1]) if worded else escape_text(segment.text)
+        span = f'<span id="{ID_PREFIX}{number}"{said}>{inner}</span>'
         if segment.kind == "heading":
             flush()
             body.append(f"<h{1 if not body else 2}>{span}</h{1 if not body else 2}>")

@@ -8,6 +8,12 @@ collapsed). The span goes where both ends of the sentence share a parent, after 
 cutting an element (it begins inside an ``<em>`` that holds the next sentence too) is given the smallest element that
 holds it instead: that element's own ``id``, or a new one. A document that is not well-formed XML is left as it is (no
 overlay).
+
+A book highlighted word by word gets a second pass: the document's blocks read again (the sentence spans changed no
+text), each segment's words found in its text (:func:`core.narration.exporting.word_times.find_words`) and each
+wrapped in a span of its own inside the sentence's, the same way. A segment one of whose words cannot be a span
+without cutting an element (``wo<em>rd</em> <b>…``: a word that ends inside an element holding more) gets none: it
+stays a sentence.
 """
 
 from __future__ import annotations
@@ -19,17 +25,21 @@ from typing import Any
 
 from lxml import etree
 
+from core.narration.exporting.word_times import find_words
 from core.narration.importing.html_text import TextRun, local_name, text_runs
 
 XHTML_NS = "http://www.w3.org/1999/xhtml"
 ID_PREFIX = "cbx-s"
 """The ids of the spans added (``cbx-s12`` wraps segment 12); a book's own id of that name is never reused."""
+WORD_PREFIX = "cbx-w"
+"""The ids of the word spans added (``cbx-w12-3`` wraps the third placed word of segment 12)."""
 _PARSER = etree.XMLParser(
     resolve_entities=False, no_network=True, load_dtd=False, huge_tree=False, remove_comments=False, remove_pis=False
 )
 _VOID = frozenset(
     {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "param", "source", "track", "wbr"}
 )
+_ANNOTATIONS = frozenset({"rt", "rp", "rtc"})
 _CJK = "\u2e80-\u9fff\uf900-\ufaff\uff00-\uffef"
 _CJK_WRAP = re.compile(rf"(?<=[{_CJK}])[ \t\r]*\n\s*(?=[{_CJK}])")
 
@@ -44,6 +54,8 @@ class Wanted:
     end: int
     speaker: str | None = None
     """Who says it: the new span's ``title`` (``None``: none)."""
+    words: tuple[str, ...] = ()
+    """Its words to wrap one by one, in order (empty: the sentence alone)."""
 
 
 @dataclass
@@ -56,6 +68,8 @@ class Marked:
     """Segment number → the block text of its range (what the reader sees highlighted)."""
     lost: list[int] = field(default_factory=list)
     """Segments not found where their place says (the book changed, or the place is stale): no overlay."""
+    words: dict[int, list[str]] = field(default_factory=dict)
+    """Segment number → the id of each of its words' spans, in order (missing: its words were not wrapped)."""
 
 
 def parse(data: bytes) -> Any:
@@ -91,6 +105,9 @@ def mark(data: bytes, anchors: set[str], wanted: Sequence[Wanted], stylesheet: s
         if item.block not in extents:
             extents[item.block] = _extent(run, origin)
         out.ids[item.number] = _wrap(run, origin, item, taken, extents[item.block])
+    worded = [item for item in wanted if item.words and item.number in out.ids]
+    if worded:
+        _wrap_words(root, anchors, worded, out, taken)
     if stylesheet is not None:
         _link_stylesheet(root, stylesheet)
     _keep_open_tags(root)
@@ -129,28 +146,80 @@ def collapse(pieces: Sequence[tuple[str, Any, str | None]]) -> tuple[str, list[t
     return "".join(chars), origin
 
 
+def _wrap_words(root: Any, anchors: set[str], worded: Sequence[Wanted], out: Marked, taken: set[str]) -> None:
+    """The second pass: each segment's words in spans inside its own (the last segment first, its last word first,
+    so the places found before any change stay valid)."""
+    runs = [r for r in text_runs(root, anchors) if isinstance(r, TextRun)]
+    blocks: dict[int, tuple[list[tuple[int, int]], dict]] = {}
+    for item in sorted(worded, key=lambda w: (w.block, w.start), reverse=True):
+        places = find_words(out.texts[item.number], item.words)
+        if places is None or not 0 <= item.block < len(runs):
+            continue
+        run = runs[item.block]
+        if item.block not in blocks:
+            text, origin = collapse(run.pieces)
+            if text != run.block.text:
+                continue
+            blocks[item.block] = (origin, _extent(run, origin))
+        origin, inside = blocks[item.block]
+        spans = [_place(run, origin, item.start + low, item.start + high, inside) for low, high in places]
+        if any(start is None or end is None for _parent, start, end in spans):
+            continue  # a word that would cut an element: the segment stays a sentence
+        ids = [_new_id(f"{WORD_PREFIX}{item.number}-{k}", taken) for k in range(1, len(spans) + 1)]
+        for (parent, start, end), ident in reversed(list(zip(spans, ids))):
+            assert start is not None and end is not None
+            _span(parent, start, end, ident)
+        out.words[item.number] = ids
+
+
 def _wrap(run: TextRun, origin: list[tuple[int, int]], item: Wanted, taken: set[str], inside: dict) -> str:
-    first, last = origin[item.start], origin[item.end - 1]
-    start = _position(run, first[0], first[1])
-    end = _position(run, last[0], last[1] + 1)
+    parent, start, end = _place(run, origin, item.start, item.end, inside)
     if start is None or end is None:
-        return _holder(run, item, taken)
-    common = _common(_container(start), _container(end))
-    while _container(start) is not common:
-        box = _container(start)
-        if inside.get(box, (item.start, 0))[0] < item.start:
-            return _element_id(common, item.number, taken)
-        start = _before(box)
-    while _container(end) is not common:
-        box = _container(end)
-        if inside.get(box, (0, item.end - 1))[1] >= item.end:
-            return _element_id(common, item.number, taken)
-        end = (box, "tail", 0)
+        return _element_id(parent, item.number, taken)
     ident = _new_id(f"{ID_PREFIX}{item.number}", taken)
-    span = _span(common, start, end, ident)
+    span = _span(parent, start, end, ident)
     if item.speaker:
         span.set("title", item.speaker)
     return ident
+
+
+Position = tuple[Any, str, int]
+
+
+def _place(
+    run: TextRun, origin: list[tuple[int, int]], low: int, high: int, inside: dict
+) -> tuple[Any, Position | None, Position | None]:
+    """Where a span around characters ``low``–``high`` of the block goes: its parent and both ends, after lifting
+    an end out of an element the range starts or ends with; or, where no span can hold them without cutting an
+    element, the smallest element that holds them and no ends."""
+    first, last = origin[low], origin[high - 1]
+    start = _position(run, first[0], first[1])
+    end = _position(run, last[0], last[1] + 1)
+    if start is None or end is None:
+        return next(n for _t, n, _a in run.pieces if n is not None), None, None
+    common = _common(_container(start), _container(end))
+    while True:
+        while _container(start) is not common:
+            box = _container(start)
+            if inside.get(box, (low, 0))[0] < low:
+                return common, None, None
+            start = _before(box)
+        while _container(end) is not common:
+            box = _container(end)
+            if inside.get(box, (0, high - 1))[1] >= high:
+                return common, None, None
+            end = (box, "tail", 0)
+        parent = common.getparent()
+        if not _holds_annotation(common, start, end) or parent is None:
+            return common, start, end
+        common = parent  # a span may hold a ruby's base text, never its readings: around the whole ruby instead
+
+
+def _holds_annotation(parent: Any, start: Position, end: Position) -> bool:
+    """A span from ``start`` to ``end`` in ``parent`` would hold a ruby's reading (``rt``, ``rp``, ``rtc``)."""
+    k1 = -1 if start[1] == "text" else parent.index(start[0])
+    k2 = -1 if end[1] == "text" else parent.index(end[0])
+    return any(local_name(child) in _ANNOTATIONS for child in parent[k1 + 1 : k2 + 1])
 
 
 def _position(run: TextRun, index: int, offset: int) -> tuple[Any, str, int] | None:
@@ -226,11 +295,6 @@ def _span(parent: Any, start: tuple[Any, str, int], end: tuple[Any, str, int], i
         span.tail = after[o2:] or None
     parent.insert(k1 + 1, span)
     return span
-
-
-def _holder(run: TextRun, item: Wanted, taken: set[str]) -> str:
-    node = next(n for _t, n, _a in run.pieces if n is not None)
-    return _element_id(node, item.number, taken)
 
 
 def _element_id(element: Any, number: int, taken: set[str]) -> str:
