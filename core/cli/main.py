@@ -20,6 +20,8 @@ from typing import TypeAlias
 
 import numpy as np
 
+from core.cli.align import add_parser as add_align_parser
+from core.cli.align import align_command
 from core.cli.cluster import check_cluster_arguments, claim_status, note_finished, run_watched, watched
 from core.cli.convert import add_parser as add_convert_parser
 from core.cli.convert import convert
@@ -98,6 +100,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_serve_parser(sub, runtime_arguments)
     add_text_parsers(sub)
     add_voices_parser(sub)
+    add_align_parser(sub)
     return parser
 
 
@@ -734,6 +737,7 @@ def _main(argv: list[str] | None) -> int:
             "text": text_command,
             "languages": languages_command,
             "voices": voices_command,
+            "align": align_command,
         }
         return commands[args.command](args)
     except ChatterboxError as exc:

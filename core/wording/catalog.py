@@ -767,6 +767,33 @@ SCREENING = {
 }
 
 
+def _align_language(d: Mapping[str, Any]) -> str:
+    language, reason = d["language"], d.get("reason")
+    if reason == "no_espeak":
+        return (
+            f"Aligning words in {language} needs espeak-ng, a system program: install it (Debian and Ubuntu: "
+            "sudo apt-get install espeak-ng). English is aligned without it."
+        )
+    if reason == "espeak_voice":
+        return f"espeak-ng has no voice for {language!r}: give a language code that `espeak-ng --voices` lists."
+    return f"espeak-ng could not pronounce the text in {language}; check that `espeak-ng --version` runs."
+
+
+ALIGNMENT = {
+    "align.not_matching": Words(
+        lambda d: (
+            f"Not one of the {d['words']} words of the text was heard in the recording ({_g(d['seconds'])} s): it "
+            f"does not say this text, or not in {d['language']}."
+        )
+    ),
+    "align.no_audio": Words(
+        lambda d: f"The recording holds no sound ({_g(d['seconds'])} s): there are no words to place."
+    ),
+    "align.language": Words(_align_language),
+    "align.not_installed": Words("Placing words in time needs {package}: install it with {install}."),
+}
+
+
 CATALOG: dict[str, Words] = {
     **BUNDLE,
     **VOICE,
@@ -782,5 +809,6 @@ CATALOG: dict[str, Words] = {
     **STORE,
     **CLUSTER,
     **SCREENING,
+    **ALIGNMENT,
     **FRONTS,
 }
