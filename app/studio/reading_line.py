@@ -6,7 +6,6 @@ A take without word times shows its text plain: its sentence is what is highligh
 from __future__ import annotations
 
 import html
-import re
 from bisect import bisect_right
 from dataclasses import dataclass
 
@@ -14,7 +13,7 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QPalette
 from PySide6.QtWidgets import QLabel, QSizePolicy, QWidget
 
-_WORD = re.compile(r"[\w’'-]+", re.UNICODE)
+from core.narration.exporting.word_times import place_words as find_in_text
 
 
 @dataclass(frozen=True)
@@ -28,27 +27,14 @@ class SpokenWord:
 
 
 def place_words(text: str, words: list[list]) -> list[SpokenWord]:
-    """The aligned ``words`` (``[word, start, end]``, in order) found in ``text``, each at its next occurrence (case
-    and the punctuation at its edges aside); a word not found is left out."""
-    placed: list[SpokenWord] = []
-    cursor = 0
-    lowered = text.lower()
-    for word, start, end in words:
-        target = _WORD.findall(str(word).lower())
-        if not target:
-            continue
-        match = re.compile(r"(?<![\w’'])" + re.escape(target[0])).search(lowered, cursor)
-        if match is None:
-            continue
-        last = match.end()
-        for part in target[1:]:  # "o'clock", "twenty-one": the rest of the written word
-            following = lowered.find(part, last)
-            if following < 0 or following - last > 2:
-                break
-            last = following + len(part)
-        placed.append(SpokenWord(match.start(), last, float(start), float(end)))
-        cursor = last
-    return placed
+    """The aligned ``words`` (``[word, start, end]``, in order) found in ``text`` as an export finds them
+    (:func:`core.narration.exporting.word_times.place_words`); a word not found is left out."""
+    places = find_in_text(text, [str(word) for word, _start, _end in words])
+    return [
+        SpokenWord(place[0], place[1], float(start), float(end))
+        for place, (_word, start, end) in zip(places, words)
+        if place is not None
+    ]
 
 
 class ReadingLine(QLabel):

@@ -64,23 +64,28 @@ def find_words(text: str, words: Sequence[str]) -> list[tuple[int, int]] | None:
     """Where each of ``words`` stands in ``text``, in order: the first place after the previous word where it is
     written as a word of its own (letters and digits not running on before or after it, except in scripts written
     without spaces), upper or lower case, without the punctuation at its edges; ``None`` when one is not found."""
-    out: list[tuple[int, int]] = []
+    places = place_words(text, words)
+    return None if any(place is None for place in places) else [place for place in places if place is not None]
+
+
+def place_words(text: str, words: Sequence[str]) -> list[tuple[int, int] | None]:
+    """As :func:`find_words`, each word found or ``None``: a word not found is passed over, the next one searched
+    for from where the last one found ends (the studio's line being heard shows what it can)."""
+    out: list[tuple[int, int] | None] = []
     at = 0
     for word in words:
         core = _core(word)
-        if not core:
-            return None
-        pattern = "".join(f"[{_APOSTROPHES}]" if ch in _APOSTROPHES else re.escape(ch) for ch in core)
         found = None
-        for match in re.finditer(pattern, text[at:], re.IGNORECASE):
-            start, end = at + match.start(), at + match.end()
-            if _bounded(text, start, end):
-                found = (start, end)
-                break
-        if found is None:
-            return None
+        if core:
+            pattern = "".join(f"[{_APOSTROPHES}]" if ch in _APOSTROPHES else re.escape(ch) for ch in core)
+            for match in re.finditer(pattern, text[at:], re.IGNORECASE):
+                start, end = at + match.start(), at + match.end()
+                if _bounded(text, start, end):
+                    found = (start, end)
+                    break
         out.append(found)
-        at = found[1]
+        if found is not None:
+            at = found[1]
     return out
 
 
