@@ -13,7 +13,7 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QPalette
 from PySide6.QtWidgets import QLabel, QSizePolicy, QWidget
 
-from core.narration.exporting.word_times import place_words as find_in_text
+from core.narration import place_words as find_in_text
 
 
 @dataclass(frozen=True)

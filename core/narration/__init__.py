@@ -25,6 +25,7 @@ from core.narration.exporting import (
     estimate_export,
     export_project,
     parse_numbers,
+    place_words,
     preview,
 )
 from core.narration.exporting.store_check import (
@@ -189,6 +190,7 @@ __all__ = [
     "estimate_export",
     "export_project",
     "parse_numbers",
+    "place_words",
     "import_document",
     "is_project",
     "needs_import",

@@ -17,6 +17,7 @@ from core.narration.exporting.export import (
     preview,
 )
 from core.narration.exporting.plan import EXPORT_SUFFIXES, BookInfo, parse_numbers
+from core.narration.exporting.word_times import place_words
 
 __all__ = [
     "EXPORT_SUFFIXES",
@@ -32,5 +33,6 @@ __all__ = [
     "estimate_export",
     "export_project",
     "parse_numbers",
+    "place_words",
     "preview",
 ]
