@@ -139,6 +139,18 @@ def window(qtbot, tmp_path, bundles):
 
 
 @pytest.fixture(autouse=True)
+def stand_in_aligner(monkeypatch):
+    """Every test's shared aligner (:func:`core.engine.shared_aligner`) is a stand-in: renders align their takes and
+    the Speak tab its sentences without starting a child process (tests of the aligner start a real one)."""
+    from core.engine.alignment import process
+    from tests.aligner_fakes import StandInAligner
+
+    aligner = StandInAligner()
+    monkeypatch.setattr(process, "_shared", aligner)
+    return aligner
+
+
+@pytest.fixture(autouse=True)
 def no_leaked_threads():
     before = set(threading.enumerate())
     yield

@@ -3,7 +3,17 @@
 It knows nothing of narration, HTTP or Qt. The layers above (voices, narration, api, cli, bench, app) use only the
 names below."""
 
-from core.engine.alignment import Alignment, AlignmentError, WordTime, align, espeak_available, split_words
+from core.engine.alignment import (
+    AlignerFailed,
+    AlignerProcess,
+    Alignment,
+    AlignmentError,
+    WordTime,
+    align,
+    espeak_available,
+    shared_aligner,
+    split_words,
+)
 from core.engine.audio.audio_io import FORMATS, AudioWriteError, audio_format, write_audio, write_audio_stream
 from core.engine.audio.conversion_windows import Window, plan_windows
 from core.engine.audio.encoder import (
@@ -148,10 +158,13 @@ from core.engine.worker.jobs import Convert, EventSink, Job, JobContext, JobInfo
 from core.engine.worker.scheduler import Scheduler
 
 __all__ = [
+    "AlignerFailed",
+    "AlignerProcess",
     "Alignment",
     "AlignmentError",
     "WordTime",
     "align",
+    "shared_aligner",
     "espeak_available",
     "split_words",
     "HUB_MODELS",
