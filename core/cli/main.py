@@ -85,6 +85,7 @@ def build_parser() -> argparse.ArgumentParser:
         _add_bench_export,
         _add_bench_project,
         _add_bench_screen,
+        _add_bench_words,
         _add_bench_short_lines,
         _add_bench_text,
         _add_bench_cast,
@@ -265,6 +266,39 @@ def _bench_screen(args) -> int:
     report = bench_screen(
         args.bundle, args.voice, args.sentences, asr, _runtime(args), args.folder, args.max_new_tokens
     )
+    if args.json:
+        args.json.write_text(json.dumps(report, indent=2), encoding="utf-8")
+    return 0
+
+
+def _add_bench_words(sub: Subparsers, defaults: RuntimeOptions) -> None:
+    """``bench-words``: finding the takes' words against the render, in one run."""
+    p = sub.add_parser(
+        "bench-words",
+        help="what finding each take's words costs as a share of rendering it (and on real speech)",
+        description="Renders a few sentences with BUNDLE without and with word times, reports the aligner's time as "
+        "a share of the render and the render's ratio, and the aligner's rate on espeak-ng speech.",
+    )
+    p.add_argument("--bundle", type=Path, required=True, help="the model (the faithful Turbo bundle: see PERFORMANCE)")
+    p.add_argument("--voice", type=Path, help="a reference recording (Turbo has no voice of its own)")
+    p.add_argument("--sentences", type=int, default=12)
+    p.add_argument(
+        "--max-new-tokens",
+        type=int,
+        default=100,
+        help="speech tokens a sentence may have (100: 4 s; random weights never say STOP)",
+    )
+    p.add_argument("--folder", type=Path, help="where the projects go (default: the temp folder)")
+    p.add_argument("--json", type=Path, help="also write the report as JSON")
+    runtime_arguments(p, cache_dir=False)
+
+
+def _bench_words(args) -> int:
+    import json
+
+    from core.bench.words_bench import bench_words
+
+    report = bench_words(args.bundle, args.voice, args.sentences, _runtime(args), args.folder, args.max_new_tokens)
     if args.json:
         args.json.write_text(json.dumps(report, indent=2), encoding="utf-8")
     return 0
@@ -724,6 +758,7 @@ def _main(argv: list[str] | None) -> int:
             "bench-export": _bench_export,
             "bench-project": _bench_project,
             "bench-screen": _bench_screen,
+            "bench-words": _bench_words,
             "bench-short-lines": _bench_short_lines,
             "bench-text": _bench_text,
             "bench-cast": _bench_cast,

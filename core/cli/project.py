@@ -33,6 +33,7 @@ from core.cli.review import (
     flagged_fields,
     take_policy,
 )
+from core.cli.words import add_align_argument, align_command
 from core.wording import describe_failure, describe_notice
 
 SAMPLING = (
@@ -144,6 +145,7 @@ def _add_edit_arguments(action, p) -> None:
         help="cut every sentence that holds speech and narration together at its quotes (for a dialogue voice or a "
         "cast; the parts are new, pending segments)",
     )
+    add_align_argument(action)
     action.add_argument("--undo", action="store_true", help="take back the last edit (kept in the project)")
     action.add_argument("--redo", action="store_true", help="do the last undone edit again")
     action.add_argument(
@@ -481,6 +483,8 @@ def project_command(args, runtime) -> int:
     if args.check_takes:
         project.save()
         return check_takes_command(project, args, _chosen_numbers(project, args))
+    if args.align is not None:
+        return align_command(project, args)
     _speech_edit(project, args)  # the lexicon, spoken forms, dialogue and chapter voices (block below)
     history = _edit_command(project, args)  # the action group lets at most one of these branches run
     if args.choose is not None:
@@ -716,7 +720,7 @@ def lock_purpose(args) -> str | None:
     """What a ``project`` command does to the project (``None``: it only looks)."""
     if args.render or args.regenerate is not None or args.perform is not None:
         return "render"
-    if args.check_takes or args.accept is not None or args.screen:
+    if args.check_takes or args.accept is not None or args.screen or args.align is not None:
         return "edit"
     if args.export:
         return "export"

@@ -791,6 +791,10 @@ ALIGNMENT = {
     ),
     "align.language": Words(_align_language),
     "align.not_installed": Words("Placing words in time needs {package}: install it with {install}."),
+    "align.audio_unreadable": Words(
+        "The take's recording could not be read (missing, moved or not 24 kHz mono): render the segment again."
+    ),
+    "align.internal": Words("The aligner failed on this take (see the log); Find word times tries it again."),
 }
 
 

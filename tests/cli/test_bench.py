@@ -180,6 +180,20 @@ def test_bench_screen_reports_the_screen_beside_the_render(bundles, voice_wav, t
     assert 0 < report["screen_share"] < 1 and report["asr"] == "pocketsphinx" and report["asr_share"] > 0
 
 
+def test_bench_words_reports_the_aligners_time_beside_the_render(bundles, voice_wav, tmp_path, stand_in_aligner):
+    out = tmp_path / "words.json"
+    args = ["bench-words", "--bundle", str(bundles["turbo"]), "--voice", str(voice_wav), "--sentences", "2"]
+    code = main([*args, "--max-new-tokens", "30", "--folder", str(tmp_path / "work"), "--json", str(out)])
+    report = json.loads(out.read_text())
+    assert code == 0 and report["takes"] == 2 and report["variant"] == "turbo"
+    assert report["aligned"] == 2 and len(stand_in_aligner.calls) == 2  # only the render with words aligned
+    assert report["render_s"] > 0 and report["render_with_words_s"] > 0 and report["render_ratio"] > 0
+    assert 0 <= report["align_share"] < 1 and report["audio_s"] > 0
+    if report["speech"] is not None:  # espeak-ng's speech, aligned by the real aligner's process
+        assert report["speech"]["placed"] > 0.8 and report["speech"]["align_s_per_audio_s"] > 0
+        assert report["speech_share"] > 0
+
+
 def test_bench_convert_reports_speed_and_the_seeded_noise_beside_the_graphs(tmp_path, voice_wav):
     from core.standin import make_standin
 

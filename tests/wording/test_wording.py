@@ -44,9 +44,10 @@ ERROR_CLASSES = ({c.__name__ for c in _subclasses(ChatterboxError)} | {"Chatterb
     "CliError",
     "UnknownVoice",
 }
-EVENT_CALLS = {"Failed": 1, "ModelFailed": 1, "JobFailed": 0, "fail": 0, "Notice": 0}
+EVENT_CALLS = {"Failed": 1, "ModelFailed": 1, "JobFailed": 0, "fail": 0, "Notice": 0, "_no_words": 0}
 """Calls that take a code (not an exception class): the index of the code among their positional arguments. They
-count where a code is given (``fail`` also names helpers that take a sentence part)."""
+count where a code is given (``fail`` also names helpers that take a sentence part; ``_no_words`` is a take's failed
+alignment, stored with the take and worded when it is shown)."""
 
 NUMBERS = set(
     [

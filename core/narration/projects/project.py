@@ -750,12 +750,15 @@ def _alignment(data, at: str) -> dict | None:
             f"{at}.alignment.words holds [word, start, end] rows",
         )
     _check(all(a[2] <= b[1] + 1e-6 for a, b in zip(words, words[1:])), f"{at}.alignment.words must be in order")
-    return {
+    checked = {
         "words": [[w, float(s), float(e)] for w, s, e in words],
         "placed": float(data.get("placed", 1.0 if words else 0.0)),
         "aligner": str(data.get("aligner", "")),
         "error": data.get("error") if isinstance(data.get("error"), str) else None,
     }
+    if checked["error"] and isinstance(data.get("error_data"), dict):
+        checked["error_data"] = dict(data["error_data"])  # the error's facts, for its wording
+    return checked
 
 
 def _screening(data) -> dict:

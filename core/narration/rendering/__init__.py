@@ -2,7 +2,8 @@
 (``render.py``), the next segments' tokens batched ahead (``lookahead.py``), and the render as a job of the
 inference worker (``job.py``); re-takes, candidates and the best take (``take_choice.py``); a take performed by a
 person, re-voiced into the segment's voice (``perform.py``); the options every render speaks a segment with, a short
-line's own token cap included (``short_lines.py``)."""
+line's own token cap included (``short_lines.py``); each take's words and their times, aligned beside the render
+and on demand (``take_words.py``)."""
 
 from core.narration.rendering.job import RenderDone, RenderJob, RenderStep
 from core.narration.rendering.perform import (
@@ -25,8 +26,22 @@ from core.narration.rendering.render import (
     store_take,
 )
 from core.narration.rendering.take_choice import MAX_EXTRA_TAKES, ONE_TAKE, TakePolicy, render_todo
+from core.narration.rendering.take_words import (
+    AlignReport,
+    align_takes,
+    has_words,
+    store_alignments,
+    take_alignment,
+    takes_to_align,
+)
 
 __all__ = [
+    "AlignReport",
+    "align_takes",
+    "has_words",
+    "take_alignment",
+    "store_alignments",
+    "takes_to_align",
     "MAX_EXTRA_TAKES",
     "ONE_TAKE",
     "TakePolicy",

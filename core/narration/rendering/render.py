@@ -45,6 +45,7 @@ from core.narration.rendering.take_choice import (
     render_todo,
     settle_screens,
 )
+from core.narration.rendering.take_words import WAIT_AT_END_S, TakeWords
 from core.narration.screening import Screener, is_flagged
 
 log = logging.getLogger(__name__)
@@ -103,6 +104,8 @@ class RenderSummary:
     """Segments of this render whose chosen take the screen flagged (after re-takes)."""
     extra_takes: int = 0
     """Takes rendered beyond one a segment: re-takes of flagged takes and candidates."""
+    align_s: float = 0.0
+    """Time spent aligning the takes' words, on a thread beside the render (not part of ``elapsed_s``'s path)."""
 
     @property
     def rtf(self) -> float:
@@ -282,64 +285,76 @@ def _render(
                 )
             )
 
+    words = TakeWords(project) if policy.words else None
     fixed = fixed_seeds(project, todo, seeds)
     lookahead = TokenLookahead(
         project, pipeline, todo, fixed, voices, cancelled, unit_ends(render_units(project, todo))
     )
-    for index, segment in enumerate(todo):
-        if cancelled():
-            summary.cancelled = True
-            break
-        try:
-            yield from lookahead.prepare(index)
-            tokens = lookahead.tokens(index)
-            take = _render_one(
-                project,
-                pipeline(),
-                segment,
-                fixed[segment.id],
-                voices,
-                lambda c, s=segment: event("chunk", s, c),
-                cancelled,
-                tokens,
-                screener,
-            )
-            retakes = policy.retakes - (1 if segment.id in retaking else 0)
-            if policy.candidates > 1 or (retakes > 0 and is_flagged(take)):
-                summary.audio_seconds += take.seconds
-                take = yield from _more_takes(
-                    project, pipeline, segment, policy, retakes, screener, voices, event, cancelled, summary
+    try:
+        for index, segment in enumerate(todo):
+            if cancelled():
+                summary.cancelled = True
+                break
+            try:
+                yield from lookahead.prepare(index)
+                tokens = lookahead.tokens(index)
+                take = _render_one(
+                    project,
+                    pipeline(),
+                    segment,
+                    fixed[segment.id],
+                    voices,
+                    lambda c, s=segment: event("chunk", s, c),
+                    cancelled,
+                    tokens,
+                    screener,
                 )
-                summary.audio_seconds -= take.seconds
-            elif segment.id in retaking:
-                take = choose_best(project, segment)
-        except SynthesisCancelled:
-            summary.cancelled = True
-            break
-        except (AudioWriteError, ProjectError):
-            raise  # the disk: every later segment would fail the same way
-        except ChatterboxError as exc:
-            segment.fail(exc.code, exc.data, str(exc))
-            summary.failed += 1
-        except Exception as exc:
-            log.exception("segment %s failed", project.number(segment))
-            segment.fail(
-                "render.internal",
-                {"kind": type(exc).__name__, "detail": str(exc)},
-                f"internal error: {type(exc).__name__}: {exc}",
-            )
-            summary.failed += 1
-        else:
-            summary.rendered += 1
-            summary.audio_seconds += take.seconds
-        remaining -= len(segment.text)
-        chars_done += len(segment.text)
-        if segment.error:
-            project.save([segment])  # a rendered segment was saved with its take
-        event("failed" if segment.error else "segment", segment)
-        if index + 1 < len(todo):
-            yield  # between two segments: the worker may run interactive requests here
-    summary.flagged = settle_screens(project, screener, todo, policy)
+                retakes = policy.retakes - (1 if segment.id in retaking else 0)
+                if policy.candidates > 1 or (retakes > 0 and is_flagged(take)):
+                    summary.audio_seconds += take.seconds
+                    take = yield from _more_takes(
+                        project, pipeline, segment, policy, retakes, screener, voices, event, cancelled, summary
+                    )
+                    summary.audio_seconds -= take.seconds
+                elif segment.id in retaking:
+                    take = choose_best(project, segment)
+            except SynthesisCancelled:
+                summary.cancelled = True
+                break
+            except (AudioWriteError, ProjectError):
+                raise  # the disk: every later segment would fail the same way
+            except ChatterboxError as exc:
+                segment.fail(exc.code, exc.data, str(exc))
+                summary.failed += 1
+            except Exception as exc:
+                log.exception("segment %s failed", project.number(segment))
+                segment.fail(
+                    "render.internal",
+                    {"kind": type(exc).__name__, "detail": str(exc)},
+                    f"internal error: {type(exc).__name__}: {exc}",
+                )
+                summary.failed += 1
+            else:
+                summary.rendered += 1
+                summary.audio_seconds += take.seconds
+                if words is not None:
+                    words.submit(segment, take)
+            if words is not None:
+                words.store_done()
+            remaining -= len(segment.text)
+            chars_done += len(segment.text)
+            if segment.error:
+                project.save([segment])  # a rendered segment was saved with its take
+            event("failed" if segment.error else "segment", segment)
+            if index + 1 < len(todo):
+                yield  # between two segments: the worker may run interactive requests here
+        summary.flagged = settle_screens(project, screener, todo, policy)
+        if words is not None:
+            words.close(0.0 if summary.cancelled else WAIT_AT_END_S)
+            summary.align_s = words.seconds
+    finally:
+        if words is not None:
+            words.abandon()  # a render that failed or was closed: no thread is left behind (none when closed)
     summary.elapsed_s = time.perf_counter() - started
     return summary
 

@@ -25,6 +25,8 @@ class TakePolicy:
     recogniser: Any = None
     """Speech recognition for every take (:class:`core.narration.screening.recognition.Recogniser`; ``None``: the
     screen listens without it)."""
+    words: bool = True
+    """Align each chosen take's words (:mod:`core.narration.rendering.take_words`) on a thread beside the render."""
 
     def __post_init__(self) -> None:
         if not 0 <= self.retakes <= MAX_EXTRA_TAKES or not 1 <= self.candidates <= MAX_EXTRA_TAKES:
