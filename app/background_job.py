@@ -5,18 +5,28 @@ emitted on the GUI thread only (as :mod:`app.engine_bridge` does for the worker'
 :attr:`BackgroundJob.PASSING` (a progress report) is handed on as it comes; any other is the job's last: its thread
 is joined (it has put its last event, it ends now) and the timer stops before :meth:`BackgroundJob._deliver` sees
 it. Used by a project export (:mod:`app.studio.export_runner`), the takes screened again
-(:mod:`app.studio.take_check_runner`) — both :class:`CancellableJob` — and a cluster's connection test
+(:mod:`app.studio.take_check_runner`) and given their word times (:mod:`app.studio.word_times_runner`) — all
+:class:`CancellableJob`, the last two :class:`TakesJob` — and a cluster's connection test
 (:mod:`app.panels.connection_test`).
 """
 
 from __future__ import annotations
 
+import logging
 import queue
 import threading
+import time
 from collections.abc import Callable
 from typing import Any
 
-from PySide6.QtCore import QObject, QTimer, Slot
+from PySide6.QtCore import QObject, QTimer, Signal, Slot
+
+from core.engine import ChatterboxError
+from core.wording import describe_error
+
+log = logging.getLogger(__name__)
+PROGRESS_EVERY_S = 0.1
+"""How often a :class:`TakesJob` reports its progress at most (the last step always)."""
 
 
 class BackgroundJob(QObject):
@@ -97,3 +107,40 @@ class CancellableJob(BackgroundJob):
         thread.join(timeout)
         self._drain()
         return not thread.is_alive()
+
+
+class TakesJob(CancellableJob):
+    """Work on a project's takes, one after another: ``progress(done, total)`` as it goes, then ``finished(result,
+    cancelled)`` — what was done so far, which the studio stores on the GUI thread — or ``failed(sentence)``."""
+
+    progress = Signal(int, int)
+    finished = Signal(object, bool)
+    failed = Signal(str)
+    PASSING = frozenset({"progress"})
+
+    def _report(self, work: Callable[[Callable[[int, int], None]], Any], cancel: threading.Event, what: str) -> None:
+        """On the job's thread: run ``work(progress)`` and report its result (``what`` names it in the log)."""
+        sent = [0.0]
+
+        def progress(done: int, total: int) -> None:
+            now = time.monotonic()
+            if now - sent[0] >= PROGRESS_EVERY_S or done >= total:
+                sent[0] = now
+                self._put("progress", (done, total))
+
+        try:
+            result = work(progress)
+        except Exception as exc:
+            if not isinstance(exc, ChatterboxError):
+                log.exception("%s failed", what)
+            self._put("failed", describe_error(exc))
+        else:
+            self._put("finished", (result, cancel.is_set()))
+
+    def _deliver(self, kind: str, value: Any) -> None:
+        if kind == "progress":
+            self.progress.emit(*value)
+        elif kind == "finished":
+            self.finished.emit(*value)
+        else:
+            self.failed.emit(value)

@@ -100,6 +100,8 @@ class ExportControls(_Part):
             log.warning("the export did not stop within %.0f s", timeout)
         if not self.take_check.shutdown(timeout):
             log.warning("screening the takes did not stop within %.0f s", timeout)
+        if not self.word_times.shutdown(timeout):
+            log.warning("finding the word times did not stop within %.0f s", timeout)
         if not self.cast_finder.shutdown(timeout):
             log.warning("finding the characters did not stop within %.0f s", timeout)
         self.controller.close()

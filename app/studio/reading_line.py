@@ -57,8 +57,9 @@ class ReadingLine(QLabel):
         self._starts: list[float] = []
         self.setVisible(False)
 
-    def show_line(self, number: int | None, text: str = "", words: list[list] | None = None) -> None:
-        """Show segment ``number``'s ``text`` with its ``words`` (``None``: hide the line)."""
+    def show_line(self, number: int | None, text: str = "", words: list[list] | None = None, why: str = "") -> None:
+        """Show segment ``number``'s ``text`` with its ``words`` (``None``: hide the line); ``why`` says why a take
+        has none (its alignment failed)."""
         if number is None:
             self.number, self.words, self.current = None, [], None
             self.setVisible(False)
@@ -70,7 +71,12 @@ class ReadingLine(QLabel):
         self._starts = [w.start for w in self.words]
         self.current = None
         self._render()
-        self.setToolTip("Click a word to play from it" if self.words else "This take has no word times yet")
+        if self.words:
+            self.setToolTip("Click a word to play from it")
+        elif why:
+            self.setToolTip(f"No word times for this take, so its sentence is highlighted: {why}")
+        else:
+            self.setToolTip("This take has no word times yet (Takes ▾ → Find word times)")
         self.setVisible(True)
 
     def at(self, seconds: float) -> None:

@@ -11,7 +11,7 @@ import numpy as np
 
 from core.engine import SAMPLE_RATE, ChatterboxError
 from core.narration import Placement, clock
-from core.wording import describe_error
+from core.wording import describe, describe_error
 
 if TYPE_CHECKING:  # typed as the panel it is a part of; at run time a plain class (the panel is the QWidget)
     from .studio_base import StudioBase
@@ -139,7 +139,8 @@ class SegmentPlayback(_Part):
         take = project.chosen_take(segment)
         alignment = take.alignment if take is not None else None
         words = alignment.get("words") if alignment else None
-        self.reading.show_line(number, segment.text, words)
+        why = describe(alignment["error"], alignment.get("error_data")) if alignment and alignment.get("error") else ""
+        self.reading.show_line(number, segment.text, words, why)
         if take is not None and take.seconds > 0 and placement.end > placement.start:
             self.reading.at((seconds - placement.start) * take.seconds / (placement.end - placement.start))
 

@@ -57,6 +57,7 @@ from .segment_list import SegmentList
 from .speaker_picker import SpeakerPicker
 from .take_check_runner import TakeCheckRunner
 from .take_settings import TakeSettings
+from .word_times_runner import WordTimesRunner
 
 
 class StudioBase(QWidget):
@@ -103,6 +104,7 @@ class StudioBase(QWidget):
     library: VoiceLibrary | None
     """The user's voice library (a character's voice can be one of its voices); ``None``: none."""
     cast_finder: CastFinder
+    word_times: WordTimesRunner
     _cast_counts: CastCounts
     """How the open project's lines are spoken, counted at its last change of cast or speakers."""
     speaker_picker: SpeakerPicker | None
@@ -184,6 +186,11 @@ class StudioBase(QWidget):
         return self.export_runner.running
 
     @property
+    def aligning(self) -> bool:
+        """The rendered takes' word times are being found (:mod:`app.studio.word_times`)."""
+        return self.word_times.running
+
+    @property
     def performing(self) -> bool:
         """A line's recording is being re-voiced (:mod:`app.studio.perform_line`): its take is on the way."""
         return self.controller.performing is not None
@@ -192,7 +199,14 @@ class StudioBase(QWidget):
     def busy(self) -> bool:
         """The project belongs to a render, an export, a line being re-voiced or the characters being found: no
         edits, no second render or export."""
-        return self.rendering is not None or self.exporting or self.checking or self.performing or self.finding
+        return (
+            self.rendering is not None
+            or self.exporting
+            or self.checking
+            or self.aligning
+            or self.performing
+            or self.finding
+        )
 
     def _writable(self) -> bool:
         """Edits are possible: a project is open, neither a render nor an export has it, no other process holds it."""
@@ -235,12 +249,14 @@ class StudioBase(QWidget):
         self.lexicon_button.setEnabled(writable)
         self.search.setEnabled(has)
         self.review_action.setEnabled(has)
-        checking = self.checking
-        self.takes.setEnabled(not busy or checking)  # while screening: its Stop is in the menu
+        checking, aligning = self.checking, self.aligning
+        self.takes.setEnabled(not busy or checking or aligning)  # while screening or aligning: its Stop is in the menu
         self.takes.check_action.setText("&Stop screening" if checking else "&Screen the rendered takes again")
+        self.takes.words_action.setText("Stop finding &word times" if aligning else "Find &word times")
         self.takes.listen_action.setEnabled(has and not busy)
         self.takes.thresholds_action.setEnabled(has and not busy)
         self.takes.check_action.setEnabled(has and (checking or not busy))
+        self.takes.words_action.setEnabled(has and (aligning or not busy))
         if self.reviewing:
             self._show_review()  # its buttons follow what can be done now
         self._update_cast_controls()

@@ -100,6 +100,8 @@ from .take_check import TakeCheck
 from .take_check_runner import TakeCheckRunner
 from .take_review import TakeReview
 from .take_settings import TakeSettings
+from .word_times import WordTimes
+from .word_times_runner import WordTimesRunner
 
 FOLLOW_MS = 1000
 """How often a project open read-only looks for the takes another process stored."""
@@ -115,6 +117,7 @@ class StudioPanel(
     SegmentSearch,
     TakeReview,
     TakeCheck,
+    WordTimes,
     PerformLine,
     CastEdits,
     StudioBase,
@@ -150,6 +153,7 @@ class StudioPanel(
         """Finished segments are played a window at a time (see :mod:`app.studio.preview_windows`)."""
         self.export_runner = ExportRunner(export_project, self)
         self.take_check = TakeCheckRunner(self)
+        self.word_times = WordTimesRunner(self)
         self.cast_finder = CastFinder(self)
         self._cast_counts = CastCounts()
         self.speaker_picker = None
@@ -384,6 +388,7 @@ class StudioPanel(
         self.review_filter.toggled.connect(self.filter_review)
         self._connect_review()
         self._connect_take_check()
+        self._connect_word_times()
         self._connect_perform()
         self._connect_cast()
         self.cast_button.clicked.connect(self.show_cast_requested)
@@ -405,6 +410,8 @@ class StudioPanel(
             self.export_runner.shutdown()
         if self.checking:  # its takes' measures are the project being closed's
             self.take_check.shutdown()
+        if self.aligning:  # its takes' words are the project being closed's (not stored)
+            self.word_times.shutdown()
         if self.finding:  # its characters are the project being closed's (what it finds is not adopted)
             self.cast_finder.shutdown()
         self.undo_stack.clear()

@@ -73,6 +73,13 @@ class TakeSettings(QToolButton):
         )
         menu.addAction(self.check_action)
         menu.addAction(self.listen_action)
+        menu.addSeparator()
+        self.words_action = QAction("Find &word times", menu)
+        self.words_action.setToolTip(
+            "Find when each word is spoken in the rendered takes that have no word times yet (a project rendered "
+            "before takes had them): read-along books and subtitles at word level, the word highlighted as it plays"
+        )
+        menu.addAction(self.words_action)
         self.setMenu(menu)
         self._show()
 

@@ -36,6 +36,8 @@ def test_the_word_being_heard_is_highlighted_and_a_click_gives_its_time(qtbot):
     assert clicked == [0.0]
     line.show_line(4, "No words yet.", None)
     assert line.words == [] and "No words yet." in line.text() and "no word times" in line.toolTip()
+    line.show_line(5, "Failed.", [], "The aligner failed on this take.")
+    assert line.toolTip().startswith("No word times for this take") and "aligner failed" in line.toolTip()
     line.show_line(None)
     assert line.isHidden()
 
@@ -63,7 +65,10 @@ def test_playback_highlights_each_word_as_it_is_heard_and_a_click_plays_from_it(
     assert abs(studio._offset - (placement.start + 2 * third * scale)) < 1e-6
     qtbot.waitUntil(lambda: studio.reading.current == 2, timeout=5000)
     studio.stop()
-    studio.play_segment(2)  # a take without word times: its text, nothing highlighted
+    second = project.chosen_take(project.segments[1])
+    second.alignment = {"words": [], "placed": 0.0, "aligner": "", "error": "align.internal"}
+    studio.play_segment(2)  # a take whose alignment failed: its text, nothing highlighted, and why
     qtbot.waitUntil(lambda: studio.reading.number == 2, timeout=5000)
     assert studio.reading.words == [] and studio.reading.current is None
+    assert "aligner failed" in studio.reading.toolTip()
     window.close()
