@@ -527,6 +527,7 @@ class MainWindow(QMainWindow):
         self.settings.sync()
         self.library.empty_trash()  # removed voices can no longer be restored
         self.speak_panel.stop_playback_timer()
+        self.speak_panel.spoken_words.close()  # a sentence being aligned is finished, later ones are dropped
         self.revoice_panel.shutdown()
         self.player.stop()
         self.api_panel.shutdown()  # the local API's requests are cancelled before the worker stops

@@ -40,6 +40,7 @@ from ..settings_summary import describe_settings
 from ..studio.export_dialog import export_name
 from ..widgets.latency_plot import LatencyPlot
 from ..widgets.model_reading_dialog import show_model_reading
+from ..widgets.spoken_words import SpokenWords, highlight_word
 from ..widgets.text_entry import TextEntry
 from ..widgets.waveform_plot import WaveformPlot
 
@@ -104,6 +105,8 @@ class SpeakPanel(QWidget):
         column.addWidget(self.latency, 3)
         self._play_timer = QTimer(self)
         self._play_timer.setInterval(50)
+        self.spoken_words = SpokenWords(self)
+        """Each word's time in what is being spoken: the word heard is highlighted in the text."""
         self._reference_serial = 0
         """Counts what was played; a reference's "played" note is said only if nothing was played after it."""
 
@@ -166,6 +169,8 @@ class SpeakPanel(QWidget):
         if options.seed is None:  # chosen here, so that a result stopped early is kept with its seed too
             options = replace(options, seed=new_seed())
         rid = self.bridge.speak(text, self.voices.voice, options, self.runtime())
+        self.spoken_words.begin(text, options.language)
+        highlight_word(self.text.editor, None)
         self.controller.begin(rid, self._history_fields(text, options.seed))
         self._play_timer.start()
 
@@ -187,6 +192,7 @@ class SpeakPanel(QWidget):
     @Slot(object)
     def _on_chunk_ready(self, chunk: AudioChunk) -> None:
         self.controller.add_chunk(chunk.samples)
+        self.spoken_words.add(chunk)
         if chunk.play_start_ms is not None:  # play smoothly: held before the audio is queued, so none slips out
             self.player.hold_until(time.monotonic() + (chunk.play_start_ms - chunk.at_ms) / 1000)
         if not self.player.feed(chunk.samples) and chunk.samples.size and not self.controller.playback_note_shown:
@@ -319,6 +325,8 @@ class SpeakPanel(QWidget):
 
     def _play(self, audio: np.ndarray) -> None:
         self._reference_serial += 1
+        self.spoken_words.begin("", None)  # a replay or a reference: no word times to follow
+        highlight_word(self.text.editor, None)
         self.player.begin()
         self.waveform.clear_audio()
         self.waveform.append(audio)
@@ -333,6 +341,11 @@ class SpeakPanel(QWidget):
         if lost:
             self.messages.show(lost, error=False)
         self.waveform.set_playhead(min(p.played, p.queued))  # never past what exists
+        heard = None
+        if self.spoken_words.text == self.text.text:  # the text spoken is the one shown: its word heard marked
+            heard = self.spoken_words.at(min(p.played, p.queued) / SAMPLE_RATE)
+        if heard is not None or self.text.editor.extraSelections():
+            highlight_word(self.text.editor, heard)
         busy = self.bridge.busy
         state = PlaybackState(
             played_s=p.played / SAMPLE_RATE,

@@ -274,7 +274,7 @@ def test_fifty_rapid_speak_stop_speak_sequences_leave_one_request_and_no_stale_a
     assert played_by and all(rid is not None for rid in played_by)
     assert window.player.queued == window.speak_panel.last_audio.size  # only the final request's audio was queued
     assert not window.bridge.busy and window.bridge.worker.scheduler.empty()
-    assert {t.name for t in threading.enumerate()} - threads_before <= {"virtual-audio"}
+    assert {t.name for t in threading.enumerate()} - threads_before <= {"virtual-audio", "spoken-words_0"}
 
 
 @pytest.mark.parametrize("mode", ["speak", "export"])
