@@ -6,8 +6,9 @@ import hmac
 
 from core.api.errors import ApiError, error_response
 
-UNVERSIONED = ("/audio/", "/models", "/voices", "/speech-to-speech/")
-"""Paths answered without ``/v1`` as well, for clients whose base URL is the bare host."""
+UNVERSIONED = ("/audio/", "/models", "/voices", "/speech-to-speech/", "/dev/")
+"""Paths answered without ``/v1`` as well, for clients whose base URL is the bare host (Kokoro-FastAPI's clients call
+``/dev/captioned_speech`` so)."""
 SOURCE_PATHS = "/v1/speech-to-speech/"
 """Routes that take a recording to re-voice: their bodies may be as large as ``source_limit``."""
 KEY_MESSAGE = "Missing or wrong API key: send the header 'Authorization: Bearer KEY' (or 'xi-api-key: KEY')."

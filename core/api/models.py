@@ -3,32 +3,27 @@ request's (ElevenLabs'), and the model names."""
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic_core import PydanticCustomError
 
 OPENAI_MODELS = ("tts-1", "tts-1-hd", "gpt-4o-mini-tts")
 """OpenAI's speech model ids: accepted as aliases of the loaded model, so existing clients work unchanged."""
 
 
-class SpeechParams(BaseModel):
-    """``POST /v1/audio/speech``: OpenAI's fields, the Chatterbox controls other Chatterbox servers take
-    (``exaggeration``, ``cfg_weight``, ``temperature``, ``seed``), ``language`` and ``timestamps``. Unknown fields are
-    ignored."""
+class _Speaking(BaseModel):
+    """What every speech request here takes: the text, a voice, the audio format, the pace, and the Chatterbox
+    controls other Chatterbox servers take (``exaggeration``, ``cfg_weight``, ``temperature``, ``seed``) and
+    ``language``. Unknown fields are ignored."""
 
     model_config = ConfigDict(extra="ignore")
 
-    model: str = "tts-1"
     input: str
     voice: str | None = None
     """A voice-library name (any case); ``default``, empty or an OpenAI name (``alloy`` …): the model's own voice.
     Newer SDKs send ``{"id": "..."}``: taken as the id."""
     response_format: Literal["mp3", "opus", "aac", "flac", "wav", "pcm"] = "mp3"
-    stream_format: Literal["audio", "sse"] = "audio"
-    instructions: str | None = None
-    """Accepted and not followed: Chatterbox has no instruction-following voice (the response says so)."""
-    timestamps: bool = False
-    """Our extension: each sentence's start and end in the audio (SSE events, and a JSON companion)."""
     speed: float = Field(1.0, ge=0.25, le=4.0)
     seed: int | None = Field(None, ge=0, lt=2**31)
     exaggeration: float | None = None
@@ -43,10 +38,109 @@ class SpeechParams(BaseModel):
             return value.get("id", value.get("name"))
         return value
 
-    @field_validator("response_format", "stream_format", mode="before")
+    @field_validator("response_format", "stream_format", mode="before", check_fields=False)
     @classmethod
     def _lower(cls, value: object) -> object:
         return value.strip().lower() if isinstance(value, str) else value
+
+
+class SpeechParams(_Speaking):
+    """``POST /v1/audio/speech``: OpenAI's fields, the Chatterbox controls, ``language`` and ``timestamps``."""
+
+    model: str = "tts-1"
+    stream_format: Literal["audio", "sse"] = "audio"
+    instructions: str | None = None
+    """Accepted and not followed: Chatterbox has no instruction-following voice (the response says so)."""
+    timestamps: bool | Literal["sentence", "word"] = False
+    """Our extension: each sentence's start and end in the audio (SSE events, and a JSON companion); ``"word"``: each
+    sentence's words too. ``true`` is taken as ``"sentence"``."""
+
+    @field_validator("timestamps", mode="before")
+    @classmethod
+    def _timestamps(cls, value: object) -> object:
+        return timestamps_choice(value)
+
+    @property
+    def words(self) -> bool:
+        """Whether each sentence's words are asked for (``"timestamps": "word"``)."""
+        return self.timestamps == "word"
+
+
+TIMESTAMPS_ACCEPTED = 'true, false, "sentence" or "word"'
+_TIMESTAMPS_ON = {
+    "sentence": "sentence",
+    "word": "word",
+    **dict.fromkeys(("true", "1", "on", "yes", "y", "t"), "sentence"),
+}
+_TIMESTAMPS_OFF = ("false", "0", "off", "no", "n", "f", "")
+
+
+def timestamps_choice(value: object) -> bool | str:
+    """``timestamps`` as given (JSON, or a multipart form's text; what a boolean took before stays accepted):
+    ``False``, ``"sentence"`` or ``"word"``; a readable error for anything else."""
+    if isinstance(value, bool):
+        return "sentence" if value else False
+    if value is None:
+        return False
+    if isinstance(value, (int, float)) and value in (0, 1):
+        return "sentence" if value else False
+    if isinstance(value, str):
+        key = value.strip().lower()
+        if key in _TIMESTAMPS_OFF:
+            return False
+        if key in _TIMESTAMPS_ON:
+            return _TIMESTAMPS_ON[key]
+    raise PydanticCustomError("timestamps", f"must be {TIMESTAMPS_ACCEPTED}")
+
+
+KOKORO_LANGUAGES = {"a": "en", "b": "en", "e": "es", "f": "fr", "h": "hi", "i": "it", "j": "ja", "p": "pt", "z": "zh"}
+"""Kokoro's one-letter ``lang_code`` (American and British English, Spanish, French, Hindi, Italian, Japanese,
+Brazilian Portuguese, Mandarin) as a language code."""
+KOKORO_CONTENT_TYPES = {
+    "mp3": "audio/mpeg",
+    "opus": "audio/opus",
+    "aac": "audio/aac",
+    "flac": "audio/flac",
+    "wav": "audio/wav",
+    "pcm": "audio/pcm",
+}
+"""What Kokoro-FastAPI says in ``audio_format`` for each ``response_format`` (its ``Content-Type`` names)."""
+
+
+class CaptionedParams(_Speaking):
+    """``POST /dev/captioned_speech``: Kokoro-FastAPI's captioned speech request (speech with each word's start and
+    end), plus the Chatterbox controls ``/v1/audio/speech`` takes. ``voice`` is as ``/v1/audio/speech`` takes it
+    (Kokoro's own voice names, ``af_heart`` …, are not voices here). ``return_download_link``, ``download_format``
+    and ``normalization_options`` are accepted and not honoured (named in ``X-Ignored-Fields``); other fields are
+    ignored too."""
+
+    model: str = "kokoro"
+    """``kokoro`` (what Kokoro clients send), the loaded model's names or OpenAI's: all the loaded model."""
+    stream: bool = True
+    """Kokoro's default: newline-delimited JSON, one object per piece of audio as it is generated."""
+    return_timestamps: bool = True
+    lang_code: str | None = None
+    """Kokoro's one-letter codes (``a``, ``b``: English; ``f``: French …) or a language code (``fr``); ``language``
+    (ours) wins over it."""
+    volume_multiplier: float | None = Field(1.0, ge=0.0, le=10.0)
+
+    def speech(self) -> SpeechParams:
+        """The same request as ``/v1/audio/speech`` takes it (word timestamps when they are asked for)."""
+        model = self.model.strip()
+        language = self.language or self.lang_code
+        if language and not self.language:
+            language = KOKORO_LANGUAGES.get(language.strip().lower(), language)
+        fields: dict[str, Any] = {
+            **{name: getattr(self, name) for name in _Speaking.model_fields},
+            "model": "chatterbox" if model.lower().startswith("kokoro") or not model else model,
+            "timestamps": "word" if self.return_timestamps else False,
+            "language": language,
+        }
+        return SpeechParams.model_validate(fields)
+
+
+CAPTIONED_IGNORED = ("return_download_link", "download_format", "normalization_options")
+"""Kokoro's fields that are accepted and not honoured here."""
 
 
 class ConversionParams(BaseModel):

@@ -1,4 +1,5 @@
 """The HTTP routes of the local speech API (OpenAI-compatible): ``POST /v1/audio/speech`` (and its timestamps),
+Kokoro-FastAPI's ``POST /dev/captioned_speech`` (speech with its words' times, also at ``/v1/dev/…``),
 ElevenLabs' ``POST /v1/speech-to-speech/{voice_id}`` (and ``…/stream``), ``GET /v1/models`` and ``/v1/models/{id}``,
 ``GET /v1/audio/models``, ``GET``/``POST /v1/audio/voices`` (also at ``/v1/voices``), ``DELETE
 /v1/audio/voices/{name}`` and ``GET /health``.
@@ -27,6 +28,7 @@ from core.api.errors import ApiError, bad_request
 from core.api.jobs import JobQueue, Part, QueueFull, plan
 from core.api.models import (
     CONVERSION_FIELDS,
+    CaptionedParams,
     ConversionParams,
     SpeechParams,
     accepted_models,
@@ -37,7 +39,7 @@ from core.api.models import (
     model_list,
     model_object,
 )
-from core.api.respond import respond, respond_audio, silent_response
+from core.api.respond import respond, respond_audio, respond_captioned, silent_captioned, silent_response
 from core.api.sources import decode_source, in_thread
 from core.api.timestamps import Timestamps, TimestampStore
 from core.api.voices import OPENAI_VOICES, ApiVoices, UnknownVoice
@@ -213,9 +215,39 @@ async def speech(request: Request) -> Response:
     return await respond(job, params, request, headers, marks)
 
 
+@router.post("/v1/dev/captioned_speech")
+async def captioned_speech(request: Request) -> Response:
+    """Kokoro-FastAPI's captioned speech (``/dev/captioned_speech``, as its clients call it): the audio as base64 in
+    JSON with each word's start and end; ``stream`` (Kokoro's default) one JSON object per line as it is generated.
+    Voices, checks and turns are ``/v1/audio/speech``'s."""
+    state = _state(request)
+    fields, _upload = await _speech_fields(request, state.max_upload_bytes, captioned=True)
+    captioned = _captioned_params(fields)
+    params = _checked_input(_speech_params_of(captioned), state.max_input_chars)
+    caps = _loaded_model(state.worker, params.model)
+    voice = _speech_voice(state.voices, params, None, caps)
+    options = _speech_options(params, caps)
+    _check_language(state.worker, params.language)
+    ignored = sorted(n for n in set(fields) - set(CaptionedParams.model_fields) if _HEADER_SAFE.fullmatch(n))[:20]
+    headers = {IGNORED_HEADER: ", ".join(ignored)} if ignored else {}
+    parts = _speakable(params.input)
+    if parts is None:
+        rid = state.worker.new_request_id()
+        headers["X-Request-Id"] = str(rid)
+        return silent_captioned(params, headers, _timestamps(state, params, rid, [], headers))
+    try:
+        job = state.jobs.submit(SynthesisRequest(params.input, voice, options), asyncio.get_running_loop(), parts)
+    except QueueFull as exc:
+        raise _queue_full(exc) from None
+    marks = _timestamps(state, params, job.request_id, job.sentences, headers)
+    volume = 1.0 if captioned.volume_multiplier is None else captioned.volume_multiplier
+    return await respond_captioned(job, params, captioned.stream, volume, request, headers, marks)
+
+
 @router.get("/v1/audio/speech/{request_id}/timestamps")
 async def speech_timestamps(request: Request, request_id: int) -> dict[str, Any]:
-    """The sentences' timestamps of a request that asked for them (``"timestamps": true``)."""
+    """The sentences' timestamps of a request that asked for them (``"timestamps": true``; with ``"word"``, their
+    words)."""
     marks = _state(request).timestamps.get(request_id)
     if marks is None:
         message = f'No timestamps for request {request_id}: ask for them with "timestamps": true.'
@@ -256,9 +288,11 @@ Upload = tuple[str | None, bytes]
 """An uploaded recording: its file name and bytes."""
 
 
-async def _speech_fields(request: Request, max_upload: int) -> tuple[dict[str, Any], Upload | None]:
-    """The request's fields (JSON, or multipart with an optional ``voice_file``)."""
-    if request.headers.get("content-type", "").startswith("multipart/form-data"):
+async def _speech_fields(
+    request: Request, max_upload: int, captioned: bool = False
+) -> tuple[dict[str, Any], Upload | None]:
+    """The request's fields (JSON, or multipart with an optional ``voice_file``; ``captioned``: JSON only)."""
+    if not captioned and request.headers.get("content-type", "").startswith("multipart/form-data"):
         form = await _form(request)
         try:
             fields: dict[str, Any] = {k: v for k, v in form.multi_items() if isinstance(v, str)}
@@ -286,6 +320,26 @@ def _speech_params(fields: dict[str, Any], max_input_chars: int) -> SpeechParams
         params = SpeechParams.model_validate(fields)
     except ValidationError as exc:
         raise _invalid(exc) from None
+    return _checked_input(params, max_input_chars)
+
+
+def _captioned_params(fields: dict[str, Any]) -> CaptionedParams:
+    try:
+        return CaptionedParams.model_validate(fields)
+    except ValidationError as exc:
+        raise _invalid(exc) from None
+
+
+def _speech_params_of(captioned: CaptionedParams) -> SpeechParams:
+    """A captioned request as the speech route takes it (its ``lang_code`` as a language)."""
+    try:
+        return captioned.speech()
+    except ValidationError as exc:
+        raise _invalid(exc) from None
+
+
+def _checked_input(params: SpeechParams, max_input_chars: int) -> SpeechParams:
+    """The text is not too long and not empty."""
     if len(params.input) > max_input_chars:
         message = f"'input' has {len(params.input):,} characters; at most {max_input_chars:,} are accepted per request."
         raise ApiError(413, message, "input_too_long", param="input")
@@ -330,7 +384,7 @@ def _timestamps(
     if not params.timestamps:
         return None
     headers["X-Timestamps-Url"] = f"/v1/audio/speech/{request_id}/timestamps"
-    return state.timestamps.new(request_id, texts)
+    return state.timestamps.new(request_id, texts, params.words, params.language)
 
 
 def _loaded(worker: InferenceWorker) -> Capabilities:

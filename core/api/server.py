@@ -176,6 +176,7 @@ class ApiServer:
         finally:
             self.jobs.cancel_all()
             self.socket.close()
+            self.app.state.api.timestamps.close()
 
     def start(self, timeout: float = 10.0) -> None:
         """Serve in a background thread; returns once it accepts connections."""
@@ -194,6 +195,7 @@ class ApiServer:
         if self._thread is not None:
             self._thread.join(timeout)
         self.socket.close()
+        self.app.state.api.timestamps.close()
 
     @property
     def running(self) -> bool:
