@@ -14,6 +14,15 @@ from pathlib import Path
 
 CANNOT_START = 3
 """Exit code when the window cannot open on this machine (a message on stderr says why and what to install)."""
+QT_OPTIONS = frozenset(
+    {
+        "platform", "platformpluginpath", "platformtheme", "plugin", "qwindowgeometry", "qwindowicon",
+        "qwindowtitle", "reverse", "session", "style", "stylesheet", "widgetcount", "display", "geometry", "name",
+        "title", "visual", "ncols", "cmap", "nograb", "dograb", "sync", "qmljsdebugger",
+    }
+)  # fmt: skip
+"""The command-line options Qt itself reads (with one dash or two: ``-style fusion``, ``--style=fusion``); they are
+handed to Qt, any other option is refused."""
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -33,6 +42,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--size", default="853x480", help=argparse.SUPPRESS)
     parser.add_argument("--scale", type=float, default=1.0, help=argparse.SUPPRESS)
     args, qt_args = parser.parse_known_args(argv)
+    unknown = [arg for arg in qt_args if arg.startswith("-") and not _qt_option(arg)]
+    if unknown:
+        parser.error(f"unrecognized arguments: {' '.join(unknown)} (see python -m app --help)")
     if args.check:
         from .machine_check import run_check
 
@@ -54,6 +66,11 @@ def main(argv: list[str] | None = None) -> int:
     from .application import run
 
     return run([sys.argv[0], *qt_args])
+
+
+def _qt_option(arg: str) -> bool:
+    """Whether ``arg`` is one of Qt's own options (a value after one, such as ``fusion``, is not an option)."""
+    return arg.lstrip("-").split("=", 1)[0] in QT_OPTIONS
 
 
 def _window_problem() -> str | None:

@@ -109,3 +109,23 @@ def test_check_says_what_the_machine_has():
 def test_check_fails_when_the_window_cannot_open(tmp_path):
     done = _start({"QT_QPA_PLATFORM_PLUGIN_PATH": str(tmp_path), "QT_QPA_PLATFORM": "xcb", "DISPLAY": ":99"}, "--check")
     assert done.returncode == 1 and "[MISSING] Window" in done.stdout
+
+
+def test_an_unknown_flag_is_refused_with_the_flags_there_are(capsys):
+    from app.__main__ import main
+
+    with pytest.raises(SystemExit) as refused:
+        main(["--no-such-flag"])
+    err = capsys.readouterr().err
+    assert refused.value.code == 2 and "unrecognized arguments: --no-such-flag" in err
+    assert "--self-test" in err and "--check" in err  # the usage line lists the flags there are
+
+
+def test_qts_own_options_are_handed_to_qt(monkeypatch):
+    import app.__main__ as entry
+
+    started = []
+    monkeypatch.setattr(entry, "_window_problem", lambda: None)
+    monkeypatch.setattr("app.application.run", lambda argv: started.append(argv) or 0)
+    assert entry.main(["-style", "fusion", "--platform=offscreen", "-reverse"]) == 0
+    assert started[0][1:] == ["-style", "fusion", "--platform=offscreen", "-reverse"]
