@@ -54,6 +54,7 @@ class StandInAligner:
 
     def __init__(self) -> None:
         self.calls: list[tuple[str, str, str | None]] = []
+        self.cpu_seconds = 0.0
 
     def align(
         self, audio: np.ndarray, sample_rate: int, text: str, language: str = "en", spoken: str | None = None

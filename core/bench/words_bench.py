@@ -5,12 +5,16 @@ goes, docs/PERFORMANCE.md; each sentence capped at ``max_new_tokens``, as random
 without word times, once with them, as every render now does (:class:`core.narration.TakePolicy` ``words``: the
 aligner's process works on a take while the model speaks the next). The report gives
 
-- ``align_share``: the aligner's time on the takes as a share of the render without it (its cost in CPU time);
+- ``align_share``: the aligner's wall time on the takes as a share of the render without it (on a busy machine it
+  waits for the CPU: an upper bound);
+- ``align_cpu_share``: the aligner's CPU time (its child's own) against the render's (this process's, every
+  onnxruntime thread included): what finding the words costs the machine;
 - ``render_ratio``: the render with words against the render without, end to end (what the user waits, the end's
   wait for the last take's words included);
 - ``speech``: the aligner's seconds per second of audio on real speech — espeak-ng speaking the same sentences, when
   it is installed — since random weights make noise, not speech, and the aligner's work depends on what it hears;
-  ``speech_share`` projects that rate onto the render's audio.
+  ``speech_share`` and ``speech_cpu_share`` project that rate onto the render's audio, against the render's wall and
+  CPU time.
 """
 
 from __future__ import annotations
@@ -25,7 +29,7 @@ from typing import Any
 import numpy as np
 import soundfile as sf
 
-from core.engine import SAMPLE_RATE, AlignerProcess, ChatterboxError, Pipeline, RuntimeOptions
+from core.engine import SAMPLE_RATE, AlignerProcess, ChatterboxError, Pipeline, RuntimeOptions, shared_aligner
 from core.narration import TakePolicy, create_project, render_pending
 from core.narration.importing.book_import import parse_text
 from core.narration.importing.build import import_document, source_identity
@@ -61,13 +65,17 @@ def bench_words(
         project.seed = 7
         project.settings["max_new_tokens"] = max_new_tokens  # random weights never say STOP: a sentence's length
         project.save()
+        aligner_cpu, render_cpu = shared_aligner().cpu_seconds, time.process_time()
         summary = render_pending(project, pipe, policy=TakePolicy(words=words))
+        render_cpu = time.process_time() - render_cpu
         takes = [project.chosen_take(s) for s in project.segments]
         placed = [t.alignment.get("placed", 0.0) for t in takes if t is not None and t.alignment]
         runs[name] = {
             "render_s": round(summary.elapsed_s, 3),
             "audio_s": round(summary.audio_seconds, 2),
+            "render_cpu_s": round(render_cpu, 3),
             "align_s": round(summary.align_s, 3),
+            "align_cpu_s": round(shared_aligner().cpu_seconds - aligner_cpu, 3),
             "aligned": len(placed),
             "placed": round(float(np.mean(placed)), 3) if placed else None,
         }
@@ -85,13 +93,20 @@ def bench_words(
         "render_ratio": round(with_words["render_s"] / without["render_s"], 3) if without["render_s"] else None,
         "align_s": with_words["align_s"],
         "align_share": round(with_words["align_s"] / without["render_s"], 4) if without["render_s"] else None,
+        "render_cpu_s": without["render_cpu_s"],
+        "align_cpu_s": with_words["align_cpu_s"],
+        "align_cpu_share": (
+            round(with_words["align_cpu_s"] / without["render_cpu_s"], 4) if without["render_cpu_s"] else None
+        ),
         "aligned": with_words["aligned"],
         "placed": with_words["placed"],
         "speech": speech_rate(text),
     }
     if report["speech"] and without["render_s"]:
-        report["speech_share"] = round(
-            report["speech"]["align_s_per_audio_s"] * without["audio_s"] / without["render_s"], 4
+        speech = report["speech"]
+        report["speech_share"] = round(speech["align_s_per_audio_s"] * without["audio_s"] / without["render_s"], 4)
+        report["speech_cpu_share"] = round(
+            speech["align_cpu_s_per_audio_s"] * without["audio_s"] / max(without["render_cpu_s"], 1e-9), 4
         )
     print(_summary(report), flush=True)
     return report
@@ -105,7 +120,7 @@ def speech_rate(text: str) -> dict | None:
     import soxr
 
     aligner = AlignerProcess()
-    seconds = audio_s = 0.0
+    seconds = audio_s = cpu = 0.0
     placed = []
     try:
         for index, sentence in enumerate(s.strip() + "." for s in text.rstrip(".").split(". ")):
@@ -116,12 +131,13 @@ def speech_rate(text: str) -> dict | None:
             audio = np.asarray(soxr.resample(audio, rate, SAMPLE_RATE), dtype=np.float32)
             if index == 0:
                 aligner.align(audio, SAMPLE_RATE, sentence)  # the child started and warm
-            started = time.perf_counter()
+            started, cpu_before = time.perf_counter(), aligner.cpu_seconds
             try:
                 placed.append(aligner.align(audio, SAMPLE_RATE, sentence).placed_share)
             except ChatterboxError:
                 placed.append(0.0)
             seconds += time.perf_counter() - started
+            cpu += aligner.cpu_seconds - cpu_before
             audio_s += audio.size / SAMPLE_RATE
     finally:
         aligner.close()
@@ -129,6 +145,7 @@ def speech_rate(text: str) -> dict | None:
         "audio_s": round(audio_s, 2),
         "align_s": round(seconds, 3),
         "align_s_per_audio_s": round(seconds / audio_s, 4),
+        "align_cpu_s_per_audio_s": round(cpu / audio_s, 4),
         "placed": round(float(np.mean(placed)), 3),
     }
 
@@ -138,14 +155,16 @@ def _summary(report: dict) -> str:
         f"{report['takes']} takes, {report['audio_s']} s of audio rendered in {report['render_s']} s "
         f"(RTF {report['render_rtf']}) on {report['variant']} without word times, {report['render_with_words_s']} s "
         f"with them (× {report['render_ratio']})",
-        f"aligning the takes: {report['align_s']} s = {report['align_share']:.1%} of the render "
+        f"aligning the takes: {report['align_s']} s = {report['align_share']:.1%} of the render; CPU "
+        f"{report['align_cpu_s']} s against the render's {report['render_cpu_s']} s = {report['align_cpu_share']:.1%} "
         f"({report['aligned']} takes, {report['placed']} of their words placed: random weights make noise)",
     ]
     speech = report.get("speech")
     if speech:
         lines.append(
             f"on speech (espeak-ng, {speech['audio_s']} s): {speech['align_s_per_audio_s']} s of aligning a second "
-            f"of audio, {speech['placed']:.0%} of words placed; at that rate, {report['speech_share']:.1%} of this "
-            "render"
+            f"of audio ({speech['align_cpu_s_per_audio_s']} s of CPU), {speech['placed']:.0%} of words placed; at "
+            f"that rate, {report['speech_share']:.1%} of this render's time, {report['speech_cpu_share']:.1%} of its "
+            "CPU time"
         )
     return "\n".join(lines)

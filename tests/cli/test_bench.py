@@ -189,9 +189,10 @@ def test_bench_words_reports_the_aligners_time_beside_the_render(bundles, voice_
     assert report["aligned"] == 2 and len(stand_in_aligner.calls) == 2  # only the render with words aligned
     assert report["render_s"] > 0 and report["render_with_words_s"] > 0 and report["render_ratio"] > 0
     assert 0 <= report["align_share"] < 1 and report["audio_s"] > 0
+    assert report["render_cpu_s"] > 0 and report["align_cpu_s"] == 0.0  # the stand-in aligner spends none
     if report["speech"] is not None:  # espeak-ng's speech, aligned by the real aligner's process
         assert report["speech"]["placed"] > 0.8 and report["speech"]["align_s_per_audio_s"] > 0
-        assert report["speech_share"] > 0
+        assert report["speech_share"] > 0 and report["speech"]["align_cpu_s_per_audio_s"] > 0
 
 
 def test_bench_convert_reports_speed_and_the_seeded_noise_beside_the_graphs(tmp_path, voice_wav):

@@ -23,6 +23,7 @@ from core.engine import (
 from core.engine.alignment.process import (
     _ProcessChild,
     _StdioChild,
+    _unframed,
     decode_answer,
     decode_request,
     encode_answer,
@@ -43,6 +44,7 @@ def test_the_child_places_the_same_words_as_the_callers_process():
         aligner.close()
     assert apart == align(audio, RATE, sentence, "en")
     assert apart.placed_share >= 0.9
+    assert 0 < aligner.cpu_seconds < 60  # the child's own CPU time, reported with each answer
     assert [w.word for w in spoken.words] in ([], ["Twelve."], ["Twelve"])
 
 
@@ -109,7 +111,9 @@ def test_the_frozen_apps_child_answers_as_the_scripts_child():
         finally:
             child.close()
         assert child.process.poll() is not None if isinstance(child, _StdioChild) else not child.process.is_alive()
-    assert answers[0] == answers[1]
+    headers = [_unframed(answer)[0] for answer in answers]
+    assert all(header.pop("cpu_s") >= 0 for header in headers)  # each child's own CPU time
+    assert headers[0] == headers[1]
     try:
         found = decode_answer(answers[0])
         assert found.total_words == 2

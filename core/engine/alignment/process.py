@@ -25,6 +25,7 @@ import struct
 import subprocess
 import sys
 import threading
+import time
 from pathlib import Path
 from typing import IO, Any, Protocol
 
@@ -59,6 +60,8 @@ class AlignerProcess:
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._channel: _Channel | None = None
+        self.cpu_seconds = 0.0
+        """The child's CPU time spent aligning so far (what the benchmark weighs against a render's)."""
 
     def align(
         self, audio: np.ndarray, sample_rate: int, text: str, language: str = "en", spoken: str | None = None
@@ -77,6 +80,7 @@ class AlignerProcess:
                     self._drop()
                     if attempt:
                         raise AlignerFailed(f"the aligner's process ended: {exc!r}") from exc
+        self.cpu_seconds += answer_cpu_seconds(reply)
         return decode_answer(reply)
 
     def close(self) -> None:
@@ -142,14 +146,24 @@ def decode_request(message: bytes) -> tuple[np.ndarray, int, str, str, str | Non
     return audio, int(header["rate"]), str(header["text"]), str(header["language"]), header.get("spoken")
 
 
-def encode_answer(kind: str, found: Any) -> bytes:
+def encode_answer(kind: str, found: Any, cpu_seconds: float = 0.0) -> bytes:
+    spent = {"cpu_s": round(cpu_seconds, 6)}
     if kind == "words":
         words = [[w.word, w.start, w.end] for w in found.words]
         alignment = {k: getattr(found, k) for k in ("duration", "language", "aligner", "total_words")}
-        return _framed({"kind": kind, "words": words, **alignment})
+        return _framed({"kind": kind, "words": words, **alignment, **spent})
     if kind == "error":
-        return _framed({"kind": kind, "code": found.code, "data": found.data})
-    return _framed({"kind": "failed", "why": str(found)})
+        return _framed({"kind": kind, "code": found.code, "data": found.data, **spent})
+    return _framed({"kind": "failed", "why": str(found), **spent})
+
+
+def answer_cpu_seconds(message: bytes) -> float:
+    """The child's CPU time for the answer ``message`` (0 when it is not readable)."""
+    try:
+        spent = _unframed(message)[0].get("cpu_s", 0.0)
+    except AlignerFailed:
+        return 0.0
+    return float(spent) if isinstance(spent, (int, float)) else 0.0
 
 
 def decode_answer(message: bytes) -> Alignment:
@@ -248,14 +262,16 @@ def answer(message: bytes) -> bytes:
     """One recording aligned: its words, the :class:`ChatterboxError` that refused it, or why it failed."""
     from core.engine.alignment.align import align
 
+    started = time.process_time()
     try:
         audio, sample_rate, text, language, spoken = decode_request(message)
-        return encode_answer("words", align(audio, sample_rate, text, language, spoken))
+        found = align(audio, sample_rate, text, language, spoken)
+        return encode_answer("words", found, time.process_time() - started)
     except ChatterboxError as exc:
-        return encode_answer("error", exc)
+        return encode_answer("error", exc, time.process_time() - started)
     except Exception as exc:  # reported to the parent, which gives the recording no words
         log.exception("aligning a recording failed")
-        return encode_answer("failed", f"{type(exc).__name__}: {exc}")
+        return encode_answer("failed", f"{type(exc).__name__}: {exc}", time.process_time() - started)
 
 
 def _background() -> None:
