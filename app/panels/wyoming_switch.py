@@ -29,6 +29,7 @@ OPEN = (
     "Reachable from your network without a password (Wyoming has no authentication); Home Assistant finds it by itself."
 )
 STARTING = "Starting…"
+ADD_A_VOICE = "Save a voice to the library (Voice tab), then switch the server on again."
 START_TIMEOUT = 15.0
 
 
@@ -113,6 +114,11 @@ class WyomingSwitch(QObject):
             server = WyomingServer(self.worker, self.library, config, host, port)
         except ChatterboxError as exc:
             self._failed(describe_error(exc))
+            return False
+        problem = server.voice_problem()
+        if problem is not None:  # every request would fail: Home Assistant would only ever hear an error
+            server.stop()
+            self._failed(f"{describe_error(problem)} {ADD_A_VOICE}")
             return False
         self._pending = server
         self._starter = threading.Thread(target=self._start, args=(server,), name="wyoming-start", daemon=True)

@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 
 from core.cli.errors import CliError
-from core.wording import describe_notice
+from core.wording import describe_error, describe_notice
 
 EXIT_OK = 0
 WYOMING_URI = "tcp://127.0.0.1:10200"
@@ -95,6 +95,13 @@ def serve(args, runtime) -> int:
             wyoming = WyomingServer(worker, library, wyoming_config, *wyoming_address, jobs=jobs)
             where = "from the network, without authentication" if wyoming.open else "this machine only"
             print(f"serving Wyoming text to speech on {wyoming.uri} ({where})", file=sys.stderr, flush=True)
+            if (problem := wyoming.voice_problem()) is not None:  # each request gets Wyoming's error event meanwhile
+                print(
+                    f"warning: {describe_error(problem, 'cli')} Every Wyoming request is answered with an error until "
+                    "a voice is added to the library (POST /v1/audio/voices, or the window's Voice tab).",
+                    file=sys.stderr,
+                    flush=True,
+                )
         if server is None:
             assert wyoming is not None
             print(f"serving {event.variant} (Ctrl-C stops)", file=sys.stderr, flush=True)

@@ -127,3 +127,22 @@ def test_listening_beyond_loopback_says_so_and_announces_itself(window, qtbot, m
     assert [info.port for info in registered] == [switch.server.port]
     switch.enabled.setChecked(False)
     assert registered == []
+
+
+def test_a_model_without_a_voice_and_an_empty_library_is_refused_with_what_to_do(qtbot, tmp_path, bundles, voice_wav):
+    """Turbo has no voice of its own: with no voice in the library every request would get an error, so the switch
+    says so and stays off; with a voice saved, it serves."""
+    from tests.app_support import make_window
+
+    window = make_window(qtbot, tmp_path, bundles["turbo"])
+    switch = window.api_panel.wyoming
+    switch.address.setText("tcp://127.0.0.1:0")
+    switch.enabled.setChecked(True)
+    assert not switch.running and not switch.starting and not switch.enabled.isChecked()
+    said = switch.status.text()
+    assert said.startswith("Not serving: ") and "no usable voice" in said and "Save a voice to the library" in said
+    window.library.add("Narrator", voice_wav)
+    _switch_on(qtbot, switch, "tcp://127.0.0.1:0")
+    heard = asyncio.run(synthesize(switch.server.port, "Home Assistant asks."))
+    assert heard.errors == [] and heard.samples > 0
+    window.close()

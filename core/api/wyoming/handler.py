@@ -218,10 +218,10 @@ class WyomingHandler(AsyncEventHandler):
             log.warning("Wyoming: the voice %r cannot be used (%s); speaking in the default voice", name, exc)
         if caps.has_default_voice:
             return None
-        for entry in voices.list():  # a model without a voice of its own: the library's first usable voice
-            with contextlib.suppress(ChatterboxError):
-                return voices.resolve(entry.name, False)
-        raise JobFailed("wyoming.no_voice")
+        first = first_usable_voice(voices)  # a model without a voice of its own: the library's first usable voice
+        if first is None:
+            raise JobFailed("wyoming.no_voice")
+        return first
 
     def _language(self, chosen: VoiceName, asked: str | None, caps: Capabilities) -> str | None:
         """The language to speak (``None``: the model's only one, English).
@@ -372,3 +372,19 @@ class WyomingHandler(AsyncEventHandler):
 
 def _ms(samples: int) -> int:
     return samples * 1000 // SAMPLE_RATE
+
+
+def first_usable_voice(voices: ApiVoices) -> VoiceReference | None:
+    """The library's first voice whose recording can be used (``None``: not one)."""
+    for entry in voices.list():
+        with contextlib.suppress(ChatterboxError):
+            return voices.resolve(entry.name, False)
+    return None
+
+
+def without_voice(service: Service) -> bool:
+    """The loaded model has no voice of its own and the library no usable voice: every request would fail."""
+    pipe = service.worker.pipeline
+    if pipe is None or pipe.capabilities.has_default_voice:
+        return False
+    return first_usable_voice(service.voices) is None

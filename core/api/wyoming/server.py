@@ -24,7 +24,7 @@ from core.api.voices import ApiVoices
 from core.api.wyoming.config import DEFAULT_HOST, DEFAULT_PORT, WyomingConfig
 from core.api.wyoming.discovery import Announcer, ZeroconfAnnouncer, announced_address, service_info
 from core.api.wyoming.events import MAX_LINE
-from core.api.wyoming.handler import Service, WyomingHandler
+from core.api.wyoming.handler import Service, WyomingHandler, without_voice
 from core.engine import ChatterboxError, InferenceWorker, InvalidOptions
 from core.voices import VoiceLibrary
 from core.wording import describe
@@ -91,6 +91,11 @@ class WyomingServer:
         finally:
             self._started.set()  # a start() waiting for a server that failed to come up
             self.socket.close()
+
+    def voice_problem(self) -> ChatterboxError | None:
+        """``wyoming.no_voice`` when the loaded model has no voice of its own and the library no usable voice (every
+        request would get Wyoming's ``error`` event), else ``None`` (the model not loaded yet: ``None``)."""
+        return ChatterboxError("wyoming.no_voice") if without_voice(self.service) else None
 
     def start(self, timeout: float = 10.0) -> None:
         """Serve in a background thread; returns once it accepts connections."""
