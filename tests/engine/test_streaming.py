@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import statistics
-
 import numpy as np
 import pytest
 
@@ -11,6 +9,7 @@ from core.engine.audio.speech_decoder import SentenceAudio, speech_end
 from core.engine.caches.conditioning import Conditioning
 from core.engine.options import RuntimeOptions, SynthesisOptions
 from core.engine.pipeline import Pipeline
+from core.engine.streaming import synthesis
 from core.engine.streaming.synthesis import SynthesisRequest
 
 TEXT = "The quick brown fox jumps over the lazy dog, and then it runs far away into the dark woods."
@@ -107,21 +106,45 @@ def test_decoder_windows_are_bounded_in_the_pipeline(bundles, voice_wav, monkeyp
     assert max(sizes) <= 20 + 25
 
 
-def test_time_to_first_audio_does_not_grow_with_text_length(bundles, voice_wav):
+def test_the_first_audio_of_a_long_text_costs_what_a_short_texts_does(bundles, voice_wav, monkeypatch):
+    """The first audio does not wait for the rest of the text: before it, a ten-sentence text does exactly the work a
+    one-sentence text does (one sentence's tokens generated, the same decoder calls) and gives the same samples.
+    Counted, not timed: a timing ratio failed on a loaded machine (53.0 ms against 33.7 ms); ``bench`` measures the
+    time to first audio, both sides in one run."""
     pipe = _pipe(bundles["turbo"])
     one = "This is the first sentence of the story."
     ten = " ".join([one] + [f"Then sentence number {i} follows it closely." for i in range(2, 11)])
     pipe.synthesize(one, voice_wav, SynthesisOptions(seed=1))  # warm caches and sessions
+    decoded: list[int] = []
+    original = pipe._parts.decoder.decode
 
-    def ttfa(text):
+    def spy(cond, tokens, final=True, alone=False, seed=None):
+        decoded.append(len(tokens))
+        return original(cond, tokens, final, alone, seed)
+
+    monkeypatch.setattr(pipe._parts.decoder, "decode", spy)
+    started: list[int] = []  # sentences whose speech tokens began to be generated
+    generate = synthesis.generate
+
+    def counted(*args, **kwargs):
+        started.append(1)
+        return generate(*args, **kwargs)
+
+    monkeypatch.setattr(synthesis, "generate", counted)
+
+    def first_audio(text):
+        decoded.clear()
+        started.clear()
         stream = iter(pipe.stream(SynthesisRequest(text, voice_wav, SynthesisOptions(seed=1))))
         first = next(c for c in stream if c.samples.size)
-        stream.close()  # the rest of the text is never generated: only the first audio is timed
-        return first.at_ms
+        work = (len(started), list(decoded))
+        stream.close()  # the rest of the text is never generated
+        return first, work
 
-    short = statistics.median(ttfa(one) for _ in range(5))
-    long = statistics.median(ttfa(ten) for _ in range(5))
-    assert long <= 1.5 * short + 2.0, (short, long)
+    short, short_work = first_audio(one)
+    long, long_work = first_audio(ten)
+    assert long.sentence == 0 and long_work == short_work == (1, short_work[1]) and short_work[1]
+    assert np.array_equal(long.samples, short.samples)
 
 
 @pytest.mark.parametrize("seconds", [0.25, 0.8, 1.5])
