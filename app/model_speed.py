@@ -1,4 +1,4 @@
-"""How fast each model speaks on a CPU, from measurements (docs/PERFORMANCE.md), said where the user picks one.
+"""How fast each model speaks on a CPU, from measurements (docs/PERFORMANCE-LOG.md), said where the user picks one.
 
 The figures are one-shot real-time factors (synthesis time ÷ audio time) of the faithful q4 bundles on a 2-core
 AMD EPYC with onnxruntime 1.31.1: Turbo 0.72–0.75, Original 2.34. Multilingual shares Original's language model and

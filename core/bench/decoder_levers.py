@@ -1,7 +1,7 @@
 """The speech decoder's levers, each with what it costs and how far its output moves, for one set of speech tokens.
 
 The reference is the decoder as exported: float32, the full voice prompt (10 s at most), ten flow steps (the graph
-unrolls them; see docs/PERFORMANCE.md for what fewer would take). Each lever is measured against it for the same
+unrolls them; see docs/PERFORMANCE-LOG.md for what fewer would take). Each lever is measured against it for the same
 tokens: ms per call, and the waveform and log-mel SNR (:mod:`core.bench.output_snr`). ``decoder.output_snr_db`` is
 the chosen defaults' difference (what a user gets unless they change a setting).
 """

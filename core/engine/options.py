@@ -144,21 +144,22 @@ class RuntimeOptions:
     """The speech decoder on the CPU: ``q8`` (its weight matrix multiplications in int8, a file made once from the
     float32 one, :mod:`core.engine.model.decoder_q8`), ``fp32`` (the file the ``precision`` choice picks, float32 for
     the published Original and Multilingual repositories) or ``auto`` (q8 where it was measured to pay: the
-    Original/Multilingual decoder; see docs/PERFORMANCE.md, "Decoder levers"). On CUDA the file ``precision`` picks."""
+    Original/Multilingual decoder; see docs/PERFORMANCE-LOG.md, "Decoder levers"). On CUDA the file ``precision``
+    picks."""
     decoder_flow_steps: int | None = 5
     """Flow-matching steps of the Original/Multilingual decoder: 5 by default (half the exported 10: 0.5× a decoder
-    call, at most the exported solver's own step error again; docs/PERFORMANCE.md, "Chosen defaults"), ``None`` or
+    call, at most the exported solver's own step error again; docs/PERFORMANCE-LOG.md, "Chosen defaults"), ``None`` or
     10 as exported, fewer cut out of the unrolled graph at load (:mod:`core.engine.model.flow_steps`): faster, the
     mel less refined. Turbo keeps its 2."""
     blocked_convolutions: bool = True
     """The speech decoder's 1-D convolutions run as 2-D ones on the CPU (:mod:`core.engine.model.blocked_convolutions`),
     so onnxruntime gives them its blocked-layout (NCHWc) kernel: the same arithmetic, 0.91× a 100-token Turbo decoder
-    call (docs/PERFORMANCE.md, "Blocked convolutions"). Made into the int8 decoder file; on CUDA the graph stays as
+    call (docs/PERFORMANCE-LOG.md, "Blocked convolutions"). Made into the int8 decoder file; on CUDA the graph stays as
     exported."""
     spinning: bool = False
     """Let onnxruntime's idle intra-op threads spin in every session, also where the models overlap (``take_turns``
     ``never``). Off by default: spinning threads of two models running at once take the cores from each other (see
-    docs/PERFORMANCE.md); where they take turns (:attr:`take_turns`) the CPU sessions spin anyway."""
+    docs/PERFORMANCE-LOG.md); where they take turns (:attr:`take_turns`) the CPU sessions spin anyway."""
     take_turns: str = "auto"
     """Whether the language model and the speech decoder take turns on the CPU: while a decoder call runs the language
     model waits, whatever the playback policy, and each CPU session's idle threads spin while it runs and stop when
@@ -166,7 +167,7 @@ class RuntimeOptions:
     every core to itself without waking its threads at every operator. Two models at once on the same cores slow
     each other by more than their overlap gains: on faithful Turbo, 2 cores, steps and calls alone 0.70-0.90x, a
     smooth start 0.77x as late and without a stall, a book render 1.06x as fast; a one-shot request 1.05x as long
-    (docs/PERFORMANCE.md, "The models take turns"). ``auto``: when both models run on the CPU; ``always``;
+    (docs/PERFORMANCE-LOG.md, "The models take turns"). ``auto``: when both models run on the CPU; ``always``;
     ``never``: the decoder runs beside the language model where the plan lets it, the threads sleeping (unless
     :attr:`spinning`)."""
     kv_chaining: bool = True
@@ -196,7 +197,7 @@ class RuntimeOptions:
     decoder_prompt_seconds: float = 3.0
     """Seconds of the reference the decoder sees as its voice prompt on every call: 3 by default (its most voiced
     stretch, :attr:`decoder_prompt_window`), up to 10 as upstream. The decoder was trained with prompts of at most
-    30 % of an utterance; every second more costs every call (docs/PERFORMANCE.md, "Chosen defaults")."""
+    30 % of an utterance; every second more costs every call (docs/PERFORMANCE-LOG.md, "Chosen defaults")."""
     decoder_prompt_window: str = "best"
     """Which part of a longer reference a shorter decoder prompt keeps: ``best`` (the most voiced, energetic stretch,
     :meth:`core.engine.caches.conditioning.Conditioning.with_decoder_prompt`) or ``first`` (its first seconds)."""

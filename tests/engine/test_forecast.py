@@ -27,7 +27,7 @@ from core.engine.streaming.forecast import (
 )
 from core.engine.streaming.stream_plan import TOKEN_S, CostModel, StreamPlan
 
-# Faithful Turbo q4 on the 2-core CPU (docs/PERFORMANCE.md): a decoder call alone 0.61 s + 12.7 ms a token, beside
+# Faithful Turbo q4 on the 2-core CPU (docs/PERFORMANCE-LOG.md): a decoder call alone 0.61 s + 12.7 ms a token, beside
 # the language model ~1.2 s + 22 ms a token; an LM step 20 ms alone, 30 ms beside the decoder.
 SLOW = Costs(0.020, 0.61, 0.0127, 0.030, 1.2, 0.022)
 FAST = Costs(0.004, 0.05, 0.001, 0.005, 0.06, 0.0012)

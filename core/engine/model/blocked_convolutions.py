@@ -6,7 +6,7 @@ blocked by the vector width (``ReorderInput`` → ``com.microsoft.nchwc.Conv`` �
 PyTorch exports ``Conv1d``, stays on the general im2col + GEMM path. The decoder is made of 1-D convolutions (the
 vocoder's resblocks over 1,600–24,000 frames are a third of a call), so each becomes ``Unsqueeze`` (a height of 1) →
 the same convolution with a ``[1, k]`` kernel → ``Squeeze``: the same arithmetic (outputs within float32 rounding
-of the exported ones), a faster kernel. Measured in docs/PERFORMANCE.md ("Blocked convolutions").
+of the exported ones), a faster kernel. Measured in docs/PERFORMANCE-LOG.md ("Blocked convolutions").
 
 Only convolutions whose weight is a constant of the graph are changed (the kernel needs it to reorder the filter
 once), each weight is reshaped once however many nodes share it (the flow's unrolled steps share theirs). A graph

@@ -3,7 +3,7 @@
 onnxruntime's dynamic quantization (``quantize_dynamic``, MatMul nodes with a constant weight only, int8 weights
 per tensor, activations quantized per call) turns the decoder's 3,400 weight MatMuls into ``MatMulInteger``: about
 a quarter to a third less time per call on a CPU, the output 61 dB (Original) and 67 dB (Turbo) from the float32
-one's for the same noise, where two float32 calls differ by 27 dB by themselves (docs/PERFORMANCE.md, "Decoder
+one's for the same noise, where two float32 calls differ by 27 dB by themselves (docs/PERFORMANCE-LOG.md, "Decoder
 levers"). Convolutions, attention products and the vocoder's arithmetic stay float32; the convolutions are made
 2-D in the file (:mod:`core.engine.model.blocked_convolutions`), for onnxruntime's blocked-layout kernel.
 

@@ -396,7 +396,7 @@ def _blocked(runtime: RuntimeOptions, factory: SessionFactory) -> bool:
 def _decoder_q8(files: BundleFiles, runtime: RuntimeOptions, factory: SessionFactory) -> DecoderQ8 | None:
     """The int8 decoder to load instead of the float32 one, or ``None`` (the choice, CUDA, or already int8).
     ``auto`` takes it for every variant on the CPU: 0.68–0.76× per Original decoder call and 0.77× per Turbo one,
-    both far under the model's own call-to-call difference (docs/PERFORMANCE.md, "Decoder levers")."""
+    both far under the model's own call-to-call difference (docs/PERFORMANCE-LOG.md, "Decoder levers")."""
     if runtime.decoder_precision not in ("q8", "auto"):
         return None
     if files.precisions["conditional_decoder"] != "fp32" or factory.uses_cuda():

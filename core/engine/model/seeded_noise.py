@@ -11,7 +11,7 @@ output is a function of the seed, the node's name and *i* only, whatever ran bef
 generator is 64-bit integer arithmetic (a multiply-and-fold mix in the manner of SplitMix64; the graphs are opset
 17, which has no bitwise XOR, so the folds add) turned into floats: 24-bit uniforms, and normals by Box–Muller
 (two uniforms from one 64-bit draw). Its statistics, and the output's difference against the graph's own noise,
-are measured in ``tests/engine/test_seeded_noise.py`` and docs/PERFORMANCE.md.
+are measured in ``tests/engine/test_seeded_noise.py`` and docs/PERFORMANCE-LOG.md.
 """
 
 from __future__ import annotations

@@ -145,7 +145,7 @@ class SessionFactory:
         if name in NO_REUSE_PLAN:
             # onnxruntime's memory-reuse planner is quadratic in the graph's size: the Original decoder (22,000 nodes,
             # its flow steps unrolled) spent 74 of its 78 s of load there. Without it the load takes 5 s, and calls
-            # are as fast and as large in memory as before (measured: docs/PERFORMANCE.md).
+            # are as fast and as large in memory as before (measured: docs/PERFORMANCE-LOG.md).
             options.enable_mem_reuse = False
         if model_bytes is not None:
             options.add_session_config_entry("session.model_external_initializers_file_folder_path", str(path.parent))

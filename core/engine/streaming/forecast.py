@@ -388,7 +388,7 @@ def smooth_forecast(
 
 
 AUTO_SMOOTH_RTF = 0.5
-""""auto" plays smoothly from this measured real-time factor on (docs/PERFORMANCE.md, "Playback policy"). The fast
+""""auto" plays smoothly from this measured real-time factor on (docs/PERFORMANCE-LOG.md, "Playback policy"). The fast
 plan's first window holds at most 1.5 s of speech, and the rest of a 5 s sentence (3.5 s) must be generated and
 decoded before it has played: r × 3.5 s ≤ 1.5 s, so r ≤ ~0.43; above that "start fast" stalls in the first sentence
 (measured on faithful Turbo: every run at RTF 0.71–0.78 on a quiet 2-core CPU, and at 3.7 on a loaded one)."""

@@ -24,7 +24,7 @@ LOCAL = "local"
 
 LOCAL_SYSTEM_CONFIG = {"worker_niceness": 0}
 """Ray runs its workers at niceness 15 (to keep a busy driver responsive); a render's actors are the work itself,
-and at 15 they ran 3x slower than a local render on a machine busy with other processes (docs/PERFORMANCE.md)."""
+and at 15 they ran 3x slower than a local render on a machine busy with other processes (docs/PERFORMANCE-LOG.md)."""
 
 _lock = threading.Lock()
 _connected: str | None = None

@@ -138,7 +138,7 @@ UNIT_SEGMENTS = 8
 rendered by a cluster actor (:mod:`core.narration.cluster.render`) is grouped, batched and joined exactly as on this
 computer: the same seed gives the same tokens either way (and the same samples where the decoder is
 deterministic). Eight segments hold two of the look-ahead's default batches (``lm_batch`` 4), so a local render
-loses at most one partly filled batch per eight segments (measured: no slower, docs/PERFORMANCE.md)."""
+loses at most one partly filled batch per eight segments (measured: no slower, docs/PERFORMANCE-LOG.md)."""
 
 
 def render_units(project: Project, todo: list[Segment]) -> list[tuple[int, int]]:

@@ -15,7 +15,7 @@ speech tokens a Turbo BPE token, ~2 a character for the Original and Multilingua
 A take that ends by itself within the cap is not touched (the same seed gives the same tokens: the cap only ends
 generation, it does not change what is sampled before); a take that runs past it stops there and is flagged
 ``token_cap`` by the take screen at once, without waiting for the voice's rate to be known (a ``--retakes`` render
-makes it again). Measured: docs/PERFORMANCE.md, "Short lines" (``python -m core bench-short-lines``).
+makes it again). Measured: docs/PERFORMANCE-LOG.md, "Short lines" (``python -m core bench-short-lines``).
 
 :func:`render_options` is how every render builds a segment's options — on this computer (:mod:`.render`), in the
 look-ahead's batches (:mod:`.lookahead`) and for a cluster's actors (:mod:`core.narration.cluster.render`) — so all of

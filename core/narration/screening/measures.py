@@ -9,7 +9,7 @@ thresholds or a voice's rate learnt later without reading the audio again (:mod:
   after the last word (a noise-like tail, or sound after a pause near the end), clipped samples, loudness (BS.1770).
 - Text: letters and digits of the spoken text (what a voice's rate is counted in), the pauses it asks for.
 
-Measuring a take costs a few milliseconds (docs/PERFORMANCE.md, "Screening takes").
+Measuring a take costs a few milliseconds (docs/PERFORMANCE-LOG.md, "Screening takes").
 """
 
 from __future__ import annotations

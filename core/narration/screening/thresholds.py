@@ -24,7 +24,7 @@ class Thresholds:
     """The start and end every utterance has, which a rate per letter measured on sentences spreads over their
     letters: a short line (:data:`~core.narration.screening.judge.SHORT_LETTERS` letters or fewer) is allowed this
     much on top of its letters before it is judged too long ("Yes." takes about 0.5 s more than three letters' worth;
-    measured, docs/PERFORMANCE.md "Short lines")."""
+    measured, docs/PERFORMANCE-LOG.md "Short lines")."""
     rate_takes: float = 8
     """Takes of a voice needed before its own rate is known (until then durations are not judged)."""
     end_db: float = 6.0
