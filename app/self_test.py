@@ -163,6 +163,9 @@ def _run(out: Path, bundle: Path | None, timeout: float) -> int:
         problems.append("a plot is empty")
     if result["segments"] != 3 or not result["regenerated"]:
         problems.append("the project was not rendered and regenerated")
+    words = result["words"]
+    if words["missing"] or any(code in words["errors"] for code in ALIGNER_BROKEN):
+        problems.append(f"the takes' word times were not found (the aligner's process failed): {words}")
     broken = {f: n for f, n in encoders.items() if not isinstance(n, int) or n <= 0}
     if broken:
         problems.append(f"encoding the speech failed: {broken}")
@@ -223,6 +226,7 @@ def _studio_round(app, window, out: Path, timeout: float) -> dict:
     readalong = _readalong_round(app, studio, out / "selftest.epub", timeout)
     return {
         "segments": len(project.segments),
+        "words": _word_times(project),
         "regenerated": len(project.segments[1].takes) == 2 and project.segments[1].chosen == 1,
         "export_path": str(out / "selftest.m4b"),
         "m4b": m4b,
@@ -231,6 +235,26 @@ def _studio_round(app, window, out: Path, timeout: float) -> dict:
         "export_seconds": round(export.seconds, 3),
         "progress_events": studio.progress_events,
     }
+
+
+ALIGNER_BROKEN = ("align.internal", "align.not_installed")
+"""A take's alignment that says the aligner itself failed (its process, or pocketsphinx missing from the build); the
+stand-in's speech is not speech, so "align.not_matching" is its usual answer and proves the aligner ran."""
+
+
+def _word_times(project) -> dict:
+    """What the render's aligner (in its own process: in the frozen app, a multiprocessing child) made of each take."""
+    found: dict = {"aligned": 0, "errors": {}, "missing": 0}
+    for segment in project.segments:
+        take = project.chosen_take(segment)
+        alignment = take.alignment if take is not None else None
+        if alignment is None:
+            found["missing"] += 1
+        elif alignment.get("error"):
+            found["errors"][alignment["error"]] = found["errors"].get(alignment["error"], 0) + 1
+        else:
+            found["aligned"] += 1
+    return found
 
 
 def _readalong_round(app, studio, path: Path, timeout: float) -> dict:

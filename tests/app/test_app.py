@@ -293,6 +293,9 @@ def test_self_test_command(tmp_path):
     assert report["ok"] and report["chunks"] >= 2 and report["samples_played"] >= report["samples_generated"] > 0
     assert report["waveform_points"] > 0 and report["latency_points"] > 0
     assert report["providers"]["language_model"] == "cpu"
+    words = report["words"]  # every take went through the real aligner's process (noise: usually not matching)
+    assert words["missing"] == 0 and words["aligned"] + sum(words["errors"].values()) == 3
+    assert not set(words["errors"]) & {"align.internal", "align.not_installed"}
     assert (out / "window.png").stat().st_size > 10000
     screens = report["first_start"]
     assert [s["screen"] for s in screens] == ["1024x600@150%", "1366x768@100%", "1920x1080@200%"]
