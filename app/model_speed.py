@@ -1,15 +1,18 @@
-"""How fast each model speaks on a CPU, from measurements (docs/PERFORMANCE-LOG.md), said where the user picks one.
+"""How fast each model speaks on a CPU, from measurements (docs/PERFORMANCE.md, its current figures), said where the
+user picks one.
 
 The figures are one-shot real-time factors (synthesis time ÷ audio time) of the faithful q4 bundles on a 2-core
-AMD EPYC with onnxruntime 1.31.1: Turbo 0.72–0.75, Original 2.34. Multilingual shares Original's language model and
-decoder (with CFG) and was not measured separately, so it is said to be about as slow as Original.
+AMD EPYC with onnxruntime 1.31.1, the slower of the last two runs (2026-11-27, with the defaults of that day's
+decoder and language-model work): Turbo 0.65–0.70, Original 1.24–1.26 (2.34 before that work). Multilingual shares
+Original's language model and decoder (with CFG) and was not measured separately, so it is said to be about as slow
+as Original.
 """
 
 from __future__ import annotations
 
 import os
 
-CPU_RTF = {"turbo": 0.75, "original": 2.34, "multilingual": 2.34}
+CPU_RTF = {"turbo": 0.70, "original": 1.26, "multilingual": 1.26}
 MEASURED = {"turbo": True, "original": True, "multilingual": False}
 
 
