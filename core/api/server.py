@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import ipaddress
 import logging
-import socket
 import threading
 import time
 from dataclasses import dataclass
@@ -26,6 +25,7 @@ from starlette.exceptions import HTTPException
 from core.api.errors import BAD_REQUEST, ApiError, error_response
 from core.api.guard import RequestGuard
 from core.api.jobs import JobQueue
+from core.api.listening import listening_socket
 from core.api.models import first_param, first_problem
 from core.api.routes import ApiState, router
 from core.api.timestamps import TimestampStore
@@ -149,11 +149,7 @@ class ApiServer:
         import uvicorn
 
         self.app, self.host = app, host
-        family = socket.AF_INET6 if ":" in host else socket.AF_INET
-        try:
-            self.socket = socket.create_server((host.strip("[]"), port), family=family)
-        except OSError as exc:
-            raise InvalidOptions("api.cannot_listen", host=host, port=port, reason=str(exc.strerror or exc)) from exc
+        self.socket = listening_socket(host, port)
         self.port = self.socket.getsockname()[1]
         config = uvicorn.Config(app, log_config=None, access_log=False, lifespan="off", timeout_graceful_shutdown=2)
         self.server = uvicorn.Server(config)

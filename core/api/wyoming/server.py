@@ -12,20 +12,20 @@ import asyncio
 import contextlib
 import logging
 import signal
-import socket
 import threading
 from collections.abc import Callable
 
 from wyoming.error import Error
 
 from core.api.jobs import JobFailed, JobQueue
+from core.api.listening import listening_socket
 from core.api.server import is_loopback
 from core.api.voices import ApiVoices
 from core.api.wyoming.config import DEFAULT_HOST, DEFAULT_PORT, WyomingConfig
 from core.api.wyoming.discovery import Announcer, ZeroconfAnnouncer, announced_address, service_info
 from core.api.wyoming.events import MAX_LINE
 from core.api.wyoming.handler import Service, WyomingHandler, without_voice
-from core.engine import ChatterboxError, InferenceWorker, InvalidOptions
+from core.engine import ChatterboxError, InferenceWorker
 from core.voices import VoiceLibrary
 from core.wording import describe
 
@@ -52,14 +52,8 @@ class WyomingServer:
         announcer: Callable[[], Announcer] = ZeroconfAnnouncer,
     ):
         self.config = config or WyomingConfig()
-        if not 0 <= port <= 65535:
-            raise InvalidOptions("api.port_range", port=port)
         self.host = host.strip("[]")
-        family = socket.AF_INET6 if ":" in self.host else socket.AF_INET
-        try:
-            self.socket = socket.create_server((self.host, port), family=family)
-        except OSError as exc:
-            raise InvalidOptions("api.cannot_listen", host=host, port=port, reason=str(exc.strerror or exc)) from exc
+        self.socket = listening_socket(host, port)
         self.port: int = self.socket.getsockname()[1]
         self.jobs = jobs or JobQueue(worker, self.config.max_waiting)
         self.service = Service(worker, self.jobs, ApiVoices(library), library, self.config)
