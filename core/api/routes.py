@@ -25,7 +25,7 @@ from starlette.datastructures import FormData, UploadFile
 
 from core.api.audio import Output, parse_output_format
 from core.api.errors import ApiError, bad_request
-from core.api.jobs import JobQueue, Part, QueueFull, plan
+from core.api.jobs import Job, JobQueue, Part, QueueFull, plan
 from core.api.models import (
     CONVERSION_FIELDS,
     CaptionedParams,
@@ -197,21 +197,11 @@ async def speech(request: Request) -> Response:
     state = _state(request)
     fields, upload = await _speech_fields(request, state.max_upload_bytes)
     params = _speech_params(fields, state.max_input_chars)
-    caps = _loaded_model(state.worker, params.model)
-    voice = _speech_voice(state.voices, params, upload, caps)
-    options = _speech_options(params, caps)
-    _check_language(state.worker, params.language)
+    request_to_speak = _synthesis_request(state, params, upload)
     headers = _speech_headers(params)
-    parts = _speakable(params.input)
-    if parts is None:  # nothing to say ("." is how Home Assistant tests a server): a short silence
-        rid = state.worker.new_request_id()
-        headers["X-Request-Id"] = str(rid)
-        return silent_response(params, headers, _timestamps(state, params, rid, [], headers))
-    try:
-        job = state.jobs.submit(SynthesisRequest(params.input, voice, options), asyncio.get_running_loop(), parts)
-    except QueueFull as exc:
-        raise _queue_full(exc) from None
-    marks = _timestamps(state, params, job.request_id, job.sentences, headers)
+    job, marks = _submit_speech(state, params, request_to_speak, headers)
+    if job is None:  # nothing to say ("." is how Home Assistant tests a server): a short silence
+        return silent_response(params, headers, marks)
     return await respond(job, params, request, headers, marks)
 
 
@@ -224,22 +214,12 @@ async def captioned_speech(request: Request) -> Response:
     fields, _upload = await _speech_fields(request, state.max_upload_bytes, captioned=True)
     captioned = _captioned_params(fields)
     params = _checked_input(_speech_params_of(captioned), state.max_input_chars)
-    caps = _loaded_model(state.worker, params.model)
-    voice = _speech_voice(state.voices, params, None, caps)
-    options = _speech_options(params, caps)
-    _check_language(state.worker, params.language)
+    request_to_speak = _synthesis_request(state, params, None)
     ignored = sorted(n for n in set(fields) - set(CaptionedParams.model_fields) if _HEADER_SAFE.fullmatch(n))[:20]
     headers = {IGNORED_HEADER: ", ".join(ignored)} if ignored else {}
-    parts = _speakable(params.input)
-    if parts is None:
-        rid = state.worker.new_request_id()
-        headers["X-Request-Id"] = str(rid)
-        return silent_captioned(params, headers, _timestamps(state, params, rid, [], headers))
-    try:
-        job = state.jobs.submit(SynthesisRequest(params.input, voice, options), asyncio.get_running_loop(), parts)
-    except QueueFull as exc:
-        raise _queue_full(exc) from None
-    marks = _timestamps(state, params, job.request_id, job.sentences, headers)
+    job, marks = _submit_speech(state, params, request_to_speak, headers)
+    if job is None:
+        return silent_captioned(params, headers, marks)
     volume = 1.0 if captioned.volume_multiplier is None else captioned.volume_multiplier
     return await respond_captioned(job, params, captioned.stream, volume, request, headers, marks)
 
@@ -361,6 +341,33 @@ INSTRUCTIONS_IGNORED = "ignored: Chatterbox does not follow style instructions; 
 
 def _speech_headers(params: SpeechParams) -> dict[str, str]:
     return {INSTRUCTIONS_HEADER: INSTRUCTIONS_IGNORED} if params.instructions else {}
+
+
+def _synthesis_request(state: ApiState, params: SpeechParams, upload: Upload | None) -> SynthesisRequest:
+    """What a speech request asks the worker for, checked against the loaded model: its model name, voice (a library
+    name or this request's own recording), options and language (an :class:`ApiError` for any it cannot serve)."""
+    caps = _loaded_model(state.worker, params.model)
+    voice = _speech_voice(state.voices, params, upload, caps)
+    options = _speech_options(params, caps)
+    _check_language(state.worker, params.language)
+    return SynthesisRequest(params.input, voice, options)
+
+
+def _submit_speech(
+    state: ApiState, params: SpeechParams, request: SynthesisRequest, headers: dict[str, str]
+) -> tuple[Job | None, Timestamps | None]:
+    """Queue ``request`` on the worker (429 when too many wait) with its timestamps where asked; ``(None, marks)`` for
+    a text with nothing to say, whose silence the route answers itself (its id in ``headers``)."""
+    parts = _speakable(params.input)
+    if parts is None:
+        rid = state.worker.new_request_id()
+        headers["X-Request-Id"] = str(rid)
+        return None, _timestamps(state, params, rid, [], headers)
+    try:
+        job = state.jobs.submit(request, asyncio.get_running_loop(), parts)
+    except QueueFull as exc:
+        raise _queue_full(exc) from None
+    return job, _timestamps(state, params, job.request_id, job.sentences, headers)
 
 
 def _queue_full(exc: QueueFull) -> ApiError:
