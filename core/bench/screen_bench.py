@@ -18,7 +18,7 @@ from pathlib import Path
 import soundfile as sf
 
 from core.engine import Pipeline, RuntimeOptions
-from core.narration import create_project, render_pending
+from core.narration import Project, create_project, render_pending
 from core.narration.importing.book_import import parse_text
 from core.narration.importing.build import import_document, source_identity
 from core.narration.screening import Thresholds, judge, measure_take
@@ -37,6 +37,23 @@ REPEATS = 5
 """Times the screen is run on each take (the median is reported)."""
 
 
+def first_sentences(count: int) -> str:
+    """The first ``count`` sentences of :data:`TEXT`."""
+    return ". ".join(TEXT.split(". ")[:count]).rstrip(".") + "."
+
+
+def text_project(folder: Path, title: str, text: str, voice: Path | None, max_new_tokens: int) -> Project:
+    """A saved, unrendered project of ``text`` read in ``voice``, seeded, each sentence capped at ``max_new_tokens``
+    (random weights never say STOP: that is a sentence's length)."""
+    project = create_project(folder, title)
+    identity = source_identity(title, text, None)
+    import_document(project, parse_text(text, title), str(voice) if voice else None, None, Path.cwd(), identity)
+    project.seed = 7
+    project.settings["max_new_tokens"] = max_new_tokens
+    project.save()
+    return project
+
+
 def bench_screen(
     bundle: Path,
     voice: Path | None,
@@ -47,14 +64,7 @@ def bench_screen(
     max_new_tokens: int = 100,
 ) -> dict:
     work = Path(folder or tempfile.mkdtemp(prefix="bench-screen-"))
-    text = ". ".join(TEXT.split(". ")[:sentences]).rstrip(".") + "."
-    project = create_project(work / "Screen.cbproj", "Screen bench")
-    document = parse_text(text, "Screen bench")
-    identity = source_identity("b", text, None)
-    import_document(project, document, str(voice) if voice else None, None, Path.cwd(), identity)
-    project.seed = 7
-    project.settings["max_new_tokens"] = max_new_tokens  # random weights never say STOP: a sentence's length
-    project.save()
+    project = text_project(work / "Screen.cbproj", "Screen bench", first_sentences(sentences), voice, max_new_tokens)
     pipe = Pipeline.from_bundle(bundle, runtime or RuntimeOptions())
     ends: dict[int, float] = {}
 

@@ -29,18 +29,9 @@ from typing import Any
 import numpy as np
 import soundfile as sf
 
+from core.bench.screen_bench import first_sentences, text_project
 from core.engine import SAMPLE_RATE, AlignerProcess, ChatterboxError, Pipeline, RuntimeOptions, shared_aligner
-from core.narration import TakePolicy, create_project, render_pending
-from core.narration.importing.book_import import parse_text
-from core.narration.importing.build import import_document, source_identity
-
-TEXT = (
-    "The sun rose over the hills. Birds began to sing in the old oak tree. A farmer walked to the field with a "
-    "basket of seeds on his arm. He stopped at the gate and looked at the sky. Clouds were gathering in the west, "
-    "grey and heavy with rain. By noon the first drops fell on the dusty road. The children ran inside, laughing. "
-    "Their mother lit the lamp and put the kettle on the stove. Outside, the wind turned the pages of the day. "
-    "Nobody minded the weather that evening. Stories were told until the fire burned low. Then the house was quiet."
-)
+from core.narration import TakePolicy, render_pending
 
 
 def bench_words(
@@ -52,19 +43,12 @@ def bench_words(
     max_new_tokens: int = 100,
 ) -> dict:
     work = Path(folder or tempfile.mkdtemp(prefix="bench-words-"))
-    text = ". ".join(TEXT.split(". ")[:sentences]).rstrip(".") + "."
+    text = first_sentences(sentences)
     pipe = Pipeline.from_bundle(bundle, runtime or RuntimeOptions())
     runs: dict[str, dict[str, Any]] = {}
     for name, words in (("warm", False), ("without", False), ("with", True)):
-        project = create_project(work / f"{name}.cbproj", f"Words bench ({name})")
-        shown = text if name != "warm" else text.split(". ")[0] + "."
-        import_document(
-            project, parse_text(shown, "Words bench"), str(voice) if voice else None, None, Path.cwd(),
-            source_identity(name, shown, None),
-        )  # fmt: skip
-        project.seed = 7
-        project.settings["max_new_tokens"] = max_new_tokens  # random weights never say STOP: a sentence's length
-        project.save()
+        shown = text if name != "warm" else first_sentences(1)
+        project = text_project(work / f"{name}.cbproj", f"Words bench ({name})", shown, voice, max_new_tokens)
         aligner_cpu, render_cpu = shared_aligner().cpu_seconds, time.process_time()
         summary = render_pending(project, pipe, policy=TakePolicy(words=words))
         render_cpu = time.process_time() - render_cpu

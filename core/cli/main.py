@@ -234,14 +234,9 @@ def _bench_project(args) -> int:
     return 0
 
 
-def _add_bench_screen(sub: Subparsers, defaults: RuntimeOptions) -> None:
-    """``bench-screen``: the take screen's cost per take against the render's, in one run."""
-    p = sub.add_parser(
-        "bench-screen",
-        help="what screening a take costs (with and without speech recognition) as a share of rendering it",
-        description="Renders a few sentences with BUNDLE, then times the take screen (and speech recognition) on "
-        "each take the render made; reports both per take and as a share of the take's render time.",
-    )
+def _add_sentences_render_arguments(p: argparse.ArgumentParser) -> None:
+    """What a bench that renders a few sentences takes (``bench-screen``, ``bench-words``): the model, a voice, how
+    many sentences and how long each may be."""
     p.add_argument("--bundle", type=Path, required=True, help="the model (the faithful Turbo bundle: see PERFORMANCE)")
     p.add_argument("--voice", type=Path, help="a reference recording (Turbo has no voice of its own)")
     p.add_argument("--sentences", type=int, default=12)
@@ -251,6 +246,17 @@ def _add_bench_screen(sub: Subparsers, defaults: RuntimeOptions) -> None:
         default=100,
         help="speech tokens a sentence may have (100: 4 s; random weights never say STOP)",
     )
+
+
+def _add_bench_screen(sub: Subparsers, defaults: RuntimeOptions) -> None:
+    """``bench-screen``: the take screen's cost per take against the render's, in one run."""
+    p = sub.add_parser(
+        "bench-screen",
+        help="what screening a take costs (with and without speech recognition) as a share of rendering it",
+        description="Renders a few sentences with BUNDLE, then times the take screen (and speech recognition) on "
+        "each take the render made; reports both per take and as a share of the take's render time.",
+    )
+    _add_sentences_render_arguments(p)
     p.add_argument("--asr", choices=("auto", "whisper", "sphinx", "none"), default="auto")
     p.add_argument("--folder", type=Path, help="where the project goes (default: the temp folder)")
     p.add_argument("--json", type=Path, help="also write the report as JSON")
@@ -279,15 +285,7 @@ def _add_bench_words(sub: Subparsers, defaults: RuntimeOptions) -> None:
         description="Renders a few sentences with BUNDLE without and with word times, reports the aligner's time as "
         "a share of the render and the render's ratio, and the aligner's rate on espeak-ng speech.",
     )
-    p.add_argument("--bundle", type=Path, required=True, help="the model (the faithful Turbo bundle: see PERFORMANCE)")
-    p.add_argument("--voice", type=Path, help="a reference recording (Turbo has no voice of its own)")
-    p.add_argument("--sentences", type=int, default=12)
-    p.add_argument(
-        "--max-new-tokens",
-        type=int,
-        default=100,
-        help="speech tokens a sentence may have (100: 4 s; random weights never say STOP)",
-    )
+    _add_sentences_render_arguments(p)
     p.add_argument("--folder", type=Path, help="where the projects go (default: the temp folder)")
     p.add_argument("--json", type=Path, help="also write the report as JSON")
     runtime_arguments(p, cache_dir=False)
