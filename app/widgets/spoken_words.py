@@ -7,7 +7,6 @@ the word heard at a moment of playback, which the editor shows highlighted (:fun
 from __future__ import annotations
 
 import logging
-import re
 from bisect import bisect_right
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -18,9 +17,9 @@ from PySide6.QtGui import QColor, QTextCharFormat, QTextCursor
 from PySide6.QtWidgets import QPlainTextEdit, QTextEdit
 
 from core.engine import AudioChunk, ChatterboxError, clean_text, shared_aligner
+from core.narration import place_words
 
 log = logging.getLogger(__name__)
-_WORD = re.compile(r"[\w’'-]+")
 
 
 @dataclass(frozen=True)
@@ -103,17 +102,11 @@ class SpokenWords(QObject):
         except Exception:
             log.exception("aligning a sentence failed")
             return
-        placed, cursor = [], 0
-        lowered = sentence.lower()
-        for word in found.words:
-            parts = _WORD.findall(word.word.lower())
-            if not parts:
-                continue
-            at = lowered.find(parts[0], cursor)
-            if at < 0:
-                continue
-            cursor = at + len(parts[0])
-            placed.append((word.start + offset / rate, word.end + offset / rate, start + at, start + cursor))
+        placed = [
+            (word.start + offset / rate, word.end + offset / rate, start + span[0], start + span[1])
+            for word, span in zip(found.words, place_words(sentence, [w.word for w in found.words]))
+            if span is not None  # found in the sentence as the exports and the studio find a take's words
+        ]
         self._found.emit(serial, placed)
 
     def _add(self, serial: int, placed: list) -> None:

@@ -48,3 +48,20 @@ def test_the_word_being_heard_is_highlighted_in_the_text(qtbot, window, monkeypa
     speak.text.set_text("Another text.")  # the text shown is not the one spoken: nothing is marked
     speak._on_play_tick()
     assert speak.text.editor.extraSelections() == []
+
+
+def test_a_word_is_found_whole_in_its_sentence_never_inside_another(qtbot, monkeypatch):
+    """The aligner placed only "a": it is the word "a", not the "a" inside "cat" (words are found as the exports and
+    the studio find them, core.narration.place_words)."""
+    import numpy as np
+
+    from app.widgets.spoken_words import SpokenWords
+    from core.engine.alignment.words import Alignment, WordTime
+
+    text = "The cat sat on a mat."
+    fakes.share(monkeypatch, lambda audio, rate, *_a: Alignment([WordTime("a", 0.5, 0.6)], audio.size / rate))
+    words = SpokenWords()
+    words.begin(text, "en")
+    words._align(words._serial, np.zeros(24000, np.float32), 24000, 0, 0, len(text))
+    assert [(text[w.first : w.last], w.first) for w in words.words] == [("a", text.index(" a ") + 1)]
+    words.close()
