@@ -68,6 +68,8 @@ class StudioBase(QWidget):
     export_finished = Signal(object)
     """An export ended and its files are in place (the export's result)."""
     export_ended = Signal()
+    _takes_progress_format = "{done} of {total} takes"
+    """The progress bar's words while a job on the takes runs (:meth:`_takes_job_began` sets them)."""
     """An export ended: written (after :attr:`export_finished`), failed or cancelled."""
     show_cast_requested = Signal()
     """The Cast panel should be shown (the window shows its side tab)."""
@@ -211,6 +213,28 @@ class StudioBase(QWidget):
     def _writable(self) -> bool:
         """Edits are possible: a project is open, neither a render nor an export has it, no other process holds it."""
         return self.project is not None and not self.busy and not self.controller.read_only
+
+    def _takes_job_began(self, total: int, progress_format: str, status: str) -> None:
+        """A job on the rendered takes (screening again, finding word times) started: the list is locked and the
+        progress bar counts ``total`` takes (``progress_format`` holds ``{done}`` and ``{total}``)."""
+        self.segments.editable = False
+        self._takes_progress_format = progress_format
+        self.progress.setRange(0, total)
+        self._takes_job_progress(0, total)
+        self.status.setText(status)
+        self._update_controls()
+
+    def _takes_job_progress(self, done: int, total: int) -> None:
+        self.progress.setValue(done)
+        self.progress.setFormat(self._takes_progress_format.format(done=done, total=total))
+
+    def _takes_job_ended(self, text: str) -> None:
+        """The job on the takes is over: the list editable again, the progress bar empty, ``text`` said."""
+        self.segments.editable = not self.controller.read_only
+        self.progress.setFormat("")
+        self.progress.setValue(0)
+        self.status.setText(text)
+        self._update_controls()
 
     def _edited(self, number: int | None = None) -> None:
         self.segments.segments_changed(None if number is None else [number])

@@ -27,7 +27,7 @@ class TakeCheck(_Part):
     """Screening the takes again, as a part of :class:`~app.studio.studio_panel.StudioPanel`."""
 
     def _connect_take_check(self) -> None:
-        self.take_check.progress.connect(self._on_check_progress)
+        self.take_check.progress.connect(self._takes_job_progress)
         self.take_check.finished.connect(self._on_check_finished)
         self.take_check.failed.connect(self._on_check_failed)
         self.takes.check_action.triggered.connect(lambda: self.screen_again(False))
@@ -49,42 +49,28 @@ class TakeCheck(_Part):
         if not self.take_check.start(takes, listen, project.language):
             return False
         self._checked_project = project
-        self.segments.editable = False
-        self.progress.setRange(0, len(takes))
-        self.progress.setValue(0)
-        self.progress.setFormat(f"Screening 0 of {len(takes)} takes")
-        self.status.setText("Screening the takes" + (" with speech recognition…" if listen else "…"))
-        self._update_controls()
+        status = "Screening the takes" + (" with speech recognition…" if listen else "…")
+        self._takes_job_began(len(takes), "Screening {done} of {total} takes", status)
         return True
-
-    def _on_check_progress(self, done: int, total: int) -> None:
-        self.progress.setValue(done)
-        self.progress.setFormat(f"Screening {done} of {total} takes")
 
     def _on_check_finished(self, measured: list, cancelled: bool) -> None:
         if self.project is not getattr(self, "_checked_project", None):
-            self._check_ended("")  # another project is open now: these measures were the closed one's
+            self._takes_job_ended("")  # another project is open now: these measures were the closed one's
             return
         try:
             report = self.controller.store_checked(measured, cancelled)
         except ChatterboxError as exc:
-            self._check_ended("Screening stopped: " + describe_error(exc))
+            self._takes_job_ended("Screening stopped: " + describe_error(exc))
             self.message.emit(describe_error(exc), True)
             return
         self.segments.segments_changed(report.changed)
         unreadable = f"; {len(report.missing)} take(s) could not be read" if report.missing else ""
         stopped = " (stopped early: the rest keep their screens)" if cancelled else ""
-        self._check_ended(f"Screened {report.checked} take(s){stopped}: {len(report.flagged)} need review{unreadable}.")
+        flagged = len(report.flagged)
+        self._takes_job_ended(f"Screened {report.checked} take(s){stopped}: {flagged} need review{unreadable}.")
         self._show_counts()
         self.changed.emit()
 
     def _on_check_failed(self, message: str) -> None:
-        self._check_ended("Screening stopped: " + message)
+        self._takes_job_ended("Screening stopped: " + message)
         self.message.emit(message, True)
-
-    def _check_ended(self, text: str) -> None:
-        self.segments.editable = not self.controller.read_only
-        self.progress.setFormat("")
-        self.progress.setValue(0)
-        self.status.setText(text)
-        self._update_controls()

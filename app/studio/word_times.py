@@ -22,7 +22,7 @@ class WordTimes(_Part):
     """Finding the takes' word times, as a part of :class:`~app.studio.studio_panel.StudioPanel`."""
 
     def _connect_word_times(self) -> None:
-        self.word_times.progress.connect(self._on_words_progress)
+        self.word_times.progress.connect(self._takes_job_progress)
         self.word_times.finished.connect(self._on_words_found)
         self.word_times.failed.connect(self._on_words_failed)
         self.takes.words_action.triggered.connect(self.find_word_times)
@@ -44,43 +44,28 @@ class WordTimes(_Part):
         if not self.word_times.start(project, takes):
             return False
         self._aligned_project = project
-        self.segments.editable = False
-        self.progress.setRange(0, len(takes))
-        self.progress.setValue(0)
-        self.progress.setFormat(f"Word times: 0 of {len(takes)} takes")
-        self.status.setText("Finding each word's time in the takes…")
-        self._update_controls()
+        status = "Finding each word's time in the takes…"
+        self._takes_job_began(len(takes), "Word times: {done} of {total} takes", status)
         return True
-
-    def _on_words_progress(self, done: int, total: int) -> None:
-        self.progress.setValue(done)
-        self.progress.setFormat(f"Word times: {done} of {total} takes")
 
     def _on_words_found(self, found: list, cancelled: bool) -> None:
         if self.project is None or self.project is not getattr(self, "_aligned_project", None):
-            self._words_ended("")  # another project is open now: these words were the closed one's
+            self._takes_job_ended("")  # another project is open now: these words were the closed one's
             return
         project = self._open_project()
         try:
             changed = store_alignments(project, found)
         except ChatterboxError as exc:
-            self._words_ended("Word times not stored: " + describe_error(exc))
+            self._takes_job_ended("Word times not stored: " + describe_error(exc))
             self.message.emit(describe_error(exc), True)
             return
         failed = sum(1 for _segment, _take, alignment in found if alignment.get("error"))
         stopped = " (stopped early: Find word times goes on from there)" if cancelled else ""
         without = f"; {failed} could not be aligned and keep their sentence timing" if failed else ""
         self.segments.segments_changed([project.number(segment) for segment in changed])
-        self._words_ended(f"Word times found for {len(found) - failed} take(s){stopped}{without}.")
+        self._takes_job_ended(f"Word times found for {len(found) - failed} take(s){stopped}{without}.")
         self.changed.emit()
 
     def _on_words_failed(self, message: str) -> None:
-        self._words_ended("Finding the word times stopped: " + message)
+        self._takes_job_ended("Finding the word times stopped: " + message)
         self.message.emit(message, True)
-
-    def _words_ended(self, text: str) -> None:
-        self.segments.editable = not self.controller.read_only
-        self.progress.setFormat("")
-        self.progress.setValue(0)
-        self.status.setText(text)
-        self._update_controls()
