@@ -284,8 +284,6 @@ def load_parts(
                 graph = q8.source
             if progress is not None:
                 progress(DECODER_Q8_PROGRESS, time.perf_counter() - started)
-        if progress is not None:
-            progress(name, None)
         started = time.perf_counter()
         model_bytes = lm_bytes if name == "language_model" else None
         if name == "conditional_decoder":
@@ -297,6 +295,9 @@ def load_parts(
             progress(name, time.perf_counter() - started)
         return session
 
+    if progress is not None:  # every graph's start is told here, before the model can be usable without it
+        for name in files.graphs:
+            progress(name, None)
     pool = ThreadPoolExecutor(len(files.graphs), thread_name_prefix="load")
     futures = {name: pool.submit(load, name, graph) for name, graph in files.graphs.items()}
     pool.shutdown(wait=False)  # the threads end with their load
