@@ -85,6 +85,21 @@ def test_confidence_tells_sure_from_unsure_lines():
         ),  # pronouns by gender
         (["Ruth looked at Tom.", "Tom set down the cup. “I won’t go.”"], ["Tom"]),  # a beat
         (["“Lizzy, you must not,” said Mrs. Bennet.", "“But, mamma, I shall.”"], ["Mrs. Bennet", "Lizzy"]),
+        (  # narration that announces the speech that follows
+            ["Harriet was silent. With a little reserve of manner, Emma continued:", "“You mean to accept him.”"],
+            ["Emma"],
+        ),
+        (  # … as the end of a paragraph of speech can (its first sentence is its own quote's tag)
+            [
+                "“Not at all,” said Mr. Darcy. A short pause followed, and Mrs. Hurst began again.",
+                "“I have a great regard for Jane.”",
+            ],
+            ["Mr. Darcy", "Mrs. Hurst"],
+        ),
+        (
+            ["Gogol sat down.", "“Right, my boy,” said the President, “you are not good at anything.”"],
+            ["The President", "The President"],
+        ),  # a person named by a title the cast does not list
     ],
 )
 def test_each_cue_on_a_line_of_its_own(paragraphs, expected):
@@ -154,3 +169,22 @@ def test_bench_cast_scores_annotated_novels_by_quotation_type(capsys, tmp_path):
     assert main(["bench-cast", "--annotated", str(tmp_path)]) == 2
     assert "lacks novel_text.txt, quotation_info.csv, character_info.csv" in capsys.readouterr().err
     assert main(["bench-cast"]) == 2
+
+
+def test_a_married_woman_keeps_her_own_first_name_and_a_man_his_two_names():
+    """``Mrs. Rachel Lynde`` is Rachel (and ``Mrs. Rachel``), while ``Mrs. Peter Blewett`` is not Peter; ``Mr.
+    Archer`` and ``Newland Archer`` are one man, so ``Archer exclaimed`` names him."""
+    paragraphs = [
+        "Mrs. Rachel Lynde lived just where the Avonlea main road dipped down. Mrs. Rachel was sitting at her window.",
+        "Mrs. Peter Blewett came by. Peter Blewett was her husband; he kept the mill. Peter Blewett nodded.",
+        "Newland Archer looked at his mother. Mr. Archer was not a talker, and Newland Archer said nothing more.",
+        "Mrs. Archer sighed, and Janey sighed with her.",
+        "“I hope she will!” Archer exclaimed.",
+        "“Well now,” said Mrs. Rachel.",
+        "“Come in,” said Peter.",
+    ]
+    result = attribute(paragraphs)
+    archer, rachel, peter = (result.characters[q.speaker] for q in result.quotes)
+    assert archer.name == "Newland Archer" and {"Mr. Archer", "Archer"} <= archer.aliases
+    assert {"Rachel Lynde", "Mrs. Rachel", "Rachel"} <= rachel.aliases and rachel.gender == "f"
+    assert peter.name == "Peter Blewett" and peter.gender == "m" and "Mrs. Peter Blewett" not in peter.aliases

@@ -9,6 +9,8 @@ dialogue, unless two quotes carry two different tags):
   first-person narrator, ``first_person``);
 - **continuation**: the other quotes of a tagged paragraph (``“Well,” said he, “we shall see.”``), and the next
   paragraph of a speech that runs on (each paragraph opening a new quote, the previous one left open);
+- **announced**: narration that ends announcing the speech that follows (``With a little reserve of manner, Emma
+  continued:`` / ``… and Mrs. Hurst began again.``) names its speaker (cue ``explicit``);
 - **beat**: no speech verb, but the paragraph's narration names someone (``Tom set down the cup. “I won’t go.”``);
 - **implicit**: a run of untagged quotes alternates between the last two speakers (A, B, A, B); a name inside a quote
   is who is addressed, not who speaks, so the next untagged line is likely theirs. Narration breaks the run.
@@ -83,7 +85,7 @@ class _Tagger:
         people = "|".join(sorted(PEOPLE, key=len, reverse=True))
         who = (  # "said her father" is her father, not "her"; "the concierge called" is a person of the book
             rf"(?P<who>(?:the|his|her|our|le|la|der|die)\s+(?:{roles})\b|(?:{pronoun_words})\b(?!\s+(?:{relations})\b)"
-            rf"|(?:the|that)\s+(?:[a-z][\w-]*\s+){{0,2}}(?:{people})\b"
+            rf"|(?:the|that|this)\s+(?:[a-z][\w-]*\s+){{0,2}}(?:{people})\b"
             rf"|[A-ZÀ-Þ][\w’'.-]*(?:\s+(?:(?:van|von|de|der|du|la|della|di|da)\s+){{0,2}}[A-ZÀ-Þ][\w’'-]*){{0,2}})"
         )
         lead = r"^[\s,;:.!?—–-]*"
@@ -201,7 +203,7 @@ def attribute(paragraphs: list[str], language: str = "en") -> Attribution:
     story = _Story(cast, narrator)
     out: list[QuoteSpeaker] = []
     previous_open: int | None = None
-    run = False
+    run, tail = False, ""
     addressed: int | None = None
     for index, text in enumerate(paragraphs):
         found = by_paragraph.get(index)
@@ -236,7 +238,10 @@ def attribute(paragraphs: list[str], language: str = "en") -> Attribution:
             else:
                 chosen.append((None, ""))
         if not tagged:
-            speaker, cue = _untagged(found, text, pieces, story, cast, previous_open, run, addressed, vocatives)
+            before = tail if run else paragraphs[index - 1] if index else ""
+            speaker, cue = _untagged(
+                found, before, pieces, story, cast, previous_open, run, addressed, vocatives, tagger
+            )
             chosen = [(speaker, cue if i == 0 else ("continuation" if speaker is not None else cue))
                       for i, _ in enumerate(found)]  # fmt: skip
         story.mention(" ".join(pieces))
@@ -247,7 +252,7 @@ def attribute(paragraphs: list[str], language: str = "en") -> Attribution:
         story.spoke(last)
         previous_open = last if found[-1].open_end else None
         addressed = next(iter(vocatives - {last}), None) if vocatives else None
-        run = True
+        run, tail = True, pieces[-1]
     return Attribution(cast.characters, out)
 
 
@@ -372,8 +377,9 @@ def _resolve(
             return character.id, "explicit"
     described = _DESCRIBED.match(tag.strip())
     if described and described.group(2).lower() in PEOPLE:  # "said the concierge": the concierge, a character
+        words = described.group(1)
         return story.cast.described(
-            f"The {described.group(1).lower()}", PEOPLE[described.group(2).lower()]
+            f"The {words if words[:1].isupper() else words.lower()}", PEOPLE[described.group(2).lower()]
         ).id, "explicit"
     return None, ""
 
@@ -387,9 +393,12 @@ PEOPLE = {
     "child": None, "concierge": None, "cook": None, "nurse": "f", "woman": "f", "lady": "f", "girl": "f",
     "maid": "f", "housekeeper": "f", "landlady": "f", "hostess": "f", "widow": "f", "patronne": "f",
     "governess": "f", "old man": "m", "old woman": "f", "old lady": "f", "young man": "m", "young lady": "f",
+    "president": None, "secretary": None, "chairman": "m", "official": None, "drummer": "m", "unknown": None,
+    "marquis": "m", "marquise": "f", "doorman": "m", "gardener": "m", "groom": "m", "farmer": "m", "clergyman": "m",
 }  # fmt: skip
 """People a book may name by what they are ("said the concierge"), each a character of its own, with a gender."""
-_DESCRIBED = re.compile(r"^(?:the|that)\s+((?:[a-z][\w-]*\s+){0,2}?((?:old |young )?[a-z][\w-]*))$")
+_DESCRIBED = re.compile(r"^(?:the|that|this)\s+((?:[a-z][\w-]*\s+){0,2}?((?:old |young )?[a-zA-Z][\w-]*))$", re.I)
+"""``the concierge``, ``that brisk official``, ``the President`` (a title the cast does not list: as written)."""
 
 
 def _addressed(quote: str, cast: Cast) -> set[int]:
@@ -465,9 +474,28 @@ def _relative(tag_window: str, story: _Story, addressed: Collection[int] = ()) -
     return None
 
 
+def _introducer(
+    before: str, story: _Story, exclude: set[int], tagger: _Tagger, after_quote: bool
+) -> tuple[int, str] | None:
+    """Narration that ends announcing the next speech (``With a little reserve of manner, Emma continued:``,
+    ``… and Mrs. Hurst began again.``): the one its last sentence names first."""
+    text = before.rstrip()
+    sentences = _SENTENCES.split(text.strip())
+    sentence = sentences[-1]
+    if not text.endswith(":") and not tagger.verbs.search(sentence):
+        return None
+    if after_quote and (len(sentences) < 2 or text.endswith(("”", '"'))):
+        return None  # "…," said Emma. — the quote's own tag, not the next one's
+    for m in mentions_in(sentence):
+        character = story.cast.resolve(m)
+        if character is not None and character.id not in exclude:
+            return character.id, "explicit"
+    return None
+
+
 def _untagged(
     found: list[Quote],
-    text: str,
+    before: str,
     pieces: list[str],
     story: _Story,
     cast: Cast,
@@ -475,6 +503,7 @@ def _untagged(
     run: bool,
     addressed: int | None,
     vocatives: set[int],
+    tagger: _Tagger,
 ) -> tuple[int | None, str]:
     if previous_open is not None and found[0].start <= 2:
         return previous_open, "continuation"
@@ -483,6 +512,9 @@ def _untagged(
             character = cast.resolve(m)
             if character is not None and character.id not in vocatives:
                 return character.id, "beat"
+    introduced = _introducer(before, story, vocatives, tagger, run) if pieces[0].strip() == "" else None
+    if introduced is not None:
+        return introduced
     last = story.speakers[-1] if story.speakers else None
     me = story.narrator.id if story.narrator is not None else None
     if not run and me is not None and last not in (None, me) and me not in vocatives:

@@ -44,7 +44,9 @@ STOP = frozenset(
         Mamma Papa Mama Pa Ma Mum Dad Ha Hm Hush Pray Pooh Alas Nay Aye Ay Oho Hullo Hello Goodbye Besides Although
         Though Because Since Until Unless Whether Meanwhile However Moreover Also Just Again Once Never Always Sometimes
         Often Soon Later Today Tomorrow Yesterday Tonight Mrs Mr Miss Ms Dr Lady Captain Colonel Le La Les Un Une Der
-        Die Das Ein Eine Und Aber Ich Du Er Sie Es Wir Ihr Je Tu Il Elle Nous Vous Ils Elles Et Mais Oui Non Ja Nein"""
+        Die Das Ein Eine Und Aber Ich Du Er Sie Es Wir Ihr Je Tu Il Elle Nous Vous Ils Elles Et Mais Oui Non Ja Nein
+        During Through Across Behind Beyond Between Among Against Toward Towards Within Like Unlike Except Despite
+        Below Above Near Along Around About Beside Inside Outside Whenever Wherever Whatever Whoever Presently"""
     )
 )
 MALE_NAMES = frozenset(
@@ -76,14 +78,16 @@ NICKNAMES = {
 PLACE_SUFFIXES = frozenset(
     _words(
         """House Park Lodge Hall Street Square Abbey Castle Court Manor Place Road Lane Cottage Farm Church Gables
-        Island Bay River Hill Common Wood Woods Green Town City Station Bridge Row Terrace Gardens Inn Hotel Club"""
+        Island Bay River Hill Common Wood Woods Green Town City Station Bridge Row Terrace Gardens Inn Hotel Club
+        Avenue"""
     )
 )
 """A run ending in one of these is a place (Netherfield Park, Lucas Lodge, Green Gables), not a person."""
 NATIONS = frozenset(
     _words(
         """English French Irish Scotch Scottish Scots Welsh Italian German Spanish Dutch Russian American Indian
-        British Greek Roman Latin Swiss Austrian Prussian Polish Turkish Chinese Japanese Christian Catholic"""
+        British Greek Roman Latin Swiss Austrian Prussian Polish Turkish Chinese Japanese Christian Catholic Swedish
+        Norwegian Danish European Alpine Parisian Protestant"""
     )
 )
 _LOCATIVE = re.compile(
@@ -275,7 +279,7 @@ def find_cast(
         form = f"{honorific} {plain}" if honorific else plain
         forms[character.id][form] += count
         cast._link(form, character)
-        if len(words) > 1 and not _wife_of(honorific, pronouns.get(words)):
+        if len(words) > 1 and not _wife_of(honorific, words, pronouns.get(words)):
             cast._link(plain, character)
             if words[0] not in cast._by_key and words[0] not in HONORIFICS:
                 cast._link(words[0], character)
@@ -285,20 +289,25 @@ def find_cast(
         character.name = _display_name(forms[character.id])
         if character.gender is None:
             character.gender = _gender(character, pronouns)
+    _join_mister(cast)
     _link_surnames(cast)
     if first_person:
         cast._link("I", cast._add("I", None))
     return cast
 
 
-def _wife_of(honorific: str | None, votes: Counter[str] | None) -> bool:
-    """``Mrs. Newland Archer`` is Newland Archer's wife when the plain name is a man's (its pronouns say so): the
-    plain name is then not hers."""
-    if honorific is None or not votes:
+def _wife_of(honorific: str | None, words: tuple[str, ...], votes: Counter[str] | None) -> bool:
+    """``Mrs. Newland Archer`` (``Mrs. Peter Blewett``) is Newland Archer's wife when the plain name is a man's (a
+    man's first name, or its pronouns say so): the plain name is then not hers. ``Mrs. Rachel Lynde`` is Rachel."""
+    if honorific is None:
         return False
     title = HONORIFICS.get(honorific.rstrip("."))
+    if (title == "f" and words[0] in FEMALE_NAMES) or (title == "m" and words[0] in MALE_NAMES):
+        return False
+    if title == "f" and words[0] in MALE_NAMES:
+        return True
     other = "m" if title == "f" else "f" if title == "m" else None
-    return other is not None and votes[other] > votes[title or ""]
+    return votes is not None and other is not None and votes[other] > votes[title or ""]
 
 
 def _first_name(word: str) -> bool:
@@ -338,11 +347,14 @@ def _existing(cast: Cast, honorific: str | None, words: tuple[str, ...]) -> Char
         return cast.characters[cast._by_key[NICKNAMES[plain]]]
     if len(words) > 1 and words[0] in cast._by_key:
         return cast.characters[cast._by_key[words[0]]]
+    named = "m" if words[0] in MALE_NAMES else "f" if words[0] in FEMALE_NAMES else None
     carriers = {
         cast._by_key[key]
         for key in cast._by_key
         if len(key.split()) >= 2 and key.split()[-1] == words[-1] and key.split()[0].rstrip(".") in HONORIFICS
     }
+    if named is not None:  # Peter Blewett is not Mrs. Peter Blewett
+        carriers = {cid for cid in carriers if cast.characters[cid].gender in (None, named)}
     if len(carriers) == 1:
         return cast.characters[next(iter(carriers))]
     return None
@@ -350,6 +362,33 @@ def _existing(cast: Cast, honorific: str | None, words: tuple[str, ...]) -> Char
 
 def _carriers(cast: Cast, surname: str) -> int:
     return len({cid for key, cid in cast._by_key.items() if len(key.split()) >= 2 and key.split()[-1] == surname})
+
+
+def _join_mister(cast: Cast) -> None:
+    """``Mr. Archer`` and ``Newland Archer``, the one man of each kind with that surname, are one man: the book
+    names him both ways. (A woman's surname changes with marriage, and two titled men may be father and son, so
+    only a plain full name joins the one ``Mr.``.)"""
+    misters: dict[str, set[int]] = defaultdict(set)
+    plain_men: dict[str, set[int]] = defaultdict(set)
+    for character in cast.characters:
+        for alias in character.aliases:
+            parts = alias.split()
+            if len(parts) == 2 and parts[0] == "Mr.":
+                misters[parts[1]].add(character.id)
+            elif len(parts) >= 2 and parts[0].rstrip(".") not in HONORIFICS and character.gender == "m":
+                plain_men[parts[-1]].add(character.id)
+    for surname, ids in misters.items():
+        men = plain_men.get(surname, set()) - ids
+        if len(ids) != 1 or len(men) != 1:
+            continue
+        into, other = cast.characters[next(iter(ids))], cast.characters[next(iter(men))]
+        if any(alias.split()[0].rstrip(".") in HONORIFICS for alias in other.aliases):
+            continue  # Sir William Lucas is not Mr. Lucas
+        for alias in other.aliases:
+            cast._by_key[alias] = into.id
+        into.aliases |= other.aliases
+        into.mentions += other.mentions
+        into.name, other.aliases, other.mentions = other.name, set(), 0
 
 
 def _link_surnames(cast: Cast) -> None:
