@@ -1,5 +1,6 @@
 """``python -m app`` starts the desktop app; ``python -m app --check`` says what this machine lacks;
-``python -m app --self-test OUT_DIR [--bundle DIR]`` proves it works.
+``python -m app --self-test OUT_DIR [--bundle DIR]`` proves it works; ``python -m app --screenshots DIR`` saves each
+main view as a PNG (the docs' pictures).
 
 Before Qt is imported, the platform plugin Qt is about to use is loaded once (:mod:`app.platform_check`): where a
 system library is missing, the app prints which one and the command that installs it, instead of Qt's abort.
@@ -36,6 +37,12 @@ def main(argv: list[str] | None = None) -> int:
         metavar="OUT_DIR",
         help="start the window, speak a sentence, write screenshots and report.json, exit",
     )
+    parser.add_argument(
+        "--screenshots",
+        type=Path,
+        metavar="DIR",
+        help="open the window offscreen on stand-in data, save each main view as a PNG in DIR, exit",
+    )
     parser.add_argument("--bundle", type=Path, help="model folder for the self-test (default: a tiny stand-in)")
     parser.add_argument("--timeout", type=float, default=180.0, help="self-test time limit in seconds")
     parser.add_argument("--screenshot", type=Path, help=argparse.SUPPRESS)  # one screen of the self-test
@@ -49,7 +56,7 @@ def main(argv: list[str] | None = None) -> int:
         from .machine_check import run_check
 
         return run_check()
-    if args.self_test and not os.environ.get("DISPLAY") and not os.environ.get("WAYLAND_DISPLAY"):
+    if (args.self_test or args.screenshots) and not os.environ.get("DISPLAY") and not os.environ.get("WAYLAND_DISPLAY"):
         os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
     if (problem := _window_problem()) is not None:
         print(problem, file=sys.stderr)
@@ -59,6 +66,10 @@ def main(argv: list[str] | None = None) -> int:
 
         width, height = (int(v) for v in args.size.lower().split("x"))
         return screenshot(args.screenshot, width, height, args.scale)
+    if args.screenshots:
+        from .screenshots import take_screenshots
+
+        return take_screenshots(args.screenshots, args.timeout)
     if args.self_test:
         from .self_test import run_self_test
 

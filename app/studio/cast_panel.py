@@ -376,7 +376,7 @@ class CastPanel(QWidget):
         header.setStretchLastSection(False)
         header.setMinimumSectionSize(24)
         header.setSectionResizeMode(NAME, QHeaderView.ResizeMode.Stretch)
-        header.setSectionResizeMode(VOICE, QHeaderView.ResizeMode.Stretch)
+        header.setSectionResizeMode(VOICE, QHeaderView.ResizeMode.ResizeToContents)  # short: a name gets the room
         digits = self.fontMetrics().horizontalAdvance("Lines") + 14
         narrow = self.fontMetrics().horizontalAdvance("000") + 10
         for column, width in ((LINES, digits), (UNSURE_COLUMN, narrow), (GENDER, 26), (PLAY, 28)):
