@@ -170,6 +170,8 @@ class Job:
         self.report: RequestReport | None = None
         self._lock = threading.RLock()  # cancelling a worker job calls put() back on the same thread
         self._progress = _Progress()
+        self.submitted_at = time.monotonic()
+        """When it was queued (:class:`JobQueue` makes it then): its time to serve, for ``Retry-After``."""
 
     # --- the worker side (any thread) -------------------------------------------------------------------------
     def begin(self) -> None:
@@ -206,12 +208,22 @@ class Job:
                     self._finish()
             elif isinstance(event, (Failed, Cancelled)):
                 progress.running.pop(event.request_id, None)
-                progress.ended = True
-                others = list(progress.running)
-                progress.running.clear()
+                others = self._stop_parts()
                 self.sink.put(replace(event, request_id=self.request_id))
-                for rid in others:
-                    self.jobs.worker.cancel(rid)  # its Cancelled event is not relayed (ended)
+                self._cancel_parts(others)  # their Cancelled events are not relayed (ended)
+
+    def _stop_parts(self) -> list[int]:
+        """End the request's bookkeeping (no event of it is relayed after this); the worker ids of its sentences
+        still queued or running, for :meth:`_cancel_parts`."""
+        progress = self._progress
+        progress.ended = True
+        rids = list(progress.running)
+        progress.running.clear()
+        return rids
+
+    def _cancel_parts(self, rids: list[int]) -> None:
+        for rid in rids:
+            self.jobs.worker.cancel(rid)
 
     def _submit_next(self, rid: int | None = None) -> None:
         """Submit the next sentence to the worker, keeping at most two of this request's sentences there."""
@@ -316,11 +328,8 @@ class Job:
         if self.done:
             return
         with self._lock:
-            self._progress.ended = True
-            rids = list(self._progress.running)
-            self._progress.running.clear()
-        for rid in rids:
-            self.jobs.worker.cancel(rid)
+            rids = self._stop_parts()
+        self._cancel_parts(rids)
         self._end(None)
 
     def _end(self, record: JobRecord | None) -> None:
@@ -541,7 +550,6 @@ class JobQueue:
         """Requests that finished with audio."""
         self.history: deque[JobRecord] = deque(maxlen=256)
         self._seconds: deque[float] = deque(maxlen=20)
-        self._submitted: dict[int, float] = {}
 
     def submit(
         self, request: SynthesisRequest, loop: asyncio.AbstractEventLoop, parts: list[Part] | None = None
@@ -571,7 +579,7 @@ class JobQueue:
             self._check_room()
 
     def _check_room(self) -> None:
-        waiting = sum(not job.started for job in self._active.values())
+        waiting = self._waiting()
         if waiting >= self.max_waiting:
             raise QueueFull(waiting, self._retry_after(waiting))
 
@@ -581,19 +589,17 @@ class JobQueue:
             rid = self.worker.new_request_id()
             job = make(rid)
             self._active[rid] = job
-            self._submitted[rid] = time.monotonic()
         job.begin()
         return job
 
     def ended(self, job: Job, record: JobRecord | None) -> None:
         with self._lock:
-            self._active.pop(job.request_id, None)
-            submitted = self._submitted.pop(job.request_id, None)
+            active = self._active.pop(job.request_id, None) is not None
             if record is not None:
                 self.served += 1
                 self.history.append(record)
-                if submitted is not None:
-                    self._seconds.append(time.monotonic() - submitted)
+                if active:
+                    self._seconds.append(time.monotonic() - job.submitted_at)
 
     def record(self, request_id: int) -> JobRecord | None:
         return next((r for r in self.history if r.request_id == request_id), None)
@@ -606,8 +612,12 @@ class JobQueue:
 
     @property
     def waiting(self) -> int:
+        """API requests queued whose audio has not begun."""
         with self._lock:
-            return sum(not job.started for job in self._active.values())
+            return self._waiting()
+
+    def _waiting(self) -> int:
+        return sum(not job.started for job in self._active.values())
 
     def requests(self) -> list[dict[str, Any]]:
         """Each API request under way: running (its audio has begun) or waiting, and its sentences done."""

@@ -89,6 +89,7 @@ def build_parser() -> argparse.ArgumentParser:
         _add_bench_short_lines,
         _add_bench_text,
         _add_bench_cast,
+        _add_bench_import,
         _add_bench_convert,
         _add_bench_api,
         _add_bench_cluster,
@@ -479,6 +480,44 @@ def _bench_cast(args) -> int:
     return 0
 
 
+def _add_bench_import(sub: Subparsers, defaults: RuntimeOptions) -> None:
+    """``bench-import BOOK``: importing a book (read, then segments): wall time, processor time, peak memory."""
+    p = sub.add_parser(
+        "bench-import",
+        help="time importing a book (read, then cut into segments) and its peak memory",
+        description="Imports BOOK (an EPUB, or any file the importer reads) --runs times, each in a fresh "
+        "interpreter, and reports the median wall time, processor time and peak resident memory (Linux's VmHWM).",
+    )
+    p.add_argument("book", type=Path)
+    p.add_argument("--runs", type=int, default=3)
+    p.add_argument("--json", action="store_true")
+
+
+def _bench_import(args) -> int:
+    import json
+    import subprocess
+
+    from core.bench.import_bench import bench_import
+
+    if args.runs < 1:
+        raise CliError("--runs must be at least 1")
+    if not args.book.is_file():
+        raise CliError(f"{args.book} is not a file.")
+    try:
+        report = bench_import(args.book, args.runs)
+    except subprocess.CalledProcessError as exc:
+        raise CliError(f"{args.book} could not be imported: {(exc.stderr or '').strip().splitlines()[-1:]}") from exc
+    if args.json:
+        print(json.dumps(report, indent=2))
+    else:
+        print(
+            f"{report['chars'] / 1e6:.2f} million characters, {report['segments']} segments: {report['seconds']} s "
+            f"({report['cpu_s']} s of CPU; runs {[r['seconds'] for r in report['runs']]}), peak "
+            f"{report['max_rss_mb']} MB"
+        )
+    return 0
+
+
 def _add_bench_convert(sub: Subparsers, defaults: RuntimeOptions) -> None:
     """``bench-convert``: voice conversion's speed and first audio, and the seeded noise against the graph's."""
     p = sub.add_parser(
@@ -760,6 +799,7 @@ def _main(argv: list[str] | None) -> int:
             "bench-short-lines": _bench_short_lines,
             "bench-text": _bench_text,
             "bench-cast": _bench_cast,
+            "bench-import": _bench_import,
             "bench-convert": _bench_convert,
             "bench-api": _bench_api,
             "bench-cluster": _bench_cluster,

@@ -5,12 +5,14 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
 import numpy as np
 import pytest
 import soundfile as sf
+from onnxruntime.capi.onnxruntime_inference_collection import Session as OrtSession
 from PySide6.QtCore import QPointF, QSettings, Qt, QTimer
 
 from app.settings import Key, Settings
@@ -166,26 +168,53 @@ def test_the_cache_written_in_place_follows_fused_attention(qtbot, window):
     assert window.settings.runtime_options().shared_kv_cache
 
 
-def test_the_gui_stays_responsive_during_synthesis(qtbot, window):
-    gaps, last = [], [time.perf_counter()]
+def test_the_gui_stays_responsive_during_synthesis(qtbot, window, monkeypatch):
+    """The model runs off the GUI thread, and the GUI thread never waits for it. Both are checked so that a busy
+    machine cannot fail them: the first counts the model's runs by thread; the second takes the event loop's longest
+    stall less the time the GUI thread waited for a core (the scheduler's share, which load makes as long as it likes:
+    165-358 ms measured beside busy processes), and compares it with a sentence's synthesis in the same run."""
+    runs: list[int] = []  # the thread of every onnxruntime run
+    for name in ("run", "run_with_iobinding"):
+        plain = getattr(OrtSession, name)
+
+        def counted(self, *args, _plain=plain, **kwargs):
+            runs.append(threading.get_ident())
+            return _plain(self, *args, **kwargs)
+
+        monkeypatch.setattr(OrtSession, name, counted)
+    stalls, last = [], [time.perf_counter(), core_wait_s()]
 
     def tick():
-        now = time.perf_counter()
-        gaps.append(now - last[0])
-        last[0] = now
+        now, waited = time.perf_counter(), core_wait_s()
+        stalls.append((now - last[0]) - (waited - last[1]))
+        last[:] = now, waited
 
+    reports = []
+    window.bridge.request_finished.connect(lambda _rid, report: reports.append(report))
     timer = QTimer()
     timer.setInterval(10)
     timer.timeout.connect(tick)
     timer.start()
     speak_and_wait(qtbot, window, LONG)
     timer.stop()
-    assert len(gaps) > 20
-    # A wait on the inference thread shows as a stall of a sentence's synthesis (~0.4 s on the stand-in) or more.
-    # Below that, the 10 ms timer's gaps are the scheduler's: on two cores shared with the inference threads (and
-    # another test worker) they reached 77-105 ms with the machine otherwise idle and 165 ms under load (measured), and
-    # a tenth of them were over 50 ms beside another worker.
-    assert max(gaps[1:]) < 0.25, f"event loop stalled for {max(gaps[1:]) * 1000:.0f} ms"
+    assert len(stalls) > 20 and len(reports) == 1
+    on_gui = runs.count(threading.get_ident())
+    assert len(runs) > 100 and on_gui == 0, f"{on_gui} of the model's {len(runs)} runs on the GUI thread"
+    # Waiting for the inference thread (or running the model here) stalls the loop for a sentence's synthesis or
+    # more (the click included: a wait in its handler was 695 ms). Measured 2.7-5x below it, idle and beside 2, 4
+    # and 6 busy processes: 31-152 ms against 116-790 ms.
+    sentence_s = reports[0].timings["total_ms"] / 1000 / LONG.count(".")
+    assert max(stalls) < sentence_s, f"the GUI stalled {max(stalls) * 1000:.0f} ms ({sentence_s=:.3f})"
+
+
+def core_wait_s() -> float:
+    """Seconds this thread has spent runnable but waiting for a core (Linux's schedstat; 0 where there is none, so
+    the stall is the wall clock's)."""
+    try:
+        with open(f"/proc/self/task/{threading.get_native_id()}/schedstat") as f:
+            return int(f.read().split()[1]) / 1e9
+    except OSError:
+        return 0.0
 
 
 def test_without_an_audio_device_synthesis_export_and_history_still_work(qtbot, tmp_path, bundles):
