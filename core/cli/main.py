@@ -16,36 +16,31 @@ import logging
 import sys
 import time
 from pathlib import Path
-from typing import TypeAlias
 
 import numpy as np
 
-from core.cli.align import add_parser as add_align_parser
-from core.cli.align import align_command
+from core.cli import align, convert, languages, narrate, project, serve, text, voices
 from core.cli.cluster import check_cluster_arguments, claim_status, note_finished, run_watched, watched
-from core.cli.convert import add_parser as add_convert_parser
-from core.cli.convert import convert
 from core.cli.errors import CliError
 from core.cli.notices import say_notices
-from core.cli.project import add_parsers as add_project_parsers
-from core.cli.project import add_sampling_arguments, narrate_locked, project_locked, sampling_given
-from core.cli.serve import add_parser as add_serve_parser
-from core.cli.serve import serve
-from core.cli.text import add_parsers as add_text_parsers
-from core.cli.text import languages_command, text_command
-from core.cli.voices import add_parser as add_voices_parser
-from core.cli.voices import voices_command
+from core.cli.parser import CliParser, Subparsers
+from core.cli.runtime import (
+    Q4_HELP,
+    add_playback_policy,
+    decoder_arguments,
+    graph_rewrite_arguments,
+    runtime_arguments,
+    runtime_options,
+)
+from core.cli.sampling import add_sampling_arguments, sampling_given
 from core.engine import (
-    AUTO_SMOOTH_RTF,
     DECODER_PROMPT_WINDOWS,
-    PLAYBACK_POLICIES,
     PRECISIONS,
     PROVIDERS,
     Q4_COMPUTE,
     SAMPLE_RATE,
     STREAM_PLANS,
     ChatterboxError,
-    InvalidOptions,
     RuntimeOptions,
     audio_format,
     write_audio_stream,
@@ -56,28 +51,14 @@ from core.standin.spec import SIZES, VARIANTS
 from core.wording import describe_error
 
 EXIT_OK, EXIT_INTERNAL, EXIT_BAD_INPUT, EXIT_SOAK_FAILED = 0, 1, 2, 3
-Q4_HELP = "4-bit language models on the CPU: int8 compute (default, faster) or fp32 compute (as exported)"
-DECODER_PRECISION_HELP = (
-    "the speech decoder on the CPU: q8 (int8 matrix products, made once from the float32 file; a quarter to a "
-    "third faster), fp32, or auto (default: q8 on the CPU for every model, the file's own precision on CUDA)"
-)
 log = logging.getLogger("core.cli.main")
-
-
-class _Parser(argparse.ArgumentParser):
-    def error(self, message: str):  # one line, exit 2, like every other bad input
-        self.exit(EXIT_BAD_INPUT, f"{self.prog}: error: {message}\n")
-
-
-Subparsers: TypeAlias = "argparse._SubParsersAction[_Parser]"
-"""argparse's sub-parser collection (``add_subparsers()``), as :func:`build_parser` passes it on."""
 
 
 def build_parser() -> argparse.ArgumentParser:
     defaults = RuntimeOptions()
-    parser = _Parser(prog="python -m core", description="Chatterbox TTS ONNX pipeline (no GUI).")
+    parser = CliParser(prog="python -m core", description="Chatterbox TTS ONNX pipeline (no GUI).")
     parser.add_argument("-v", "--verbose", action="store_true", help="log progress to stderr")
-    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=CliParser)
     for add in (
         _add_make_standin,
         _add_info,
@@ -96,12 +77,8 @@ def build_parser() -> argparse.ArgumentParser:
         _add_synth,
     ):
         add(sub, defaults)
-    add_convert_parser(sub, runtime_arguments)
-    add_project_parsers(sub, runtime_arguments)
-    add_serve_parser(sub, runtime_arguments)
-    add_text_parsers(sub)
-    add_voices_parser(sub)
-    add_align_parser(sub)
+    for command in (convert, narrate, project, serve, text, languages, voices, align):
+        command.add_parser(sub)
     return parser
 
 
@@ -630,100 +607,6 @@ def _add_synth(sub: Subparsers, defaults: RuntimeOptions) -> None:
     p.add_argument("--json", action="store_true", help="print one JSON object with tokens and timings")
 
 
-def add_playback_policy(p: argparse.ArgumentParser, defaults: RuntimeOptions) -> None:
-    p.add_argument(
-        "--playback-policy",
-        choices=PLAYBACK_POLICIES,
-        default=defaults.playback_policy,
-        help="when streamed playback starts: fast (with the first audio, stalls accepted), smooth (when the forecast "
-        "from the measured costs says nothing later will be late), auto (smooth when the measured real-time factor "
-        f"is {AUTO_SMOOTH_RTF} or more; default)",
-    )
-
-
-def runtime_arguments(p: argparse.ArgumentParser, cache_dir: bool = True, lm_batch: bool = False) -> None:
-    """How the model runs: precision, 4-bit compute, provider, threads (and the conditioning cache folder, and for
-    project renders the language-model batch)."""
-    from core.engine import PRECISIONS, PROVIDERS, Q4_COMPUTE, RuntimeOptions
-
-    p.add_argument("--precision", choices=PRECISIONS, default="fp32")
-    p.add_argument("--q4-compute", choices=Q4_COMPUTE, default=RuntimeOptions().q4_compute, help=Q4_HELP)
-    p.add_argument("--provider", choices=PROVIDERS, default="auto")
-    p.add_argument("--threads", type=int)
-    graph_rewrite_arguments(p)
-    decoder_arguments(p)
-    if cache_dir:
-        p.add_argument("--cache-dir", type=Path, help="conditioning cache folder (default: the user cache dir)")
-    if lm_batch:
-        p.add_argument(
-            "--lm-batch",
-            type=int,
-            default=RuntimeOptions().lm_batch,
-            help="sentences the language model generates together while rendering (Turbo; 1: one at a time)",
-        )
-        p.add_argument(
-            "--no-joined-decoding",
-            action="store_true",
-            help="decode every sentence of a batch in its own decoder call (default: up to 12 s per call)",
-        )
-
-
-def graph_rewrite_arguments(p: argparse.ArgumentParser) -> None:
-    """The language model's graph as exported instead of rewritten at load (``--no-shape-folding``,
-    ``--no-fused-attention``, ``--no-shared-kv-cache``)."""
-    p.add_argument(
-        "--no-shape-folding",
-        action="store_true",
-        help="run the language model's graph as exported (default: its shape arithmetic folded into constants)",
-    )
-    p.add_argument(
-        "--no-fused-attention",
-        action="store_true",
-        help="run each layer's attention as exported (default: one MultiHeadAttention operator per layer)",
-    )
-    p.add_argument(
-        "--no-shared-kv-cache",
-        action="store_true",
-        help="append to the language model's cache by copying it every step (default: written in place, in one "
-        "buffer per layer)",
-    )
-
-
-def decoder_arguments(p: argparse.ArgumentParser) -> None:
-    """The speech decoder's precision, flow steps and convolution layout (``--decoder-precision``,
-    ``--decoder-flow-steps``, ``--no-blocked-convolutions``), and whether it takes turns with the language model
-    (``--take-turns``)."""
-    from core.engine import DECODER_PRECISIONS, TAKE_TURNS, RuntimeOptions
-
-    p.add_argument(
-        "--decoder-precision",
-        choices=DECODER_PRECISIONS,
-        default=RuntimeOptions().decoder_precision,
-        help=DECODER_PRECISION_HELP,
-    )
-    p.add_argument(
-        "--decoder-flow-steps",
-        type=int,
-        default=RuntimeOptions().decoder_flow_steps,
-        help="flow-matching steps of the Original/Multilingual decoder (default 5, half the exported 10; 10 as "
-        "exported; fewer are faster and less refined; Turbo keeps its 2)",
-    )
-    p.add_argument(
-        "--no-blocked-convolutions",
-        action="store_true",
-        help="run the speech decoder's convolutions 1-D, as exported (default on the CPU: 2-D, in onnxruntime's "
-        "blocked channel layout; the same arithmetic, faster)",
-    )
-    p.add_argument(
-        "--take-turns",
-        choices=TAKE_TURNS,
-        default=RuntimeOptions().take_turns,
-        help="the language model and the speech decoder take turns, each with every core to itself and its idle "
-        "threads spinning while it runs: auto (default: when both run on the CPU), always, or never (the decoder "
-        "runs beside the language model where the plan lets it, its threads sleeping)",
-    )
-
-
 def main(argv: list[str] | None = None) -> int:
     claim_status()  # in the child of a command with --ray: where it says that it finished (core/cli/cluster.py)
     try:
@@ -751,7 +634,7 @@ def _main(argv: list[str] | None) -> int:
             "make-standin": _make_standin,
             "info": _info,
             "synth": _synth,
-            "convert": lambda a: convert(a, _runtime(a)),
+            "convert": convert.run,
             "bench": _bench,
             "bench-export": _bench_export,
             "bench-project": _bench_project,
@@ -764,13 +647,13 @@ def _main(argv: list[str] | None) -> int:
             "bench-api": _bench_api,
             "bench-cluster": _bench_cluster,
             "soak": _soak,
-            "narrate": lambda a: narrate_locked(a, _runtime(a)),
-            "project": lambda a: project_locked(a, _runtime(a)),
-            "serve": lambda a: serve(a, _runtime(a)),
-            "text": text_command,
-            "languages": languages_command,
-            "voices": voices_command,
-            "align": align_command,
+            "narrate": narrate.run,
+            "project": project.run,
+            "serve": serve.run,
+            "text": text.run,
+            "languages": languages.run,
+            "voices": voices.run,
+            "align": align.run,
         }
         return commands[args.command](args)
     except ChatterboxError as exc:
@@ -889,65 +772,26 @@ def _make_standin(args) -> int:
 
 
 def _runtime(args):
-    from core.engine import RuntimeOptions
-
-    try:
-        common = {
-            "provider": args.provider,
-            "precision": args.precision,
-            "q4_compute": args.q4_compute,
-            "shape_folding": not getattr(args, "no_shape_folding", False),
-            "fused_attention": not getattr(args, "no_fused_attention", False),
-            "shared_kv_cache": not getattr(args, "no_shared_kv_cache", False),
-            "decoder_precision": getattr(args, "decoder_precision", "auto"),
-            "decoder_flow_steps": getattr(args, "decoder_flow_steps", None),
-            "blocked_convolutions": not getattr(args, "no_blocked_convolutions", False),
-            "take_turns": getattr(args, "take_turns", "auto"),
-        }
-        if args.command == "soak":
-            return RuntimeOptions(**common, threads=args.threads)
-        if args.command in ("narrate", "project"):  # nobody listens: one decoder call per segment (1.29x faster)
-            return RuntimeOptions(
-                **common,
-                threads=args.threads,
-                cache_dir=args.cache_dir,
-                stream=False,
-                lm_batch=args.lm_batch,
-                joined_decoding=not args.no_joined_decoding,
-            )
-        if args.command == "convert":
-            return RuntimeOptions(
-                **common,
-                threads=args.threads,
-                cache_dir=args.cache_dir,
-                decoder_prompt_seconds=args.decoder_prompt_seconds,
-            )
-        if args.command == "bench-convert":
-            return RuntimeOptions(**common, threads=args.threads)
-        if args.command == "serve":
-            return RuntimeOptions(**common, threads=args.threads, cache_dir=args.cache_dir)
-        if args.command != "synth":
-            return RuntimeOptions(**common)
-        return RuntimeOptions(
-            **common,
-            threads=args.threads,
-            kv_chaining=not args.no_kv_chaining,
-            conditioning_cache=not args.no_conditioning_cache,
-            prefix_cache=not args.no_prefix_cache,
-            stream=args.stream,
-            first_chunk_tokens=args.first_chunk_tokens,
-            chunk_tokens=args.chunk_tokens,
-            stream_plan=args.stream_plan,
-            playback_policy=args.playback_policy,
-            decoder_thread=not args.no_decoder_thread,
-            decoder_prompt_seconds=args.decoder_prompt_seconds,
-            decoder_prompt_window=args.decoder_prompt_window,
-            cache_dir=args.cache_dir,
-        )
-    except InvalidOptions:
-        raise
-    except ValueError as exc:
-        raise CliError(str(exc)) from exc
+    if args.command in ("soak", "bench-convert"):
+        return runtime_options(args, threads=args.threads)
+    if args.command != "synth":
+        return runtime_options(args)
+    return runtime_options(
+        args,
+        threads=args.threads,
+        kv_chaining=not args.no_kv_chaining,
+        conditioning_cache=not args.no_conditioning_cache,
+        prefix_cache=not args.no_prefix_cache,
+        stream=args.stream,
+        first_chunk_tokens=args.first_chunk_tokens,
+        chunk_tokens=args.chunk_tokens,
+        stream_plan=args.stream_plan,
+        playback_policy=args.playback_policy,
+        decoder_thread=not args.no_decoder_thread,
+        decoder_prompt_seconds=args.decoder_prompt_seconds,
+        decoder_prompt_window=args.decoder_prompt_window,
+        cache_dir=args.cache_dir,
+    )
 
 
 def _info(args) -> int:
