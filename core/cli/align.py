@@ -19,13 +19,14 @@ import sys
 from pathlib import Path
 
 from core.cli.errors import CliError
+from core.cli.parser import Subparsers
 
 EXIT_OK, EXIT_BAD_INPUT = 0, 2
 MATCH_SHARE = 0.8
 """The share of a text's words that must be heard for a recording to match it."""
 
 
-def add_parser(sub) -> None:
+def add_parser(sub: Subparsers) -> None:
     p = sub.add_parser(
         "align",
         help="where each word of a recording's own text is heard: word times by forced alignment, offline",
@@ -42,7 +43,7 @@ def add_parser(sub) -> None:
     p.add_argument("--json", action="store_true")
 
 
-def align_command(args) -> int:
+def run(args) -> int:
     from core.engine import align
 
     text = _text(args)

@@ -10,9 +10,8 @@ import argparse
 import json
 import sys
 import time
-from pathlib import Path
 
-NARRATION = "narrator"
+from core.cli.voices import project_voice, voice_library
 
 
 def add_narrate_cast_arguments(p: argparse.ArgumentParser) -> None:
@@ -75,7 +74,7 @@ def cast_edit(project, args, history) -> bool:
     elif args.cast_voice is not None:
         name, voice = args.cast_voice
         character = cast.find_character(project, name)  # an unknown character is said before a voice is copied in
-        edit = cast.set_character_voice(project, character.name, _voice(project, args, voice))
+        edit = cast.set_character_voice(project, character.name, project_voice(project, args, voice))
         reads = f"voice {character.voice!r}" if character.voice else "the dialogue voice, else the narrator's"
         print(f"cast: {character.name} reads in {reads}", file=sys.stderr)
     else:
@@ -99,21 +98,6 @@ def _name(project, edit) -> str:
 
 def _lines(edit) -> str:
     return f"{len(edit.speakers or [])} line(s)"
-
-
-def _voice(project, args, name: str) -> str | None:
-    from core.narration import resolve_voices
-
-    if name.strip().lower() in ("none", NARRATION):
-        return None
-    return resolve_voices(project, [name], _library(args), Path.cwd())[name]
-
-
-def _library(args):
-    from core.engine import voices_dir
-    from core.voices import VoiceLibrary
-
-    return VoiceLibrary(getattr(args, "library", None) or voices_dir())
 
 
 # --- attributing ------------------------------------------------------------------------------------------------------
@@ -150,7 +134,7 @@ def attribute_on_import(project) -> None:
 def cast_command(project, args) -> int:
     """``project DIR --cast``: attribute again (keeping what a person set), then list the characters."""
     changed, seconds = attribute(project)
-    report = cast_report(project, _library(args))
+    report = cast_report(project, voice_library(args))
     report["changed"], report["seconds"] = changed, round(seconds, 3)
     if args.json:
         print(json.dumps(report, ensure_ascii=False))

@@ -12,13 +12,15 @@ import sys
 from pathlib import Path
 
 from core.cli.notices import say_notices
+from core.cli.parser import Subparsers
 from core.cli.progress_line import ProgressLine
+from core.cli.runtime import runtime_arguments, runtime_options
 from core.engine import SAMPLE_RATE, ConversionRequest, Pipeline, audio_format, load_source, write_audio_stream
 
 EXIT_OK = 0
 
 
-def add_parser(sub, runtime_arguments) -> None:
+def add_parser(sub: Subparsers) -> None:
     p = sub.add_parser(
         "convert",
         help="re-voice a recording: its words and timing in another voice",
@@ -38,6 +40,13 @@ def add_parser(sub, runtime_arguments) -> None:
         help="seconds of the target recording the decoder sees on every call (default 3; up to 10, slower)",
     )
     p.add_argument("--json", action="store_true", help="print one JSON object with the windows and timings")
+
+
+def run(args) -> int:
+    runtime = runtime_options(
+        args, threads=args.threads, cache_dir=args.cache_dir, decoder_prompt_seconds=args.decoder_prompt_seconds
+    )
+    return convert(args, runtime)
 
 
 def convert(args, runtime) -> int:

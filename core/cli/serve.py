@@ -15,6 +15,8 @@ import sys
 from pathlib import Path
 
 from core.cli.errors import CliError
+from core.cli.parser import Subparsers
+from core.cli.runtime import runtime_arguments, runtime_options
 from core.wording import describe_error, describe_notice
 
 EXIT_OK = 0
@@ -23,7 +25,7 @@ WYOMING_URI = "tcp://127.0.0.1:10200"
 not load the API's web framework)."""
 
 
-def add_parser(sub, runtime_arguments) -> None:
+def add_parser(sub: Subparsers) -> None:
     p = sub.add_parser(
         "serve",
         help="serve the local speech API (OpenAI-compatible POST /v1/audio/speech) on this machine",
@@ -52,6 +54,10 @@ def add_parser(sub, runtime_arguments) -> None:
         help="Wyoming: the Multilingual model's language when a request names none",
     )
     runtime_arguments(p)
+
+
+def run(args) -> int:
+    return serve(args, runtime_options(args, threads=args.threads, cache_dir=args.cache_dir))
 
 
 def serve(args, runtime) -> int:

@@ -12,13 +12,14 @@ import json
 from pathlib import Path
 
 from core.cli.errors import CliError
+from core.cli.parser import Subparsers
 
 EXIT_OK = 0
 GENDER_VALUES = {"m": "m", "f": "f", "none": None}
 GENDER_WORDS = {"m": "a man's voice", "f": "a woman's voice", None: "not said"}
 
 
-def add_parser(sub) -> None:
+def add_parser(sub: Subparsers) -> None:
     p = sub.add_parser(
         "voices",
         help="list the voice library; say whose voice a saved voice is (a cast is offered voices by gender)",
@@ -31,11 +32,26 @@ def add_parser(sub) -> None:
     p.add_argument("--json", action="store_true")
 
 
-def voices_command(args) -> int:
+def voice_library(args):
+    """The voice library ``--library`` names, or the app's (``voices``, ``narrate``, ``project``)."""
     from core.engine import voices_dir
     from core.voices import VoiceLibrary
 
-    library = VoiceLibrary(args.library or voices_dir())
+    return VoiceLibrary(getattr(args, "library", None) or voices_dir())
+
+
+def project_voice(project, args, name: str) -> str | None:
+    """A voice name for the project (copied in from the library or a file when new); 'none' or 'narrator' → ``None``,
+    the narrator's (a chapter's, quoted speech's or a character's voice)."""
+    from core.narration import resolve_voices
+
+    if name.strip().lower() in ("none", "narrator"):
+        return None
+    return resolve_voices(project, [name], voice_library(args), Path.cwd())[name]
+
+
+def run(args) -> int:
+    library = voice_library(args)
     if args.gender is not None:
         name, value = args.gender
         if value.lower() not in GENDER_VALUES:

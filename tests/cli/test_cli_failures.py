@@ -7,7 +7,7 @@ import json
 
 import core.narration.rendering.render as render_module
 from core.cli.main import main
-from core.cli.project import _ProgressBar
+from core.cli.render_progress import RenderBar
 from core.engine import VoiceReferenceError
 from core.narration import RenderProgress
 
@@ -61,7 +61,7 @@ def test_a_failure_line_stays_on_a_terminal():
             return True
 
     stream = Terminal()
-    bar = _ProgressBar(stream)
+    bar = RenderBar(stream)
     failed = RenderProgress(
         "failed",
         2,

@@ -235,10 +235,11 @@ def test_rendering_without_listening_decodes_each_segment_in_one_call(qtbot, stu
     render(qtbot, window)
     assert speech == {1: 1, 2: 1, 3: 1, 4: 1}  # streaming would cut a segment into several decoder windows
     assert statuses and "Finished playing" not in statuses  # nothing plays: the status says it generates
-    from core.cli.main import _runtime, build_parser
+    from core.cli.main import build_parser
+    from core.cli.project_render import render_runtime
 
     args = build_parser().parse_args(["narrate", "b.txt", "--project", "P", "--bundle", "B"])
-    assert _runtime(args).stream is False  # the command line has no listener either
+    assert render_runtime(args).stream is False  # the command line has no listener either
 
 
 def test_a_turbo_render_without_listening_generates_segments_in_batches(
