@@ -17,7 +17,6 @@ import numpy as np
 from PySide6.QtCore import Qt, Slot
 from PySide6.QtGui import QDragEnterEvent, QDropEvent, QKeySequence, QShortcut
 from PySide6.QtWidgets import (
-    QComboBox,
     QFileDialog,
     QHBoxLayout,
     QLabel,
@@ -42,6 +41,7 @@ from ..controllers.revoice import (
     revoice_problem,
     timing_text,
 )
+from ..controllers.voices import has_default_voice
 from ..engine_bridge import EngineBridge
 from ..messages import Messages
 from ..settings import Settings
@@ -50,6 +50,7 @@ from ..widgets.elided_label import ElidedLabel
 from ..widgets.latency_plot import CONVERSION_WORDS, LatencyPlot
 from ..widgets.message_bar import warning_label_style
 from ..widgets.record_dialog import SourceRecordDialog
+from ..widgets.voice_picker import VoicePicker
 from .result_playback import ResultPlayback
 from .source_loader import SourceLoader
 from .voice_panel import AUDIO_FILTER, VoicePanel, dropped_file
@@ -109,10 +110,8 @@ class RevoicePanel(ResultPlayback):
         self.warning.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
         self.warning.setStyleSheet(warning_label_style())
         self.warning.hide()
-        self.voice_choice = QComboBox(self)
+        self.voice_choice = VoicePicker(self)
         self.voice_choice.setToolTip("The voice the recording is spoken in (the same choice as in the Voice tab)")
-        self.voice_choice.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
-        self.voice_choice.setMinimumContentsLength(6)
         voice_caption = QLabel("Into voice:", self)
         voice_caption.setBuddy(self.voice_choice)
         self.revoice_button = QPushButton("R&e-voice", self)
@@ -170,7 +169,7 @@ class RevoicePanel(ResultPlayback):
     def _connect_signals(self) -> None:
         self.open_button.clicked.connect(self.choose_source)
         self.record_button.clicked.connect(self.record_source)
-        self.voice_choice.activated.connect(self._on_voice_chosen)
+        self.voice_choice.chosen.connect(self._on_voice_chosen)
         self.revoice_button.clicked.connect(self.revoice)
         self.stop_button.clicked.connect(self.stop)
         self.original_button.clicked.connect(lambda: self.play("original"))
@@ -258,36 +257,11 @@ class RevoicePanel(ResultPlayback):
     @Slot()
     def _refresh_voices(self) -> None:
         """The same choices as the Voice tab: the default voice, the library, the recording in use; and a file."""
-        model = self.bridge.model
-        has_default = model is None or model.capabilities.has_default_voice
-        voices, choice = self.voices, self.voice_choice
-        choice.blockSignals(True)
-        choice.clear()
-        if has_default:
-            choice.addItem("Default voice", "default:")
-        for name in voices.names():
-            choice.addItem(name, f"library:{name}")
-        if voices.voice is not None and not voices.name:
-            choice.addItem(Path(voices.voice.source).name, f"file:{voices.voice.source}")
-        if voices.voice is None and not has_default:
-            choice.addItem("No voice chosen", "none:")
-        choice.addItem("Choose a recording…", "choose:")  # each choice's data: "kind:value"
-        if voices.voice is None:
-            current = "default:" if has_default else "none:"
-        else:
-            current = f"library:{voices.name}" if voices.name else f"file:{voices.voice.source}"
-        choice.setCurrentIndex(max(0, choice.findData(current)))
-        choice.blockSignals(False)
+        self.voice_choice.show_choices(self.voices.choices(has_default_voice(self.bridge.model)))
 
-    @Slot(int)
-    def _on_voice_chosen(self, index: int) -> None:
-        kind, _, value = str(self.voice_choice.itemData(index)).partition(":")
-        if kind == "default":
-            self.voice_panel.use_default_voice()
-        elif kind == "library":
-            self.voice_panel.select_library_voice(value)
-        elif kind == "choose":
-            self.voice_panel.choose_file()
+    @Slot(str, str)
+    def _on_voice_chosen(self, kind: str, value: str) -> None:
+        self.voice_panel.choose_voice(kind, value)
         self._refresh_voices()  # a cancelled choice shows the voice in use again
 
     # --- converting --------------------------------------------------------------------------------------------
@@ -383,7 +357,7 @@ class RevoicePanel(ResultPlayback):
 
     @Slot()
     def export_converted(self) -> bool:
-        voice = self.voices.title(self.bridge.model is None or self.bridge.model.capabilities.has_default_voice)
+        voice = self.voices.title(has_default_voice(self.bridge.model))
         return self._export(self.controller.converted, export_name(self.controller.source, voice))
 
     # --- A/B ---------------------------------------------------------------------------------------------------
