@@ -17,7 +17,9 @@ def test_the_window_shows_per_graph_load_progress(qtbot, tmp_path, bundles):
     with qtbot.waitSignal(window.bridge.model_loaded, timeout=30000):
         window.load_model(bundles["original"])
     graphs = {"speech_encoder", "embed_tokens", "language_model", "conditional_decoder"}  # and the made-once steps
-    qtbot.waitUntil(lambda: graphs <= set(window._load_times) and None not in window._load_times.values(), timeout=30000)
+    qtbot.waitUntil(
+        lambda: graphs <= set(window._load_times) and None not in window._load_times.values(), timeout=30000
+    )
     assert any("decoder …" in text for text in shown) and any("language model ✓" in text for text in shown)
     assert not window.load_label.isVisible() and "decoder ✓" in window.model_label.toolTip()
 
