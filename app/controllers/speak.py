@@ -97,7 +97,6 @@ class SpeakController:
         self.ended = ""
         """How the last request ended when it did not finish: "stopped" or "failed" (kept until the next Speak)."""
         self.awaiting_playback = False
-        self.playback_note_shown = False
 
     @property
     def rid(self) -> int | None:
@@ -108,7 +107,6 @@ class SpeakController:
         self.chunks = []
         self.ended = ""
         self.awaiting_playback = True
-        self.playback_note_shown = False
 
     def add_chunk(self, samples: np.ndarray) -> None:
         self.chunks.append(samples)

@@ -2,12 +2,38 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from core.engine import ModelLoaded, VoiceReference, load_voice
 from core.voices import LibraryVoice, RemovedVoice, VoiceLibrary
 
 from ..settings import Key, Settings
+
+
+@dataclass(frozen=True)
+class VoiceChoice:
+    """A voice one can choose: ``kind`` "default" (the model's built-in voice), "library" (``value``: its name),
+    "file" (``value``: the recording in use outside the library), "none" (no voice chosen, the model has none of its
+    own) or "choose" (another recording, asked for)."""
+
+    kind: str
+    value: str
+    label: str
+    gender: str | None = None
+    """A library voice's ``m`` / ``f`` (``None``: not said)."""
+    current: bool = False
+    """The voice in use."""
+
+    @property
+    def key(self) -> str:
+        """``kind:value``: the choice as a picker's item keeps it."""
+        return f"{self.kind}:{self.value}"
+
+
+def has_default_voice(model: ModelLoaded | None) -> bool:
+    """The model has a built-in voice (Turbo has none); with no model loaded yet, one is assumed."""
+    return model is None or model.capabilities.has_default_voice
 
 
 class VoiceController:
@@ -90,6 +116,24 @@ class VoiceController:
         """What the panel shows beside Undo ("" hides it)."""
         last = self.last_removed()
         return f"Removed “{last}”." if last else ""
+
+    # --- what is offered ---------------------------------------------------------------------------------------
+    def choices(self, has_default: bool) -> list[VoiceChoice]:
+        """What the voice pickers offer, in order: the built-in voice (when the model has one), the library's voices,
+        the recording in use when it is not in the library, "No voice chosen" when there is nothing else to show,
+        and another recording; the voice in use marked :attr:`VoiceChoice.current`."""
+        if self.voice is None:
+            current = "default:" if has_default else "none:"
+        else:
+            current = f"library:{self.name}" if self.name else f"file:{self.voice.source}"
+        choices = [VoiceChoice("default", "", "Default voice")] if has_default else []
+        choices += [VoiceChoice("library", v.name, v.name, v.gender) for v in self.library.voices()]
+        if self.voice is not None and not self.name:
+            choices.append(VoiceChoice("file", self.voice.source, Path(self.voice.source).name))
+        if self.voice is None and not has_default:
+            choices.append(VoiceChoice("none", "", "No voice chosen"))
+        choices.append(VoiceChoice("choose", "", "Choose a recording…"))
+        return [replace(c, current=c.key == current) for c in choices]
 
     # --- how others name it ------------------------------------------------------------------------------------
     def title(self, has_default: bool) -> str:

@@ -14,10 +14,9 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from PySide6.QtCore import Qt, QTimer, Signal, Slot
+from PySide6.QtCore import Qt, Slot
 from PySide6.QtGui import QDragEnterEvent, QDropEvent, QKeySequence, QShortcut
 from PySide6.QtWidgets import (
-    QComboBox,
     QFileDialog,
     QHBoxLayout,
     QLabel,
@@ -27,7 +26,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from core.engine import SAMPLE_RATE, AudioChunk, Capabilities, RuntimeOptions, SourceRecording
+from core.engine import SAMPLE_RATE, AudioChunk, RuntimeOptions, SourceRecording
 from core.wording import describe_notice
 
 from ..audio.playback import Player
@@ -42,35 +41,31 @@ from ..controllers.revoice import (
     revoice_problem,
     timing_text,
 )
+from ..controllers.voices import has_default_voice
 from ..engine_bridge import EngineBridge
 from ..messages import Messages
-from ..settings import Key, Settings
-from ..settings_summary import describe_settings
+from ..settings import Settings
 from ..widgets.compare_waveform import CompareWaveform
 from ..widgets.elided_label import ElidedLabel
 from ..widgets.latency_plot import CONVERSION_WORDS, LatencyPlot
 from ..widgets.message_bar import warning_label_style
 from ..widgets.record_dialog import SourceRecordDialog
+from ..widgets.voice_picker import VoicePicker
+from .result_playback import ResultPlayback
 from .source_loader import SourceLoader
 from .voice_panel import AUDIO_FILTER, VoicePanel, dropped_file
 
 REVOICE_TIP = "Speak the recording again in the chosen voice (Ctrl+Enter)"
 BUSY_TIP = "Re-voicing: press again to start over, Stop (Esc) to stop"
 HINT = "Drop a recording here, open one or record one: it is spoken again in the chosen voice."
-CANNOT_PLAY = "Audio cannot be played on this computer."
 
 
-class RevoicePanel(QWidget):
-    playback_status = Signal(str)
-    """What playback does now, for the status bar ("re-voicing… · played 1.2 s", "stopped", …)."""
-    timing_status = Signal(str)
-    """The last conversion's speed for the status bar."""
-    export_available = Signal(bool)
-    """There is re-voiced audio to export."""
-    request_done = Signal(bool)
-    """A conversion ended: True when it produced all its audio, False when it failed."""
-    playback_finished = Signal()
-    """What was played has been played to the end (or could not be played)."""
+class RevoicePanel(ResultPlayback):
+    """Its signals (:class:`ResultPlayback`) say what the conversion and A / B do: ``request_done`` True when a
+    conversion produced all its audio, ``export_available`` when there is re-voiced audio to export."""
+
+    ACTION_TEXT = ("R&e-voice", "Re-voicing…")
+    ACTION_TIP = (REVOICE_TIP, BUSY_TIP)
 
     def __init__(
         self,
@@ -84,10 +79,8 @@ class RevoicePanel(QWidget):
         recordings: Path,
         parent: QWidget | None = None,
     ) -> None:
-        super().__init__(parent)
-        self.bridge, self.player, self.settings, self.voice_panel = bridge, player, settings, voice_panel
-        self.voices = voice_panel.controller
-        self.messages, self.exporter, self.runtime, self.recordings = messages, exporter, runtime, recordings
+        super().__init__(bridge, player, settings, messages, exporter, runtime, parent)
+        self.voice_panel, self.voices, self.recordings = voice_panel, voice_panel.controller, recordings
         self.input_device: Any = None
         """The ``sounddevice`` module for recording (tests inject a fake microphone)."""
         self.controller = RevoiceController()
@@ -99,7 +92,6 @@ class RevoicePanel(QWidget):
         self._offset = 0
         """Where in the recording the player started (A/B takes over at the same spot)."""
         self._folder = ""
-        self._note_shown = False
         self.setAcceptDrops(True)
         self._build_ui()
         self._connect_signals()
@@ -118,10 +110,8 @@ class RevoicePanel(QWidget):
         self.warning.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
         self.warning.setStyleSheet(warning_label_style())
         self.warning.hide()
-        self.voice_choice = QComboBox(self)
+        self.voice_choice = VoicePicker(self)
         self.voice_choice.setToolTip("The voice the recording is spoken in (the same choice as in the Voice tab)")
-        self.voice_choice.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
-        self.voice_choice.setMinimumContentsLength(6)
         voice_caption = QLabel("Into voice:", self)
         voice_caption.setBuddy(self.voice_choice)
         self.revoice_button = QPushButton("R&e-voice", self)
@@ -172,8 +162,6 @@ class RevoicePanel(QWidget):
         column.addLayout(compare_row)
         column.addWidget(self.waveform, 2)
         column.addWidget(self.latency, 3)
-        self._play_timer = QTimer(self)
-        self._play_timer.setInterval(50)
         for keys in ("Ctrl+Return", "Ctrl+Enter"):  # active while this tab shows (Speak's own are hidden then)
             QShortcut(QKeySequence(keys), self, self.revoice)
         QShortcut(QKeySequence(Qt.Key.Key_Escape), self, self.stop)
@@ -181,7 +169,7 @@ class RevoicePanel(QWidget):
     def _connect_signals(self) -> None:
         self.open_button.clicked.connect(self.choose_source)
         self.record_button.clicked.connect(self.record_source)
-        self.voice_choice.activated.connect(self._on_voice_chosen)
+        self.voice_choice.chosen.connect(self._on_voice_chosen)
         self.revoice_button.clicked.connect(self.revoice)
         self.stop_button.clicked.connect(self.stop)
         self.original_button.clicked.connect(lambda: self.play("original"))
@@ -195,7 +183,6 @@ class RevoicePanel(QWidget):
         self.bridge.request_failed.connect(self._on_failed)
         self.bridge.request_cancelled.connect(self._on_cancelled)
         self.bridge.speak_submitted.connect(self._on_player_taken)
-        self._play_timer.timeout.connect(self._on_play_tick)
 
     # --- what others read --------------------------------------------------------------------------------------
     @property
@@ -211,15 +198,9 @@ class RevoicePanel(QWidget):
         """A conversion of this tab runs."""
         return self.controller.rid is not None
 
-    # --- the model ---------------------------------------------------------------------------------------------
-    def model_loading(self) -> None:
-        self.revoice_button.setEnabled(False)
-
-    def model_loaded(self, _caps: Capabilities) -> None:
-        self.revoice_button.setEnabled(True)
-
-    def model_failed(self) -> None:
-        self.revoice_button.setEnabled(self.bridge.model is not None)
+    @property
+    def action_button(self) -> QPushButton:
+        return self.revoice_button
 
     # --- the recording -----------------------------------------------------------------------------------------
     @Slot()
@@ -276,36 +257,11 @@ class RevoicePanel(QWidget):
     @Slot()
     def _refresh_voices(self) -> None:
         """The same choices as the Voice tab: the default voice, the library, the recording in use; and a file."""
-        model = self.bridge.model
-        has_default = model is None or model.capabilities.has_default_voice
-        voices, choice = self.voices, self.voice_choice
-        choice.blockSignals(True)
-        choice.clear()
-        if has_default:
-            choice.addItem("Default voice", "default:")
-        for name in voices.names():
-            choice.addItem(name, f"library:{name}")
-        if voices.voice is not None and not voices.name:
-            choice.addItem(Path(voices.voice.source).name, f"file:{voices.voice.source}")
-        if voices.voice is None and not has_default:
-            choice.addItem("No voice chosen", "none:")
-        choice.addItem("Choose a recording…", "choose:")  # each choice's data: "kind:value"
-        if voices.voice is None:
-            current = "default:" if has_default else "none:"
-        else:
-            current = f"library:{voices.name}" if voices.name else f"file:{voices.voice.source}"
-        choice.setCurrentIndex(max(0, choice.findData(current)))
-        choice.blockSignals(False)
+        self.voice_choice.show_choices(self.voices.choices(has_default_voice(self.bridge.model)))
 
-    @Slot(int)
-    def _on_voice_chosen(self, index: int) -> None:
-        kind, _, value = str(self.voice_choice.itemData(index)).partition(":")
-        if kind == "default":
-            self.voice_panel.use_default_voice()
-        elif kind == "library":
-            self.voice_panel.select_library_voice(value)
-        elif kind == "choose":
-            self.voice_panel.choose_file()
+    @Slot(str, str)
+    def _on_voice_chosen(self, kind: str, value: str) -> None:
+        self.voice_panel.choose_voice(kind, value)
         self._refresh_voices()  # a cancelled choice shows the voice in use again
 
     # --- converting --------------------------------------------------------------------------------------------
@@ -320,15 +276,9 @@ class RevoicePanel(QWidget):
         seed = self.settings.synthesis_options(model.variant).seed
         rid = self.bridge.convert(source, self.voices.voice, seed, self.runtime())
         self.controller.begin(rid)
-        self.player.begin()
         self._live, self._playing, self._offset = True, "live", 0
-        self._note_shown = False
-        self.waveform.clear_audio()
-        self.latency.start_request(describe_settings({k.value: self.settings.get(k) for k in Key}))
+        self._begin_request("re-voicing…")
         self._set_export_available(False)
-        self._show_source()
-        self._busy(True)
-        self.playback_status.emit("re-voicing…")
         self._play_timer.start()
 
     @Slot()
@@ -354,9 +304,8 @@ class RevoicePanel(QWidget):
         if not self.controller.owns(chunk.request_id):
             return
         self.controller.add_chunk(chunk.samples)
-        if self._live and not self.player.feed(chunk.samples) and chunk.samples.size and not self._note_shown:
-            self._note_shown = True
-            self.messages.show(self.player.error or CANNOT_PLAY, error=False)
+        if self._live:
+            self._feed_live(chunk.samples)
         self.waveform.append(chunk.samples)
         self.latency.add_chunk(chunk.lm_ms, chunk.decode_ms, chunk.rtf, at_ms=chunk.at_ms)
         self.converted_button.setEnabled(True)
@@ -372,12 +321,9 @@ class RevoicePanel(QWidget):
         self.timing_status.emit(timing_text(t))
         self.latency.add_request(t.get("first_audio_ms", 0.0), encoder_per_window(report.chunks), t.get("rtf", 0.0))
         source_warnings = self.controller.source.warnings if self.controller.source else ()
-        for warning in report.warnings:
-            if warning not in source_warnings:  # the recording's own were said when it was opened
-                self.messages.show(describe_notice(warning) or "", error=False)
+        self._say_notices(w for w in report.warnings if w not in source_warnings)  # the recording's own were said
         self._set_export_available(True)
-        self._busy(False)
-        self.request_done.emit(True)
+        self._request_ended(True)
 
     @Slot(int, str)
     def _on_failed(self, rid: int, message: str) -> None:
@@ -387,10 +333,7 @@ class RevoicePanel(QWidget):
             self.player.end_of_input()
         self.controller.fail()
         self.waveform.clear_audio()
-        self.messages.show(message)
-        self.playback_status.emit("failed")
-        self._busy(False)
-        self.request_done.emit(False)
+        self._request_failed(message)
 
     @Slot(int)
     def _on_cancelled(self, rid: int) -> None:
@@ -399,7 +342,7 @@ class RevoicePanel(QWidget):
         if self._live:
             self.player.end_of_input()
         self._set_export_available(self.controller.stop())
-        self._busy(False)
+        self._show_busy(False)
 
     @Slot(int)
     def _on_player_taken(self, _rid: int) -> None:
@@ -408,22 +351,14 @@ class RevoicePanel(QWidget):
         self._play_timer.stop()
         self._show_playing()
 
-    def _busy(self, busy: bool) -> None:
-        self.revoice_button.setText("Re-voicing…" if busy else "R&e-voice")
-        self.revoice_button.setToolTip(BUSY_TIP if busy else REVOICE_TIP)
+    def _show_busy(self, busy: bool) -> None:
+        super()._show_busy(busy)
         self._show_source()
-
-    def _set_export_available(self, available: bool) -> None:
-        self.export_button.setEnabled(available)
-        self.export_available.emit(available)
 
     @Slot()
     def export_converted(self) -> bool:
-        audio = self.controller.converted
-        if audio is None or not audio.size:
-            return False
-        voice = self.voices.title(self.bridge.model is None or self.bridge.model.capabilities.has_default_voice)
-        return self.exporter.export(audio, default_name=export_name(self.controller.source, voice))
+        voice = self.voices.title(has_default_voice(self.bridge.model))
+        return self._export(self.controller.converted, export_name(self.controller.source, voice))
 
     # --- A/B ---------------------------------------------------------------------------------------------------
     def play(self, which: str) -> str:
@@ -444,10 +379,7 @@ class RevoicePanel(QWidget):
         at = self.position() if self._playing and self.player.playing else 0
         at = at if at < audio.size - SAMPLE_RATE // 10 else 0
         self._live, self._playing, self._offset = False, which, at
-        self.player.begin()
-        if not self.player.feed(audio[at:]):
-            self.messages.show(self.player.error or CANNOT_PLAY, error=False)
-        self.player.end_of_input()
+        self._play_all(audio[at:])
         self._show_playing()
         self._play_timer.start()
         return "played"
@@ -459,9 +391,7 @@ class RevoicePanel(QWidget):
     def toggle_playback(self) -> str:
         """Space: pause or resume what plays; with nothing playing, play the re-voiced audio (or the original)."""
         if self._playing and (self.player.playing or self.busy):
-            paused = self.player.toggle_pause()
-            self.playback_status.emit("paused — Space resumes" if paused else "playing")
-            return "paused" if paused else "resumed"
+            return self._pause_or_resume()
         return self.play("converted" if self.controller.converted is not None else "original")
 
     def _show_playing(self) -> None:
@@ -470,13 +400,10 @@ class RevoicePanel(QWidget):
 
     @Slot()
     def _on_play_tick(self) -> None:
-        p = self.player
-        lost = p.check()
-        if lost:
-            self.messages.show(lost, error=False)
+        self._check_output()
         at = self.position()
         self.waveform.set_playhead(at)
-        if (p.finished or p.stream is None) and not (self.busy and self._live):
+        if self._played_out() and not (self.busy and self._live):
             playing = self._playing
             self._play_timer.stop()
             self._live, self._playing = False, ""
@@ -484,14 +411,14 @@ class RevoicePanel(QWidget):
             self.playback_status.emit(final_words(playing, at / SAMPLE_RATE, self.controller.ended))
             self.playback_finished.emit()
             return
-        starved = p.stream is not None and bool(p.played) and p.ring.available == 0
-        no_output = bool(p.error) and p.stream is None
-        words = playback_words(self._playing, at / SAMPLE_RATE, self.busy, p.lost, no_output, starved)
+        words = playback_words(
+            self._playing, at / SAMPLE_RATE, self.busy, self.player.lost, self._no_output(), self._starved()
+        )
         self.playback_status.emit(words)
 
     def shutdown(self) -> None:
         """The window closes: no more ticks; a file being read is waited for a moment."""
-        self._play_timer.stop()
+        self.stop_playback_timer()
         self.loader.shutdown()
 
     # --- drops -------------------------------------------------------------------------------------------------

@@ -13,7 +13,7 @@ from dataclasses import replace
 from typing import Any
 
 import numpy as np
-from PySide6.QtCore import QTimer, Signal, Slot
+from PySide6.QtCore import QTimer, Slot
 from PySide6.QtWidgets import QHBoxLayout, QPushButton, QVBoxLayout, QWidget
 
 from core.engine import (
@@ -25,7 +25,7 @@ from core.engine import (
     VoiceReference,
     new_seed,
 )
-from core.wording import describe_error, describe_notice
+from core.wording import describe_error
 
 from ..audio.playback import Player
 from ..audio_export import AudioExport
@@ -36,30 +36,24 @@ from ..engine_bridge import EngineBridge
 from ..history import HistoryEntry
 from ..messages import Messages
 from ..settings import Key, Settings
-from ..settings_summary import describe_settings
 from ..studio.export_dialog import export_name
 from ..widgets.latency_plot import LatencyPlot
 from ..widgets.model_reading_dialog import show_model_reading
 from ..widgets.spoken_words import SpokenWords, highlight_word
 from ..widgets.text_entry import TextEntry
 from ..widgets.waveform_plot import WaveformPlot
+from .result_playback import ResultPlayback
 
 SPEAK_TIP = "Speak the text (Ctrl+Enter)"
 BUSY_TIP = "Speaking: press again to start over, Stop (Esc) to stop"
-CANNOT_PLAY = "Audio cannot be played on this computer."
 
 
-class SpeakPanel(QWidget):
-    playback_finished = Signal()
-    """The last request's audio has been played to the end (or could not be played)."""
-    request_done = Signal(bool)
-    """A request ended: True when it produced audio, False when it failed."""
-    playback_status = Signal(str)
-    """What playback does now, for the status bar ("generating… · played 1.2 s", "stopped", …)."""
-    timing_status = Signal(str)
-    """The last request's speed for the status bar ("RTF 0.40 · first audio 0.31 s")."""
-    export_available = Signal(bool)
-    """There is a result to export (the window enables File → Export last result)."""
+class SpeakPanel(ResultPlayback):
+    """Its signals (:class:`ResultPlayback`): ``playback_finished`` when the last request's audio has been played to
+    the end; ``request_done`` True when a request produced audio."""
+
+    ACTION_TEXT = ("Spea&k", "Speaking…")
+    ACTION_TIP = (SPEAK_TIP, BUSY_TIP)
 
     def __init__(
         self,
@@ -73,9 +67,8 @@ class SpeakPanel(QWidget):
         runtime: Callable[[], RuntimeOptions],
         parent: QWidget | None = None,
     ) -> None:
-        super().__init__(parent)
-        self.bridge, self.player, self.settings, self.voices = bridge, player, settings, voices
-        self.history, self.messages, self.exporter, self.runtime = history, messages, exporter, runtime
+        super().__init__(bridge, player, settings, messages, exporter, runtime, parent)
+        self.voices, self.history = voices, history
         self.controller = SpeakController()
         self._build_ui()
         self._connect_signals()
@@ -103,8 +96,6 @@ class SpeakPanel(QWidget):
         column.addLayout(buttons)
         column.addWidget(self.waveform, 2)
         column.addWidget(self.latency, 3)
-        self._play_timer = QTimer(self)
-        self._play_timer.setInterval(50)
         self.spoken_words = SpokenWords(self)
         """Each word's time in what is being spoken: the word heard is highlighted in the text."""
         self._reference_serial = 0
@@ -121,7 +112,6 @@ class SpeakPanel(QWidget):
         self.bridge.request_finished.connect(self._on_request_finished)
         self.bridge.request_failed.connect(self._on_request_failed)
         self.bridge.convert_submitted.connect(self._on_player_taken)
-        self._play_timer.timeout.connect(self._on_play_tick)
 
     # --- what others read --------------------------------------------------------------------------------------
     @property
@@ -132,16 +122,14 @@ class SpeakPanel(QWidget):
     def last_report(self) -> Any:
         return self.controller.last_report
 
+    @property
+    def action_button(self) -> QPushButton:
+        return self.speak_button
+
     # --- the model ---------------------------------------------------------------------------------------------
-    def model_loading(self) -> None:
-        self.speak_button.setEnabled(False)
-
     def model_loaded(self, caps: Capabilities) -> None:
-        self.speak_button.setEnabled(True)
+        super().model_loaded(caps)
         self.text.set_tags(caps.tags)  # the Insert tag menu, and unknown tags flagged while typing
-
-    def model_failed(self) -> None:
-        self.speak_button.setEnabled(self.bridge.model is not None)  # the model loaded before stays
 
     @Slot()
     def show_reading(self) -> None:
@@ -160,11 +148,7 @@ class SpeakPanel(QWidget):
             return
         self.messages.hide()
         self._reference_serial += 1
-        self.player.begin()
-        self.waveform.clear_audio()
-        self.latency.start_request(describe_settings({k.value: self.settings.get(k) for k in Key}))
-        self.playback_status.emit("generating…")
-        self._speaking(True)
+        self._begin_request("generating…")
         options = self.settings.synthesis_options(model.variant)
         if options.seed is None:  # chosen here, so that a result stopped early is kept with its seed too
             options = replace(options, seed=new_seed())
@@ -183,7 +167,7 @@ class SpeakPanel(QWidget):
         if self.controller.stop():
             self._set_export_available(True)
         self.playback_status.emit("stopped")
-        self._speaking(False)
+        self._show_busy(False)
 
     def _history_fields(self, text: str, seed: int | None) -> dict[str, Any]:
         voice, source = self.voices.history_label()
@@ -195,9 +179,7 @@ class SpeakPanel(QWidget):
         self.spoken_words.add(chunk)
         if chunk.play_start_ms is not None:  # play smoothly: held before the audio is queued, so none slips out
             self.player.hold_until(time.monotonic() + (chunk.play_start_ms - chunk.at_ms) / 1000)
-        if not self.player.feed(chunk.samples) and chunk.samples.size and not self.controller.playback_note_shown:
-            self.controller.playback_note_shown = True
-            self.messages.show(self.player.error or CANNOT_PLAY, error=False)
+        self._feed_live(chunk.samples)
         self.waveform.append(chunk.samples)
         if chunk.forecast is not None:
             self.latency.set_forecast(chunk.forecast)
@@ -218,8 +200,7 @@ class SpeakPanel(QWidget):
             self.latency.set_forecast(forecast)
         audio = self.controller.audio()
         self._set_export_available(audio.size > 0)
-        for warning in report.warnings:
-            self.messages.show(describe_notice(warning) or "", error=False)
+        self._say_notices(report.warnings)
         if fields is not None:
             timings = {k: round(v, 2) for k, v in t.items()} | {"chunks": self.latency.chunk_rows()}
             if forecast.get("chunks"):
@@ -227,8 +208,7 @@ class SpeakPanel(QWidget):
             entry = self._add_to_history(audio, fields, timings=timings)
             if entry is not None:
                 self.latency.name_last_request(entry.id)  # replaying it shows its chunks and marks its point
-        self._speaking(False)
-        self.request_done.emit(True)
+        self._request_ended(True)
 
     @Slot(int, str)
     def _on_request_failed(self, rid: int, message: str) -> None:
@@ -236,10 +216,7 @@ class SpeakPanel(QWidget):
             return  # not a Speak request (a project render says so itself)
         self.player.end_of_input()
         self.controller.fail()
-        self.messages.show(message)
-        self.playback_status.emit("failed")
-        self._speaking(False)
-        self.request_done.emit(False)
+        self._request_failed(message)
 
     @Slot(int)
     def _on_player_taken(self, _rid: int) -> None:
@@ -249,16 +226,7 @@ class SpeakPanel(QWidget):
         if self.controller.rid is not None:
             if self.controller.interrupted():
                 self._set_export_available(True)
-            self._speaking(False)
-
-    def _speaking(self, busy: bool) -> None:
-        """The Speak button says that work runs; the status line keeps "stopped" / "failed" until the next Speak."""
-        self.speak_button.setText("Speaking…" if busy else "Spea&k")
-        self.speak_button.setToolTip(BUSY_TIP if busy else SPEAK_TIP)
-
-    def _set_export_available(self, available: bool) -> None:
-        self.export_button.setEnabled(available)
-        self.export_available.emit(available)
+            self._show_busy(False)
 
     # --- results -----------------------------------------------------------------------------------------------
     def _add_to_history(
@@ -278,10 +246,9 @@ class SpeakPanel(QWidget):
             self._add_to_history(audio, fields, partial=True, timings={"chunks": self.latency.chunk_rows()})
 
     @Slot()
-    def export_last(self) -> None:
-        audio, report = self.controller.last_audio, self.controller.last_report
-        if audio is not None and audio.size:
-            self.exporter.export(audio, default_name=export_name(report.text if report else ""))
+    def export_last(self) -> bool:
+        report = self.controller.last_report
+        return self._export(self.controller.last_audio, export_name(report.text if report else ""))
 
     # --- playing -----------------------------------------------------------------------------------------------
     def replay(self, entry: HistoryEntry, audio: np.ndarray) -> None:
@@ -295,10 +262,7 @@ class SpeakPanel(QWidget):
     def play_reference(self, voice: VoiceReference) -> None:
         """Listen to the reference recording."""
         self.bridge.cancel()
-        self.player.begin()
-        if not self.player.feed(voice.samples):
-            self.messages.show(self.player.error or CANNOT_PLAY, error=False)
-        self.player.end_of_input()
+        self._play_all(voice.samples)
         self.playback_status.emit("playing the reference")
         serial = self._reference_serial = self._reference_serial + 1
         # with the panel as context, the timer dies with it (a window closed before the reference ends)
@@ -313,9 +277,7 @@ class SpeakPanel(QWidget):
     def toggle_playback(self) -> str:
         """Pause or resume what plays; with nothing playing, play the last result again. Returns what it did."""
         if self.bridge.busy or self.player.playing:
-            paused = self.player.toggle_pause()
-            self.playback_status.emit("paused — Space resumes" if paused else "playing")
-            return "paused" if paused else "resumed"
+            return self._pause_or_resume()
         audio = self.controller.last_audio
         if audio is None or not np.size(audio):
             self.messages.note("Nothing to play yet: speak some text first.", 3000)
@@ -337,9 +299,7 @@ class SpeakPanel(QWidget):
     @Slot()
     def _on_play_tick(self) -> None:
         p = self.player
-        lost = p.check()
-        if lost:
-            self.messages.show(lost, error=False)
+        self._check_output()
         self.waveform.set_playhead(min(p.played, p.queued))  # never past what exists
         heard = None
         if self.spoken_words.text == self.text.text:  # the text spoken is the one shown: its word heard marked
@@ -350,18 +310,15 @@ class SpeakPanel(QWidget):
         state = PlaybackState(
             played_s=p.played / SAMPLE_RATE,
             lost=p.lost,
-            no_output=bool(p.error) and p.stream is None,
+            no_output=self._no_output(),
             generating=busy,
             holding_s=p.holding_s if p.stream is not None else 0.0,
-            starved=p.stream is not None and bool(p.played) and p.ring.available == 0,
-            finished=p.finished or p.stream is None,
+            starved=self._starved(),
+            finished=self._played_out(),
             ended=self.controller.ended,
         )
         self.playback_status.emit(playback_text(state))
-        if self.controller.awaiting_playback and not busy and (p.finished or p.stream is None):
+        if self.controller.awaiting_playback and not busy and self._played_out():
             self.controller.awaiting_playback = False
             self._play_timer.stop()
             self.playback_finished.emit()
-
-    def stop_playback_timer(self) -> None:
-        self._play_timer.stop()

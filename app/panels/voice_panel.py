@@ -14,7 +14,6 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QInputDialog,
     QLabel,
-    QListWidget,
     QListWidgetItem,
     QMenu,
     QMessageBox,
@@ -27,14 +26,13 @@ from core.engine import ChatterboxError, ModelLoaded, VoiceReference
 from core.voices import AUDIO_SUFFIXES
 from core.wording import describe_error, describe_notice
 
-from ..controllers.voices import VoiceController
+from ..controllers.voices import VoiceController, has_default_voice
 from ..messages import Messages
 from ..widgets.message_bar import warning_label_style
 from ..widgets.record_dialog import RecordDialog, TrimDialog
+from ..widgets.voice_picker import GENDER_WORDS, VoiceLibraryList, item_name
 
 AUDIO_FILTER = "Audio (*.wav *.flac *.ogg *.mp3 *.aiff *.aif);;All files (*)"
-GENDER_WORDS = {"m": "a man's voice", "f": "a woman's voice", None: "whose voice is not said"}
-"""How the library list describes a voice's gender (a cast's characters are offered voices of theirs first)."""
 NEEDS_RECORDING = (
     "This model (Turbo) has no built-in voice: it needs a recording of the voice to clone. Record 10 s "
     "of speech (Voice → Record…) or choose a recording of 5–10 s of clean speech (Ctrl+O)."
@@ -45,7 +43,7 @@ class VoicePanel(QGroupBox):
     play_requested = Signal(object)
     """Listen to the reference (a :class:`VoiceReference`): the Speak panel plays it."""
     voice_changed = Signal()
-    """The voice in use or the library changed (the Re-voice tab shows the same choice)."""
+    """The voice in use or the library changed (the Re-voice tab's :class:`VoicePicker` shows the same choice)."""
 
     def __init__(
         self, controller: VoiceController, messages: Messages, recordings: Path, parent: QWidget | None = None
@@ -87,7 +85,7 @@ class VoicePanel(QGroupBox):
         self.trim.setToolTip("Keep only part of the recording (saved as a new recording)")
         self.save = QPushButton("Save to &library…", self)
         self.save.setEnabled(False)
-        self.library = QListWidget(self)
+        self.library = VoiceLibraryList(self)
         self.library.setToolTip("Your saved voices: click one to use it; right-click to say whose voice it is")
         self.library.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
         self.remove = QPushButton("&Remove", self)
@@ -129,7 +127,7 @@ class VoicePanel(QGroupBox):
         self.record.clicked.connect(self.record_voice)
         self.play.clicked.connect(self._on_play_clicked)
         self.trim.clicked.connect(self.trim_voice)
-        self.library.itemClicked.connect(self._on_library_clicked)
+        self.library.chosen.connect(self.choose_voice)
         self.library.currentItemChanged.connect(self._on_library_current_changed)
         self.library.customContextMenuRequested.connect(self._library_menu)
         self.save.clicked.connect(self._on_save_clicked)
@@ -158,6 +156,16 @@ class VoicePanel(QGroupBox):
         if not quiet:
             self.messages.hide()
         return True
+
+    @Slot(str, str)
+    def choose_voice(self, kind: str, value: str = "") -> None:
+        """A voice picker's choice (:class:`VoiceChoice`): the default voice, a library voice or a file asked for."""
+        if kind == "default":
+            self.use_default_voice()
+        elif kind == "library":
+            self.select_library_voice(value)
+        elif kind == "choose":
+            self.choose_file()
 
     @Slot(str)
     def select_library_voice(self, name: str) -> bool:
@@ -247,31 +255,18 @@ class VoicePanel(QGroupBox):
 
     # --- display -----------------------------------------------------------------------------------------------
     def refresh_voice(self) -> None:
-        has_default = self.model is None or self.model.capabilities.has_default_voice
+        has_default = has_default_voice(self.model)
         self.set_default_available(has_default)
         voice = self.controller.voice
         self.show_voice(
             self.controller.title(has_default), voice, saveable=voice is not None and not self.controller.name
         )
-        self.select_current(self.controller.name or None)
+        self.library.select(self.controller.name or None)
         self.voice_changed.emit()
 
     def refresh_library(self) -> None:
-        self.set_library(self.controller.names(), self.controller.name or None)
+        self.library.show_choices(self.controller.choices(has_default_voice(self.model)))
         self.voice_changed.emit()
-
-    def set_library(self, names: list[str], current: str | None = None) -> None:
-        self.library.clear()
-        for name in names:
-            item = QListWidgetItem(name)
-            entry = self.controller.get(name)
-            gender = entry.gender if entry is not None else None
-            item.setToolTip(f"{name}: {GENDER_WORDS[gender]} (right-click to change)")
-            if gender is not None:
-                item.setText(f"{name}  ({'man' if gender == 'm' else 'woman'})")
-                item.setData(Qt.ItemDataRole.UserRole, name)
-            self.library.addItem(item)
-        self.select_current(current)
 
     def gender_menu(self, name: str) -> QMenu:
         """Whose voice ``name`` is: a man's, a woman's, or not said (the one it is now checked)."""
@@ -298,17 +293,6 @@ class VoicePanel(QGroupBox):
         item = self.library.itemAt(position)
         if item is not None:
             self.gender_menu(item_name(item)).exec(self.library.viewport().mapToGlobal(position))
-
-    def select_current(self, name: str | None) -> None:
-        """Highlight the library voice in use (none for the default voice or a file outside the library)."""
-        matches = [self.library.item(row) for row in range(self.library.count())] if name else []
-        matches = [item for item in matches if item_name(item) == name]
-        if matches:
-            self.library.setCurrentItem(matches[0])
-            self.library.scrollToItem(matches[0])
-        else:
-            self.library.setCurrentRow(-1)
-            self.library.clearSelection()
 
     def show_undo(self, text: str) -> None:
         """``"Removed “X”."`` beside an Undo button; empty hides both."""
@@ -358,9 +342,6 @@ class VoicePanel(QGroupBox):
         if self.controller.voice is not None:
             self.play_requested.emit(self.controller.voice)
 
-    def _on_library_clicked(self, item: QListWidgetItem) -> None:
-        self.select_library_voice(item_name(item))
-
     def _on_library_current_changed(self, current: QListWidgetItem | None, _previous: QListWidgetItem | None) -> None:
         self.remove.setEnabled(current is not None)
 
@@ -396,12 +377,6 @@ class VoicePanel(QGroupBox):
         if path is not None:
             event.acceptProposedAction()
             self.select_file(path)
-
-
-def item_name(item: QListWidgetItem) -> str:
-    """The library voice an item of the list shows (its text may say whose voice it is too)."""
-    name = item.data(Qt.ItemDataRole.UserRole)
-    return name if isinstance(name, str) else item.text()
 
 
 def dropped_file(event: QDropEvent) -> Path | None:
