@@ -16,32 +16,30 @@ import logging
 import sys
 from types import ModuleType
 
-from core.cli import (
-    align,
-    bench,
-    bench_api,
-    bench_cast,
-    bench_cluster,
-    bench_convert,
-    bench_export,
-    bench_import,
-    bench_project,
-    bench_screen,
-    bench_short_lines,
-    bench_text,
-    bench_words,
-    convert,
-    info,
-    languages,
-    make_standin,
-    narrate,
-    project,
-    serve,
-    soak,
-    synth,
-    text,
-    voices,
-)
+import core.cli.align as align
+import core.cli.bench as bench
+import core.cli.bench_api as bench_api
+import core.cli.bench_cast as bench_cast
+import core.cli.bench_cluster as bench_cluster
+import core.cli.bench_convert as bench_convert
+import core.cli.bench_export as bench_export
+import core.cli.bench_import as bench_import
+import core.cli.bench_project as bench_project
+import core.cli.bench_screen as bench_screen
+import core.cli.bench_short_lines as bench_short_lines
+import core.cli.bench_text as bench_text
+import core.cli.bench_words as bench_words
+import core.cli.convert as convert
+import core.cli.info as info
+import core.cli.languages as languages
+import core.cli.make_standin as make_standin
+import core.cli.narrate as narrate
+import core.cli.project as project
+import core.cli.serve as serve
+import core.cli.soak as soak
+import core.cli.synth as synth
+import core.cli.text as text
+import core.cli.voices as voices
 from core.cli.cluster import check_cluster_arguments, claim_status, note_finished, run_watched, watched
 from core.cli.parser import CliParser
 from core.engine import ChatterboxError
