@@ -50,6 +50,7 @@ from .studio.export_dialog import export_name
 from .studio.project_files import ProjectFiles
 from .studio.studio_panel import StudioPanel
 from .widgets.elided_label import ElidedLabel
+from .widgets.guide_dialog import GuideDialog
 from .widgets.language_files_dialog import LanguageFilesDialog
 from .widgets.message_bar import MessageBar
 from .widgets.model_dialog import ModelDialog
@@ -64,11 +65,13 @@ FINAL_PLAYBACK = ("finished", "stopped", "failed")
 
 
 class MainWindow(QMainWindow):
-    # Added by usability.install: the File menu's voice entry and the Help menu.
+    # Added by usability.install: the File menu's voice entry and the Help menu (the guide, the shortcuts).
     open_voice_action: QAction
     shortcuts_action: QAction
+    guide_action: QAction
     help_menu: QMenu
     shortcuts_dialog: ShortcutsDialog | None
+    guide_dialog: GuideDialog | None
 
     def __init__(
         self,

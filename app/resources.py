@@ -10,3 +10,10 @@ def resource_path(name: str) -> Path:
     frozen_root = getattr(sys, "_MEIPASS", None)  # PyInstaller unpacks data files here
     base = Path(frozen_root) if frozen_root else Path(__file__).resolve().parents[1]
     return base / "resources" / name
+
+
+def docs_path(name: str) -> Path:
+    """A page of ``docs/`` (and its ``images/``): the source checkout's, or the copy the frozen build carries."""
+    frozen_root = getattr(sys, "_MEIPASS", None)
+    base = Path(frozen_root) if frozen_root else Path(__file__).resolve().parents[1]
+    return base / "docs" / name

@@ -151,6 +151,7 @@ def _run(out: Path, bundle: Path | None, timeout: float) -> int:
         "encoders": encoders,
         "languages": languages,
         "first_start": first_start,
+        "guide": _guide(),
         "seconds": round(time.monotonic() - started, 2),
     }
     (out / "report.json").write_text(json.dumps(result, indent=2), encoding="utf-8")
@@ -171,6 +172,8 @@ def _run(out: Path, bundle: Path | None, timeout: float) -> int:
         problems.append(f"encoding the speech failed: {broken}")
     if not api.get("ok"):
         problems.append(f"the local API did not answer: {api}")
+    if not result["guide"]["ok"]:
+        problems.append(f"Help → Guide has no page or pictures to show: {result['guide']}")
     if not languages.get("ok"):
         problems.append(f"Japanese or Chinese was not read as the Multilingual model reads it: {languages}")
     problems += [
@@ -279,6 +282,20 @@ def _readalong_round(app, studio, path: Path, timeout: float) -> dict:
     if not (result["mimetype_first"] and result["overlays"] and result["audio"]):
         raise RuntimeError(f"the read-along book is incomplete: {result}")
     return result
+
+
+def _guide() -> dict:
+    """Help → Guide's page and its pictures, where the app finds them (in a desktop build: the copy it carries)."""
+    import re
+
+    from .resources import docs_path
+
+    page = docs_path("GUIDE.md")
+    if not page.is_file():
+        return {"ok": False, "page": str(page)}
+    pictures = re.findall(r"!\[[^\]]*\]\(([^)]+)\)", page.read_text(encoding="utf-8"))
+    missing = [p for p in pictures if not (page.parent / p).is_file()]
+    return {"ok": bool(pictures) and not missing, "page": str(page), "pictures": len(pictures), "missing": missing}
 
 
 def _encoders_round(audio) -> dict:

@@ -29,7 +29,9 @@ from core.wording import describe_notice
 
 from .panels.speak_panel import SpeakPanel
 from .panels.voice_panel import VoicePanel
+from .resources import docs_path
 from .settings import Key, Settings
+from .widgets.guide_dialog import GuideDialog
 from .widgets.message_bar import MessageBar
 from .widgets.shortcuts_dialog import FIXED_SHORTCUTS, ShortcutsDialog
 
@@ -52,8 +54,10 @@ class UsableWindow(Protocol):
     quit_action: QAction
     open_voice_action: QAction
     shortcuts_action: QAction
+    guide_action: QAction
     help_menu: QMenu
     shortcuts_dialog: ShortcutsDialog | None
+    guide_dialog: GuideDialog | None
 
     @property
     def provider_label(self) -> QLabel: ...
@@ -133,6 +137,11 @@ def _actions(window: UsableWindow) -> None:
         if "&" not in action.text():
             action.setText("&" + action.text())
     help_menu = window.menuBar().addMenu("&Help")
+    window.guide_action = QAction("&Guide", widget)
+    window.guide_action.setToolTip("From a fresh install to a finished audiobook, step by step, with pictures")
+    window.guide_action.triggered.connect(partial(show_guide, window))
+    help_menu.addAction(window.guide_action)
+    window.guide_dialog = None
     window.shortcuts_action = QAction("&Keyboard shortcuts", widget)
     window.shortcuts_action.setShortcut(QKeySequence(Qt.Key.Key_F1))
     window.shortcuts_action.triggered.connect(partial(show_shortcuts, window))
@@ -167,6 +176,14 @@ def _menu_rows(menu: QMenu, path: str, rows: list[tuple[str, str]]) -> None:
         elif action.shortcuts():
             keys = ", ".join(s.toString(QKeySequence.SequenceFormat.PortableText) for s in action.shortcuts())
             rows.append((keys, f"{path} → {action.text().replace('&', '').rstrip('…')}"))
+
+
+def show_guide(window: UsableWindow, _checked: bool = False) -> GuideDialog:
+    if window.guide_dialog is None:
+        window.guide_dialog = GuideDialog(docs_path("GUIDE.md"), window.window())
+    window.guide_dialog.show()
+    window.guide_dialog.raise_()
+    return window.guide_dialog
 
 
 def show_shortcuts(window: UsableWindow, _checked: bool = False) -> ShortcutsDialog:

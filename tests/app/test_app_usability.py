@@ -355,6 +355,29 @@ def test_help_lists_the_keyboard_shortcuts(qtbot, window):
     dialog.close()
 
 
+def test_help_opens_the_guide_with_its_pictures_offline(qtbot, window, tmp_path):
+    from PySide6.QtCore import QUrl
+    from PySide6.QtGui import QTextDocument
+
+    from app.widgets.guide_dialog import GuideDialog
+
+    assert window.help_menu.actions()[0] is window.guide_action
+    window.guide_action.trigger()
+    dialog = window.guide_dialog
+    assert dialog is not None and dialog.isVisible()
+    text = dialog.browser.toPlainText()
+    for step in ("Pick a model", "Clone a voice", "Narrate a book", "Review", "Fix one sentence", "Export"):
+        assert step in text, step
+    assert "![" not in text and "## " not in text  # read as Markdown, not shown as its source
+    for image in ("images/first-start.png", "images/speak.png", "images/export.png"):
+        loaded = dialog.browser.loadResource(QTextDocument.ResourceType.ImageResource, QUrl(image))
+        assert loaded is not None and not loaded.isNull(), image  # found beside the page, not on the web
+    dialog.close()
+    elsewhere = GuideDialog(tmp_path / "GUIDE.md")  # a build without its copy says so instead of a blank page
+    qtbot.addWidget(elsewhere)
+    assert "not here" in elsewhere.missing.text() and elsewhere.browser.isHidden()
+
+
 # --- 11: the text's wording and tags ------------------------------------------------------------------------------
 def test_the_character_count_uses_the_singular(qtbot, window):
     assert count_text(0) == "0 characters" and count_text(1) == "1 character" and count_text(1234) == "1,234 characters"
