@@ -127,6 +127,7 @@ class RevoicePanel(ResultPlayback):
             button.setCheckable(True)
         self.export_button = QPushButton("E&xport…", self)
         self.export_button.setToolTip("Save the re-voiced audio as an audio file (Ctrl+E)")
+        self.export_button.setEnabled(False)  # until there is re-voiced audio, as Speak's until there is a result
         self.setFocusPolicy(Qt.FocusPolicy.ClickFocus)  # a click on a plot takes the focus: Space plays / pauses
         for button in (
             self.open_button,

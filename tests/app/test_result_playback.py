@@ -247,10 +247,11 @@ def test_export_offers_each_tabs_own_result_under_its_own_name(qtbot, window, sp
     assert exported == [(speak.last_audio.size, exported[0][1])] and exported[0][1].startswith("Hello")
 
     window.modes.setCurrentWidget(panel)
+    assert not panel.export_button.isEnabled()  # nothing re-voiced yet: the button says so, as Speak's does
     load(qtbot, panel, speech)
-    assert panel.export_converted() is False and len(exported) == 1
+    assert panel.export_converted() is False and len(exported) == 1 and not panel.export_button.isEnabled()
     with qtbot.waitSignal(panel.request_done, timeout=60000):
         panel.revoice()
-    assert panel.export_converted() is True
+    assert panel.export_button.isEnabled() and panel.export_converted() is True
     assert exported[1] == (3 * SAMPLE_RATE, "talk-as-Default-voice.wav")
     assert np.isclose(panel.converted.size / SAMPLE_RATE, 3.0)
