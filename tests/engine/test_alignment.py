@@ -93,6 +93,38 @@ def test_a_take_cut_short_places_the_words_it_holds():
 
 
 @needs_espeak
+def test_the_search_that_skips_words_runs_on_the_whole_audio_only_where_its_start_holds_some(monkeypatch):
+    """Tones no word fits (a stand-in's, or a model's noise) are searched for skipped words in their first 2.5 s
+    only; a long take with a phrase cut out of it is searched whole and its words placed as before."""
+    import core.engine.alignment.sphinx_aligner as sphinx
+
+    searched: list[float] = []
+    search = sphinx._decode_skipping
+
+    def counting(decoder, pcm, parts):
+        searched.append(len(pcm) / 2 / sphinx.RATE)
+        return search(decoder, pcm, parts)
+
+    monkeypatch.setattr(sphinx, "_decode_skipping", counting)
+    text = " ".join(SENTENCES["en"][:3])
+    t = np.arange(8 * RATE) / RATE
+    tones = (0.3 * np.sin(2 * np.pi * (180 + 60 * np.floor(t * 25 % 7)) * t)).astype(np.float32)
+    with pytest.raises(AlignmentError) as unheard:
+        align(tones, RATE, text)
+    assert unheard.value.code == "align.not_matching"
+    assert searched == [pytest.approx(sphinx.PREFIX_S)]  # the start only: no word of the text there
+    searched.clear()
+    words = split_words(text)
+    audio, truth = recording(words, "en")
+    cut_from, cut_to = truth[4][1], truth[9][2]  # a phrase the take skipped
+    cut = np.concatenate([audio[: round(cut_from * RATE)], audio[round(cut_to * RATE) :]])
+    alignment = align(cut, RATE, text)
+    assert len(searched) == 2 and searched[1] > 2 * sphinx.PREFIX_S  # the start held words: the whole was searched
+    placed = {w.word for w in alignment.words}
+    assert set(words[:4]) <= placed and len(alignment.words) >= len(words) - 8
+
+
+@needs_espeak
 def test_numbers_and_abbreviations_spoken_are_timed_on_the_written_words():
     spoken = "Doctor Smith paid five dollars on the second of May"
     audio, truth = recording(split_words(spoken), "en", seed=3)

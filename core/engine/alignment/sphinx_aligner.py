@@ -95,6 +95,12 @@ PART_PHONES = 6
 SKIP_PROBABILITY = 1e-4
 """Where the words cannot be fitted in order: the probability of a word missing from the audio, and of the audio
 beginning or ending at a word of the text. Smaller ones put the paths that skip beyond the search's beam."""
+PREFIX_S = 2.5
+PREFIX_WORDS = 2
+"""Where the words cannot be fitted in order, the search in which any may be missing runs on the whole audio only
+when this many of them are found, in order, in its first :data:`PREFIX_S` seconds. On a stand-in's tones that
+search took 2.83 of 4.2 s of a 6.5 s take's alignment, and 1.0 s in all with this test first; on speech with a
+phrase cut out (or its start, or its end) the same words are placed, for 0.4 s more."""
 LOOP_EXIT = 0.05
 """The phone loop's probability of ending after a phone."""
 INSTALL = "pip install 'pocketsphinx>=5'"
@@ -281,6 +287,8 @@ def _place_parts(
             break
     else:
         pcm = _with_noise(samples, NOISE_FLOORS[0])
+        if not _speaks_some(decoder, pcm, parts):
+            return None, pcm
         segments = _decode_skipping(decoder, pcm, parts)
         if segments is None:
             return None, pcm
@@ -308,6 +316,17 @@ def _decode_text(decoder: Any, pcm: bytes, names: list[str]) -> list[tuple[str, 
     if segments is None or [name for name, *_ in segments] != names:
         return None
     return segments
+
+
+def _speaks_some(decoder: Any, pcm: bytes, parts: list[tuple[str, ...]]) -> bool:
+    """Whether the audio's first :data:`PREFIX_S` hold :data:`PREFIX_WORDS` of the text's words in order (the
+    skipping grammar on that piece alone): the whole audio is searched that way only then. On sounds no word fits
+    (a model's noise) that search prunes nothing and costs several times the rest of the alignment."""
+    size = int(PREFIX_S * RATE) * 2  # 16-bit samples
+    if len(pcm) <= 2 * size:
+        return True  # short: the whole search costs little more
+    segments = _decode_skipping(decoder, pcm[:size], parts)
+    return segments is not None and len(segments) >= PREFIX_WORDS
 
 
 def _decode_skipping(
