@@ -106,8 +106,8 @@ def test_the_search_that_skips_words_runs_on_the_whole_audio_only_where_its_star
         return search(decoder, pcm, parts)
 
     monkeypatch.setattr(sphinx, "_decode_skipping", counting)
-    text = " ".join(SENTENCES["en"][:3])
-    t = np.arange(8 * RATE) / RATE
+    text = SENTENCES["en"][0]
+    t = np.arange(6 * RATE) / RATE
     tones = (0.3 * np.sin(2 * np.pi * (180 + 60 * np.floor(t * 25 % 7)) * t)).astype(np.float32)
     with pytest.raises(AlignmentError) as unheard:
         align(tones, RATE, text)
