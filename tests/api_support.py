@@ -69,7 +69,9 @@ def same_length(decoded: int, samples: int, response_format: str) -> bool:
     return samples <= decoded <= samples + CODEC_SLACK
 
 
-def wait_idle(worker, server, timeout: float = 5.0) -> bool:
+def wait_idle(worker, server, timeout: float = 30.0) -> bool:
+    """Whether the worker and the server have nothing left to do within ``timeout`` (it returns as soon as they are:
+    the margin is for a loaded two-core machine, where a cancelled sentence may take seconds to stop)."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if worker.running is None and worker.queued == 0 and server.jobs.active == 0:
