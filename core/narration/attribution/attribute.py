@@ -272,10 +272,7 @@ def _name_the_narrator(cast: Cast, narrator: Character, quotes: list[Quote], nar
     if count < 2:
         return
     named = cast.characters[cid]
-    for alias in sorted(named.aliases):
-        cast._by_key[alias] = narrator.id
-        narrator.aliases.add(alias)
-    named.aliases = set()
+    cast.absorb(narrator, named)
     narrator.name, narrator.gender = named.name, named.gender
 
 
@@ -285,12 +282,8 @@ def _actor(narration: str, cast: Cast, speaker: int | None, exclude: set[int]) -
     (A pronoun or a title there was measured on annotated novels and gained nothing.)"""
     if not re.search(r"[.!?]\s*$", narration) or len(narration.split()) < 2:
         return None
-    sentence = _SENTENCES.split(narration.strip())[-1]
-    for m in mentions_in(sentence):
-        character = cast.resolve(m)
-        if character is not None and character.id not in exclude:
-            return character.id if character.id != speaker else None
-    return None
+    first = _first_named(_SENTENCES.split(narration.strip())[-1], cast, exclude)
+    return first if first != speaker else None
 
 
 def _narration(text: str, quotes: list[Quote]) -> list[str]:
@@ -440,6 +433,11 @@ def _named(text: str, cast: Cast) -> list[int]:
     return out
 
 
+def _first_named(text: str, cast: Cast, exclude: Collection[int]) -> int | None:
+    """The first character ``text`` names who is not one of ``exclude``."""
+    return next((cid for cid in _named(text, cast) if cid not in exclude), None)
+
+
 def _relative(tag_window: str, story: _Story, addressed: Collection[int] = ()) -> int | None:
     """``said his wife`` / ``said her father``: the person of that gender who shares the surname of the one the
     possessive points at (the last man for "his", the last woman for "her"); a wife or mother is Mrs. of that name,
@@ -486,11 +484,8 @@ def _introducer(
         return None
     if after_quote and (len(sentences) < 2 or text.endswith(("”", '"'))):
         return None  # "…," said Emma. — the quote's own tag, not the next one's
-    for m in mentions_in(sentence):
-        character = story.cast.resolve(m)
-        if character is not None and character.id not in exclude:
-            return character.id, "explicit"
-    return None
+    first = _first_named(sentence, story.cast, exclude)
+    return (first, "explicit") if first is not None else None
 
 
 def _untagged(
@@ -508,10 +503,9 @@ def _untagged(
     if previous_open is not None and found[0].start <= 2:
         return previous_open, "continuation"
     for piece in pieces:  # the paragraph's own narration names who acts
-        for m in mentions_in(piece):
-            character = cast.resolve(m)
-            if character is not None and character.id not in vocatives:
-                return character.id, "beat"
+        actor = _first_named(piece, cast, vocatives)
+        if actor is not None:
+            return actor, "beat"
     introduced = _introducer(before, story, vocatives, tagger, run) if pieces[0].strip() == "" else None
     if introduced is not None:
         return introduced

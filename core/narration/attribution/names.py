@@ -191,6 +191,13 @@ class Cast:
         self._link(key, character)
         return character
 
+    def absorb(self, into: Character, other: Character) -> None:
+        """Every form of ``other`` names ``into`` from now on (``other`` keeps its place in the list, with none)."""
+        for alias in other.aliases:
+            self._by_key[alias] = into.id
+        into.aliases |= other.aliases
+        other.aliases = set()
+
     def _add(self, name: str, gender: str | None) -> Character:
         character = Character(len(self.characters), name, gender)
         self.characters.append(character)
@@ -384,11 +391,9 @@ def _join_mister(cast: Cast) -> None:
         into, other = cast.characters[next(iter(ids))], cast.characters[next(iter(men))]
         if any(alias.split()[0].rstrip(".") in HONORIFICS for alias in other.aliases):
             continue  # Sir William Lucas is not Mr. Lucas
-        for alias in other.aliases:
-            cast._by_key[alias] = into.id
-        into.aliases |= other.aliases
+        cast.absorb(into, other)
         into.mentions += other.mentions
-        into.name, other.aliases, other.mentions = other.name, set(), 0
+        into.name, other.mentions = other.name, 0
 
 
 def _link_surnames(cast: Cast) -> None:
