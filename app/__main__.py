@@ -9,7 +9,6 @@ system library is missing, the app prints which one and the command that install
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from pathlib import Path
 
@@ -56,8 +55,10 @@ def main(argv: list[str] | None = None) -> int:
         from .machine_check import run_check
 
         return run_check()
-    if (args.self_test or args.screenshots) and not os.environ.get("DISPLAY") and not os.environ.get("WAYLAND_DISPLAY"):
-        os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+    if args.self_test or args.screenshots:
+        from .headless import offscreen_without_display
+
+        offscreen_without_display()
     if (problem := _window_problem()) is not None:
         print(problem, file=sys.stderr)
         return CANNOT_START

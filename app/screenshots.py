@@ -16,7 +16,6 @@ Each image is checked not to be blank (enough distinct colours, not one flat col
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import subprocess
 import sys
@@ -25,6 +24,8 @@ import time
 import traceback
 from collections.abc import Callable
 from pathlib import Path
+
+from .headless import offscreen_without_display, say, wait_until
 
 SIZE = (1280, 800)
 SPEAK_TEXT = (
@@ -70,8 +71,7 @@ class ScreenshotError(RuntimeError):
 
 def take_screenshots(out: Path, timeout: float = 240.0) -> int:
     """Write every view's PNG and ``report.json`` into ``out``; 0 when each is there and not blank, 1 otherwise."""
-    if not os.environ.get("DISPLAY") and not os.environ.get("WAYLAND_DISPLAY"):
-        os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+    offscreen_without_display()
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     try:
@@ -79,7 +79,7 @@ def take_screenshots(out: Path, timeout: float = 240.0) -> int:
             shots = _Shots(out, Path(home), timeout)
             shots.run()
     except Exception as exc:  # noqa: BLE001 - a failure is a message and exit code 1, as the self-test's
-        _say(f"screenshots failed: {type(exc).__name__}: {exc}", sys.stderr)
+        say(f"screenshots failed: {type(exc).__name__}: {exc}", sys.stderr)
         if sys.stderr is not None:
             traceback.print_exc(file=sys.stderr)
         return 1
@@ -87,9 +87,9 @@ def take_screenshots(out: Path, timeout: float = 240.0) -> int:
     (out / "report.json").write_text(json.dumps(report, indent=2), encoding="utf-8")
     blank = [name for name, image in shots.images.items() if image["colours"] < MIN_COLOURS]
     if blank:
-        _say(f"screenshots failed: blank image(s): {', '.join(blank)}", sys.stderr)
+        say(f"screenshots failed: blank image(s): {', '.join(blank)}", sys.stderr)
         return 1
-    _say(json.dumps(report), sys.stdout)
+    say(json.dumps(report), sys.stdout)
     return 0
 
 
@@ -316,20 +316,12 @@ class _Shots:
         }
 
     def _settle(self, seconds: float = 0.1) -> None:
-        deadline = time.monotonic() + seconds
-        while time.monotonic() < deadline:
-            self.app.processEvents()
-            time.sleep(0.005)
+        wait_until(self.app, lambda: False, seconds)
 
     def _wait(self, condition: Callable[[], bool], what: str | Callable[[], str], limit: float | None = None) -> None:
         left = self.timeout - (time.monotonic() - self.started)
-        deadline = time.monotonic() + max(5.0, min(left, limit or left))
-        while time.monotonic() < deadline:
-            self.app.processEvents()
-            if condition():
-                return
-            time.sleep(0.005)
-        raise ScreenshotError(f"waited in vain for {what() if callable(what) else what}")
+        if not wait_until(self.app, condition, max(5.0, min(left, limit or left))):
+            raise ScreenshotError(f"waited in vain for {what() if callable(what) else what}")
 
 
 def _colours(image) -> int:
@@ -373,8 +365,3 @@ def _reference_recording(path: Path, words: str = VOICE_WORDS, variant: str = "e
             raw.unlink()
             return
     sf.write(path, synthetic_voice(6.0, seed=pitch, pitch_hz=pitch), SAMPLE_RATE)
-
-
-def _say(text: str, stream) -> None:
-    if stream is not None:
-        print(text, file=stream)

@@ -14,26 +14,17 @@ import time
 import traceback
 from pathlib import Path
 
+from .headless import offscreen_without_display, say, wait_until
+
 TEXT = "Hello! This is Chatterbox Desk, reading a sentence aloud. [pause:0.3s] And here is a second one."
 
 
-def _wait(app, condition, timeout: float) -> bool:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        app.processEvents()
-        if condition():
-            return True
-        time.sleep(0.005)
-    return False
-
-
 def run_self_test(out_dir: Path, bundle: Path | None, timeout: float = 180.0) -> int:
-    if not os.environ.get("DISPLAY") and not os.environ.get("WAYLAND_DISPLAY"):
-        os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+    offscreen_without_display()
     try:
         return _run(Path(out_dir), bundle, timeout)
     except Exception as exc:  # noqa: BLE001 - a self-test reports every failure as a message and exit code 1
-        _say(f"self-test failed: {type(exc).__name__}: {exc}", sys.stderr)
+        say(f"self-test failed: {type(exc).__name__}: {exc}", sys.stderr)
         if sys.stderr is not None:
             traceback.print_exc(file=sys.stderr)
         (Path(out_dir) / "error.txt").parent.mkdir(parents=True, exist_ok=True)
@@ -84,7 +75,7 @@ def _run(out: Path, bundle: Path | None, timeout: float) -> int:
     window.bridge.model_loaded.connect(lambda e: loaded.append(e))
     window.bridge.model_failed.connect(lambda m: loaded.append(m))
     window.load_model(Path(bundle))
-    if not _wait(app, lambda: loaded, 60):
+    if not wait_until(app, lambda: loaded, 60):
         raise RuntimeError("the model did not load within 60 s")
     model = loaded[0]
     if isinstance(model, str):
@@ -112,11 +103,11 @@ def _run(out: Path, bundle: Path | None, timeout: float) -> int:
         finished.clear()
         window.speak_panel.speak_button.click()
         remaining = max(10.0, timeout - (time.monotonic() - started))
-        if not _wait(app, lambda: finished or (done and not done[0]), remaining):
+        if not wait_until(app, lambda: finished or (done and not done[0]), remaining):
             raise RuntimeError(f"speech and playback did not finish within {remaining:.0f} s")
         if not done or not done[0]:
             raise RuntimeError(f"the request failed: {window.message.text()}")
-    _wait(app, lambda: False, 0.3)  # let the plots' redraw timers run once more
+    wait_until(app, lambda: False, 0.3)  # let the plots' redraw timers run once more
 
     window.grab().save(str(out / "window.png"))
     report = window.speak_panel.last_report
@@ -182,9 +173,9 @@ def _run(out: Path, bundle: Path | None, timeout: float) -> int:
         if not s["fits"]
     ]
     if problems:
-        _say("self-test failed: " + "; ".join(problems), sys.stderr)
+        say("self-test failed: " + "; ".join(problems), sys.stderr)
         return 1
-    _say(json.dumps(result), sys.stdout)
+    say(json.dumps(result), sys.stdout)
     return 0
 
 
@@ -208,7 +199,7 @@ def _studio_round(app, window, out: Path, timeout: float) -> dict:
     for action in (studio.render_pending, lambda: studio.regenerate(2)):
         count = len(done)
         action()
-        if not _wait(app, lambda c=count: len(done) > c, timeout):
+        if not wait_until(app, lambda c=count: len(done) > c, timeout):
             raise RuntimeError(f"rendering the project did not finish within {timeout:.0f} s")
         if isinstance(done[-1], str):
             raise RuntimeError(f"rendering the project failed: {done[-1]}")
@@ -216,10 +207,10 @@ def _studio_round(app, window, out: Path, timeout: float) -> dict:
     studio.export_finished.connect(exported.append)
     studio.export_ended.connect(lambda: exported.append(None))
     request = ExportRequest(out=out / "selftest.m4b", subtitles=out / "selftest.srt", loudness=-16.0)
-    if not studio.export(request) or not _wait(app, lambda: bool(exported), timeout) or exported[0] is None:
+    if not studio.export(request) or not wait_until(app, lambda: bool(exported), timeout) or exported[0] is None:
         raise RuntimeError(f"the export failed: {studio.status.text()}")
     export = exported[0]
-    _wait(app, lambda: False, 0.2)
+    wait_until(app, lambda: False, 0.2)
     import av
 
     with av.open(str(out / "selftest.m4b")) as book:
@@ -269,7 +260,11 @@ def _readalong_round(app, studio, path: Path, timeout: float) -> dict:
     exported: list = []
     studio.export_finished.connect(exported.append)
     studio.export_ended.connect(lambda: exported.append(None))
-    if not studio.export(ExportRequest(out=path)) or not _wait(app, lambda: bool(exported), timeout) or not exported[0]:
+    if (
+        not studio.export(ExportRequest(out=path))
+        or not wait_until(app, lambda: bool(exported), timeout)
+        or not exported[0]
+    ):
         raise RuntimeError(f"the read-along export failed: {studio.status.text()}")
     with zipfile.ZipFile(path) as book:
         names = book.namelist()
@@ -361,7 +356,7 @@ def _api_round(app, window) -> dict:
 
     thread = threading.Thread(target=fetch, daemon=True)
     thread.start()
-    _wait(app, lambda: not thread.is_alive(), 60)
+    wait_until(app, lambda: not thread.is_alive(), 60)
     panel.stop_http()
     return {"ok": result.get("status") == 200 and result.get("bytes", 0) > 44, "url": url, **result}
 
@@ -405,8 +400,7 @@ def _first_start_on(out: Path, size: str, scale: float) -> dict:
 def screenshot(path: Path, width: int, height: int, scale: float = 1.0) -> int:
     """``--screenshot PATH --size WxH --scale S`` (in a process whose screen is WxH device pixels at scale S): the
     first window as a new user sees it (no model yet), placed by the app itself; prints its ``first_start`` entry."""
-    if not os.environ.get("DISPLAY") and not os.environ.get("WAYLAND_DISPLAY"):
-        os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+    offscreen_without_display()
     import tempfile
 
     from PySide6.QtCore import QSettings
@@ -425,7 +419,7 @@ def screenshot(path: Path, width: int, height: int, scale: float = 1.0) -> int:
         window = MainWindow(settings, AppPaths.under(Path(home)), player=Player(VirtualSoundDevice()))
         window.speak_panel.text.set_text(TEXT)
         window.show()
-        _wait(app, lambda: False, 0.3)
+        wait_until(app, lambda: False, 0.3)
         fit = window_fit(window)  # every view: each mode (Speak, Project, Re-voice), each side tab
         image = window.grab()
         Path(path).parent.mkdir(parents=True, exist_ok=True)
@@ -442,10 +436,5 @@ def screenshot(path: Path, width: int, height: int, scale: float = 1.0) -> int:
         }
         window.close()
         app.processEvents()
-    _say(json.dumps(result), sys.stdout)
+    say(json.dumps(result), sys.stdout)
     return 0
-
-
-def _say(text: str, stream) -> None:
-    if stream is not None:  # a frozen app without a console has neither stdout nor stderr
-        print(text, file=stream)
